@@ -1,0 +1,237 @@
+import { readFileSync } from 'node:fs';
+import convict from 'convict';
+import ini from 'ini';
+import { ConfigError } from '../errors.js';
+import { CONFIG_FORMATS, type ConfigSchema, configSchema } from './schema.js';
+
+type Widen<T> = T extends string ? string : T extends number ? number : T extends boolean ? boolean : T;
+/** The typed, frozen configuration every process receives. */
+export type BmaasConfig = {
+  readonly [Section in keyof ConfigSchema]: {
+    readonly [Option in keyof ConfigSchema[Section]]: ConfigSchema[Section][Option] extends { default: infer D }
+      ? Widen<D>
+      : never;
+  };
+};
+export type ConfigSection<S extends keyof BmaasConfig> = BmaasConfig[S];
+
+interface OptionSchema {
+  doc: string;
+  format: unknown;
+  default: unknown;
+  env: string;
+  sensitive?: boolean;
+}
+
+export interface LoadConfigOptions {
+  /** ironic.conf-style INI files, applied in order (later wins). */
+  configFiles?: readonly string[];
+  /** Environment to read BMAAS_<SECTION>__<OPTION> from; pass {} to ignore it. */
+  env?: NodeJS.ProcessEnv;
+  /** Values applied last, above files and environment (used by launchers and tests). */
+  overrides?: DeepPartial<BmaasConfig>;
+}
+export type DeepPartial<T> = {
+  [K in keyof T]?: T[K] extends object ? (T[K] extends unknown[] ? T[K] : DeepPartial<T[K]>) : T[K];
+};
+
+function schemaOf(section: string, option: string): OptionSchema | undefined {
+  const sec = (configSchema as unknown as Record<string, Record<string, OptionSchema>>)[section];
+  return sec && Object.hasOwn(sec, option) ? sec[option] : undefined;
+}
+
+function sections(): string[] {
+  return Object.keys(configSchema);
+}
+
+function optionsOf(section: string): string[] {
+  return Object.keys((configSchema as unknown as Record<string, object>)[section] ?? {});
+}
+
+let formatsRegistered = false;
+function registerFormats(): void {
+  // convict keeps formats in a library-wide table; adding ours once is harmless.
+  if (!formatsRegistered) {
+    convict.addFormats(CONFIG_FORMATS);
+    formatsRegistered = true;
+  }
+}
+
+const NUMERIC_FORMATS = new Set(['port', 'nat', 'int', 'positive-number', 'duration', 'timestamp']);
+const TRUE = new Set(['true', 'yes', 'on', '1']);
+const FALSE = new Set(['false', 'no', 'off', '0']);
+
+/** Turns text from an INI file or the environment into the option's type. Bad text is left for validation to reject. */
+function coerce(schema: OptionSchema, raw: unknown): unknown {
+  const text = typeof raw === 'string' ? raw.trim() : raw;
+  if (typeof text !== 'string') return text;
+  const format = schema.format;
+  if (format === Boolean) {
+    const lower = text.toLowerCase();
+    if (TRUE.has(lower)) return true;
+    if (FALSE.has(lower)) return false;
+    return text;
+  }
+  if (format === Number || (typeof format === 'string' && NUMERIC_FORMATS.has(format))) {
+    return /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text;
+  }
+  if (typeof format === 'string' && CONFIG_FORMATS[format]?.coerce) {
+    return CONFIG_FORMATS[format].coerce?.(text);
+  }
+  return text;
+}
+
+function describeFormat(schema: OptionSchema): string {
+  const f = schema.format;
+  if (Array.isArray(f)) return `one of ${f.join(', ')}`;
+  if (f === Boolean) return 'true or false';
+  if (f === Number) return 'a number';
+  if (f === String) return 'a string';
+  return String(f);
+}
+
+/** Validates one value with convict's own format checks; returns the reason it is bad, or undefined. */
+function checkValue(schema: OptionSchema, value: unknown): string | undefined {
+  const single = convict({ v: { doc: schema.doc, format: schema.format as never, default: schema.default as never } });
+  try {
+    single.load({ v: value });
+    single.validate({ allowed: 'strict' });
+    return undefined;
+  } catch (error) {
+    const reason = (error as Error).message.replace(/^v: /, '').split('\n')[0] ?? 'invalid value';
+    return `${reason} (expected ${describeFormat(schema)})`;
+  }
+}
+
+function suggestion(name: string, known: string[]): string {
+  const close = known.find((k) => k.startsWith(name.slice(0, 3)) || name.startsWith(k.slice(0, 3)));
+  return close ? `; did you mean "${close}"?` : '';
+}
+
+type Values = Record<string, Record<string, unknown>>;
+
+function setValue(values: Values, source: string, section: string, option: string, raw: unknown): void {
+  if (!sections().includes(section)) {
+    throw new ConfigError(
+      `${source}: unknown section [${section}]${suggestion(section, sections())} (known: ${sections().join(', ')})`,
+    );
+  }
+  const schema = schemaOf(section, option);
+  if (!schema) {
+    throw new ConfigError(
+      `${source}: [${section}] unknown option "${option}"${suggestion(option, optionsOf(section))}`,
+    );
+  }
+  const value = coerce(schema, raw);
+  const reason = checkValue(schema, value);
+  if (reason) {
+    const shown = schema.sensitive ? '"***"' : JSON.stringify(raw);
+    throw new ConfigError(`${source}: [${section}] ${option} = ${shown}: ${reason}`);
+  }
+  values[section] ??= {};
+  (values[section] as Record<string, unknown>)[option] = value;
+}
+
+function readIniFile(path: string, values: Values): void {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`${path}: cannot read config file (${(error as NodeJS.ErrnoException).code ?? error})`);
+  }
+  const parsed = ini.parse(text) as Record<string, unknown>;
+  for (const [section, body] of Object.entries(parsed)) {
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+      throw new ConfigError(`${path}: option "${section}" is outside any [section]`);
+    }
+    for (const [option, raw] of Object.entries(body as Record<string, unknown>)) {
+      if (raw !== null && typeof raw === 'object') {
+        throw new ConfigError(`${path}: unknown section [${section}.${option}]`);
+      }
+      // ini turns bare true/false into booleans; String options want the text back.
+      setValue(values, path, section, option, typeof raw === 'boolean' ? String(raw) : raw);
+    }
+  }
+}
+
+function readEnvironment(env: NodeJS.ProcessEnv, values: Values): void {
+  const known = new Map<string, [string, string]>();
+  for (const section of sections()) {
+    for (const option of optionsOf(section)) {
+      known.set((schemaOf(section, option) as OptionSchema).env, [section, option]);
+    }
+  }
+  for (const [name, raw] of Object.entries(env)) {
+    if (!name.startsWith('BMAAS_') || raw === undefined) continue;
+    const target = known.get(name);
+    if (!target) {
+      if (/^BMAAS_[A-Z_]+__[A-Z0-9_]+$/.test(name)) {
+        throw new ConfigError(`environment: ${name} names no known option`);
+      }
+      continue;
+    }
+    setValue(values, `environment ${name}`, target[0], target[1], raw);
+  }
+}
+
+function applyOverrides(overrides: DeepPartial<BmaasConfig>, values: Values): void {
+  for (const [section, body] of Object.entries(overrides)) {
+    for (const [option, value] of Object.entries(body ?? {})) {
+      setValue(values, 'overrides', section, option, value);
+    }
+  }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object') {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/**
+ * Loads and validates the configuration: schema defaults, then each config
+ * file in order, then the environment, then overrides. Any unknown section or
+ * option, or a bad value, throws a ConfigError whose message is one line
+ * naming where it came from.
+ */
+export function loadConfig(options: LoadConfigOptions = {}): BmaasConfig {
+  registerFormats();
+  const values: Values = {};
+  for (const file of options.configFiles ?? []) readIniFile(file, values);
+  readEnvironment(options.env ?? process.env, values);
+  if (options.overrides) applyOverrides(options.overrides, values);
+  // Env is applied above with file/line context, so convict must not read it again.
+  const config = convict(configSchema as never, { env: {}, args: [] });
+  config.load(values);
+  config.validate({ allowed: 'strict' });
+  const result = config.getProperties() as BmaasConfig;
+  (result.DEFAULT as { default_conductor_group: string }).default_conductor_group =
+    result.DEFAULT.default_conductor_group.toLowerCase();
+  return deepFreeze(structuredClone(result));
+}
+
+/** `--config-file PATH` (repeatable, also `--config-file=PATH`) from a command line. */
+export function configFilesFromArgs(argv: readonly string[]): string[] {
+  const files: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--config-file') {
+      const next = argv[i + 1];
+      if (!next) throw new ConfigError('--config-file needs a path');
+      files.push(next);
+      i++;
+    } else if (arg.startsWith('--config-file=')) {
+      files.push(arg.slice('--config-file='.length));
+    }
+  }
+  return files;
+}
+
+/** Every option with its schema, for the generated reference. */
+export function describeOptions(): Array<{ section: string; option: string } & OptionSchema> {
+  return sections().flatMap((section) =>
+    optionsOf(section).map((option) => ({ section, option, ...(schemaOf(section, option) as OptionSchema) })),
+  );
+}

@@ -1,0 +1,398 @@
+import os from 'node:os';
+import type convict from 'convict';
+
+/**
+ * Custom formats, registered on the convict instance we create (no global
+ * registration at import time).
+ */
+export const CONFIG_FORMATS: Record<string, convict.Format> = {
+  'optional-url': {
+    name: 'optional-url',
+    validate(value: unknown) {
+      if (value === null || value === '') return;
+      if (typeof value !== 'string') throw new Error('must be an http(s) URL');
+      let url: URL;
+      try {
+        url = new URL(value);
+      } catch {
+        throw new Error('must be an http(s) URL such as http://192.0.2.1:6385');
+      }
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('must be an http(s) URL');
+    },
+    coerce: (value: unknown) => (value === '' ? null : value),
+  },
+  'optional-string': {
+    name: 'optional-string',
+    validate(value: unknown) {
+      if (value !== null && typeof value !== 'string') throw new Error('must be a string');
+    },
+    coerce: (value: unknown) => (value === '' ? null : value),
+  },
+  'string-list': {
+    name: 'string-list',
+    validate(value: unknown) {
+      if (!Array.isArray(value) || value.some((v) => typeof v !== 'string' || v === '')) {
+        throw new Error('must be a comma-separated list of names');
+      }
+    },
+    coerce: (value: unknown) =>
+      typeof value === 'string'
+        ? value
+            .split(',')
+            .map((v) => v.trim())
+            .filter((v) => v !== '')
+        : value,
+  },
+  'positive-number': {
+    name: 'positive-number',
+    validate(value: unknown) {
+      if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+        throw new Error('must be a number greater than 0');
+      }
+    },
+    coerce: (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? Number(value) : value),
+  },
+};
+
+const interfaceOptions = (kind: string, enabled: string[]) => ({
+  [`enabled_${kind}_interfaces`]: {
+    doc: `${capitalise(kind)} interfaces this conductor loads. An unknown name stops the conductor.`,
+    format: 'string-list',
+    default: enabled,
+    env: `BMAAS_DEFAULT__ENABLED_${kind.toUpperCase()}_INTERFACES`,
+  },
+  [`default_${kind}_interface`]: {
+    doc: `${capitalise(kind)} interface given to new nodes that name none; unset = the first enabled one the hardware type supports.`,
+    format: 'optional-string',
+    default: null as string | null,
+    env: `BMAAS_DEFAULT__DEFAULT_${kind.toUpperCase()}_INTERFACE`,
+  },
+});
+
+function capitalise(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/**
+ * The one configuration schema of every process. Sections and option names
+ * follow Ironic's ironic.conf, so an operator's habits carry over. Environment
+ * variables are named BMAAS_<SECTION>__<OPTION>, upper case.
+ */
+export const configSchema = {
+  DEFAULT: {
+    host: {
+      doc: 'Name of this conductor: unique among conductors, and the name the API uses to reach its JSON-RPC server (with [json_rpc]port).',
+      format: String,
+      default: os.hostname(),
+      env: 'BMAAS_DEFAULT__HOST',
+    },
+    state_path: {
+      doc: 'Directory for local state (the embedded PostgreSQL data, stack bookkeeping). Relative paths are taken from the working directory.',
+      format: String,
+      default: '.state',
+      env: 'BMAAS_DEFAULT__STATE_PATH',
+    },
+    default_conductor_group: {
+      doc: 'Conductor group this conductor serves; nodes are routed to conductors of their own group. Lower-cased.',
+      format: String,
+      default: '',
+      env: 'BMAAS_DEFAULT__DEFAULT_CONDUCTOR_GROUP',
+    },
+    enabled_hardware_types: {
+      doc: 'Hardware types (drivers) this conductor loads and registers.',
+      format: 'string-list',
+      default: ['fake-hardware'],
+      env: 'BMAAS_DEFAULT__ENABLED_HARDWARE_TYPES',
+    },
+    ...interfaceOptions('boot', ['fake', 'ipxe']),
+    ...interfaceOptions('deploy', ['fake', 'direct']),
+    ...interfaceOptions('power', ['fake']),
+    ...interfaceOptions('management', ['fake']),
+    hash_ring_reset_interval: {
+      doc: 'Seconds a cached hash ring is trusted before it is rebuilt from the conductors table.',
+      format: 'positive-number',
+      default: 15,
+      env: 'BMAAS_DEFAULT__HASH_RING_RESET_INTERVAL',
+    },
+    auth_strategy: {
+      doc: 'Authentication of the REST API: noauth, or http_basic against [DEFAULT]http_basic_auth_user_file.',
+      format: ['noauth', 'http_basic'],
+      default: 'noauth',
+      env: 'BMAAS_DEFAULT__AUTH_STRATEGY',
+    },
+    http_basic_auth_user_file: {
+      doc: 'Apache htpasswd file with bcrypt entries, used when auth_strategy is http_basic.',
+      format: String,
+      default: '/etc/ironic/htpasswd',
+      env: 'BMAAS_DEFAULT__HTTP_BASIC_AUTH_USER_FILE',
+    },
+    log_level: {
+      doc: 'Lowest level logged.',
+      format: ['error', 'warn', 'info', 'debug'],
+      default: 'info',
+      env: 'BMAAS_DEFAULT__LOG_LEVEL',
+    },
+    log_format: {
+      doc: 'auto = readable text on a terminal, JSON lines otherwise.',
+      format: ['auto', 'json', 'text'],
+      default: 'auto',
+      env: 'BMAAS_DEFAULT__LOG_FORMAT',
+    },
+  },
+  api: {
+    host_ip: {
+      doc: 'Address the API listens on.',
+      format: String,
+      default: '0.0.0.0',
+      env: 'BMAAS_API__HOST_IP',
+    },
+    port: {
+      doc: 'Port the API listens on.',
+      format: 'port',
+      default: 6385,
+      env: 'BMAAS_API__PORT',
+    },
+    public_endpoint: {
+      doc: 'Public URL of the API used in links and given to agents and boot scripts; unset = derived from each request.',
+      format: 'optional-url',
+      default: null as string | null,
+      env: 'BMAAS_API__PUBLIC_ENDPOINT',
+    },
+    restrict_boot_config: {
+      doc: 'Serve /v1/boot only for nodes in a "* wait" provision state. Fast-track users may turn this off.',
+      format: Boolean,
+      default: true,
+      env: 'BMAAS_API__RESTRICT_BOOT_CONFIG',
+    },
+    restrict_lookup: {
+      doc: 'Answer agent lookups only for nodes in a lookup state (deploying, wait call-back, cleaning, …).',
+      format: Boolean,
+      default: true,
+      env: 'BMAAS_API__RESTRICT_LOOKUP',
+    },
+    max_limit: {
+      doc: 'Largest page a list request may ask for.',
+      format: 'nat',
+      default: 1000,
+      env: 'BMAAS_API__MAX_LIMIT',
+    },
+    boot_config_rpc_timeout: {
+      doc: 'Seconds /v1/boot waits for the owning conductor before answering 404, so firmware is not kept waiting.',
+      format: 'positive-number',
+      default: 5,
+      env: 'BMAAS_API__BOOT_CONFIG_RPC_TIMEOUT',
+    },
+  },
+  conductor: {
+    heartbeat_interval: {
+      doc: 'Seconds between conductor heartbeats.',
+      format: 'positive-number',
+      default: 10,
+      env: 'BMAAS_CONDUCTOR__HEARTBEAT_INTERVAL',
+    },
+    heartbeat_timeout: {
+      doc: 'Seconds after the last heartbeat a conductor is considered dead and leaves the hash ring.',
+      format: 'positive-number',
+      default: 60,
+      env: 'BMAAS_CONDUCTOR__HEARTBEAT_TIMEOUT',
+    },
+    node_locked_retry_attempts: {
+      doc: "Attempts to take a node's exclusive lock before answering NodeLocked.",
+      format: 'nat',
+      default: 3,
+      env: 'BMAAS_CONDUCTOR__NODE_LOCKED_RETRY_ATTEMPTS',
+    },
+    node_locked_retry_interval: {
+      doc: "Seconds between attempts to take a node's exclusive lock.",
+      format: Number,
+      default: 1,
+      env: 'BMAAS_CONDUCTOR__NODE_LOCKED_RETRY_INTERVAL',
+    },
+    deploy_callback_timeout: {
+      doc: 'Seconds a node may wait in "wait call-back" before the deploy fails; 0 = forever.',
+      format: 'nat',
+      default: 1800,
+      env: 'BMAAS_CONDUCTOR__DEPLOY_CALLBACK_TIMEOUT',
+    },
+    clean_callback_timeout: {
+      doc: 'Seconds a node may wait in "clean wait" before cleaning fails; 0 = forever.',
+      format: 'nat',
+      default: 1800,
+      env: 'BMAAS_CONDUCTOR__CLEAN_CALLBACK_TIMEOUT',
+    },
+    check_provision_state_interval: {
+      doc: 'Seconds between runs of the periodic task that fails timed-out waits and checks ring changes.',
+      format: 'positive-number',
+      default: 60,
+      env: 'BMAAS_CONDUCTOR__CHECK_PROVISION_STATE_INTERVAL',
+    },
+    automated_clean: {
+      doc: 'Run automated cleaning on provide and undeploy (the node waits in "clean wait" for its agent).',
+      format: Boolean,
+      default: true,
+      env: 'BMAAS_CONDUCTOR__AUTOMATED_CLEAN',
+    },
+  },
+  json_rpc: {
+    host_ip: {
+      doc: "Address the conductor's JSON-RPC server listens on.",
+      format: String,
+      default: '0.0.0.0',
+      env: 'BMAAS_JSON_RPC__HOST_IP',
+    },
+    port: {
+      doc: "Port of the conductor's JSON-RPC server. A conductor on a non-default port registers as host:port.",
+      format: 'port',
+      default: 8089,
+      env: 'BMAAS_JSON_RPC__PORT',
+    },
+    auth_strategy: {
+      doc: 'Authentication of JSON-RPC: noauth or http_basic.',
+      format: ['noauth', 'http_basic'],
+      default: 'noauth',
+      env: 'BMAAS_JSON_RPC__AUTH_STRATEGY',
+    },
+    http_basic_auth_user_file: {
+      doc: 'htpasswd file (bcrypt) the JSON-RPC server checks when auth_strategy is http_basic.',
+      format: String,
+      default: '/etc/ironic/htpasswd-json-rpc',
+      env: 'BMAAS_JSON_RPC__HTTP_BASIC_AUTH_USER_FILE',
+    },
+    username: {
+      doc: 'User name the JSON-RPC client sends with http_basic.',
+      format: 'optional-string',
+      default: null as string | null,
+      env: 'BMAAS_JSON_RPC__USERNAME',
+    },
+    password: {
+      doc: 'Password the JSON-RPC client sends with http_basic.',
+      format: 'optional-string',
+      default: null as string | null,
+      sensitive: true,
+      env: 'BMAAS_JSON_RPC__PASSWORD',
+    },
+    use_ssl: {
+      doc: 'Serve and call JSON-RPC over TLS.',
+      format: Boolean,
+      default: false,
+      env: 'BMAAS_JSON_RPC__USE_SSL',
+    },
+    cert_file: {
+      doc: 'PEM certificate of the JSON-RPC server (use_ssl).',
+      format: 'optional-string',
+      default: null as string | null,
+      env: 'BMAAS_JSON_RPC__CERT_FILE',
+    },
+    key_file: {
+      doc: 'PEM private key of the JSON-RPC server (use_ssl).',
+      format: 'optional-string',
+      default: null as string | null,
+      env: 'BMAAS_JSON_RPC__KEY_FILE',
+    },
+    cafile: {
+      doc: 'CA bundle the JSON-RPC client trusts (use_ssl); unset = the system store.',
+      format: 'optional-string',
+      default: null as string | null,
+      env: 'BMAAS_JSON_RPC__CAFILE',
+    },
+    timeout: {
+      doc: 'Seconds the JSON-RPC client waits for an answer (the boot path uses [api]boot_config_rpc_timeout).',
+      format: 'positive-number',
+      default: 120,
+      env: 'BMAAS_JSON_RPC__TIMEOUT',
+    },
+  },
+  deploy: {
+    http_root: {
+      doc: 'Directory the conductor writes boot files to and its HTTP server serves.',
+      format: String,
+      default: '/httpboot',
+      env: 'BMAAS_DEPLOY__HTTP_ROOT',
+    },
+    http_url: {
+      doc: 'URL at which http_root is served to booting machines, e.g. http://192.0.2.10:8080.',
+      format: 'optional-url',
+      default: null as string | null,
+      env: 'BMAAS_DEPLOY__HTTP_URL',
+    },
+    serve_http_root: {
+      doc: "Run the conductor's built-in static file server for http_root at the port of http_url.",
+      format: Boolean,
+      default: false,
+      env: 'BMAAS_DEPLOY__SERVE_HTTP_ROOT',
+    },
+    http_server_host_ip: {
+      doc: 'Address the built-in file server listens on.',
+      format: String,
+      default: '0.0.0.0',
+      env: 'BMAAS_DEPLOY__HTTP_SERVER_HOST_IP',
+    },
+  },
+  pxe: {
+    ipxe_use_boot_config_api: {
+      doc: 'When true, the root boot.ipxe links to the boot configuration API (/v1/boot/<MAC>/boot.ipxe) instead of pxelinux.cfg/ files on this HTTP server.',
+      format: Boolean,
+      default: false,
+      env: 'BMAAS_PXE__IPXE_USE_BOOT_CONFIG_API',
+    },
+    ipxe_config_api_root_url: {
+      doc: 'Root URL used in those links (e.g. a plain-HTTP proxy in front of a TLS API); unset = [api]public_endpoint.',
+      format: 'optional-url',
+      default: null as string | null,
+      env: 'BMAAS_PXE__IPXE_CONFIG_API_ROOT_URL',
+    },
+    ipxe_timeout: {
+      doc: "Seconds iPXE waits for an HTTP download before retrying; 0 = iPXE's default.",
+      format: 'nat',
+      default: 0,
+      env: 'BMAAS_PXE__IPXE_TIMEOUT',
+    },
+    kernel_append_params: {
+      doc: 'Extra kernel command-line parameters of the deploy ramdisk.',
+      format: String,
+      default: 'nofb vga=normal',
+      env: 'BMAAS_PXE__KERNEL_APPEND_PARAMS',
+    },
+    pxe_config_subdir: {
+      doc: 'Directory under http_root holding the per-MAC links.',
+      format: String,
+      default: 'pxelinux.cfg',
+      env: 'BMAAS_PXE__PXE_CONFIG_SUBDIR',
+    },
+    ipxe_fallback_script: {
+      doc: 'Script chained by boot.ipxe when no NIC matched (e.g. inspector.ipxe); unset = print a message and reboot.',
+      format: 'optional-string',
+      default: null as string | null,
+      env: 'BMAAS_PXE__IPXE_FALLBACK_SCRIPT',
+    },
+    boot_retry_attempts: {
+      doc: 'Times the node script retries a failed kernel/initrd download before giving up.',
+      format: 'nat',
+      default: 5,
+      env: 'BMAAS_PXE__BOOT_RETRY_ATTEMPTS',
+    },
+  },
+  database: {
+    connection: {
+      doc: 'PostgreSQL URL (postgresql://user:pass@host:5432/db). Unset = an embedded PostgreSQL under [DEFAULT]state_path.',
+      format: 'optional-string',
+      default: null as string | null,
+      sensitive: true,
+      env: 'BMAAS_DATABASE__CONNECTION',
+    },
+    max_pool_size: {
+      doc: 'Most connections one process keeps to the database.',
+      format: 'nat',
+      default: 10,
+      env: 'BMAAS_DATABASE__MAX_POOL_SIZE',
+    },
+    embedded_port: {
+      doc: 'Port of the embedded PostgreSQL (loopback only).',
+      format: 'port',
+      default: 5433,
+      env: 'BMAAS_DATABASE__EMBEDDED_PORT',
+    },
+  },
+};
+
+export type ConfigSchema = typeof configSchema;

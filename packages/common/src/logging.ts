@@ -1,0 +1,57 @@
+import winston from 'winston';
+
+export type Logger = winston.Logger;
+
+export interface RootLoggerOptions {
+  level: string;
+  /** auto = readable text on a TTY, JSON lines otherwise. */
+  format: 'auto' | 'json' | 'text' | string;
+  /** Where lines go; standard error by default so stdout stays free for commands' output. */
+  stream?: NodeJS.WritableStream;
+  /** Fields on every line, e.g. { service: 'api' }. */
+  defaultMeta?: Record<string, unknown>;
+}
+
+const readable = winston.format.printf((info) => {
+  const { timestamp, level, message, component, nodeUuid, requestId, service, ...rest } = info as Record<
+    string,
+    unknown
+  >;
+  const tags = [service, component, nodeUuid && `node=${nodeUuid}`, requestId && `req=${requestId}`]
+    .filter(Boolean)
+    .join(' ');
+  const extra = Object.keys(rest).length ? ` ${JSON.stringify(rest)}` : '';
+  return `${timestamp} ${level} [${tags}] ${message}${extra}`;
+});
+
+/**
+ * The one root logger of a process. Components take children of it
+ * (`logger.child({ component: 'boot-config' })`), and per-node or per-request
+ * work a further child carrying nodeUuid / requestId.
+ */
+export function createRootLogger(options: RootLoggerOptions): Logger {
+  const stream = options.stream ?? process.stderr;
+  const useJson = options.format === 'json' || (options.format === 'auto' && !(stream as { isTTY?: boolean }).isTTY);
+  return winston.createLogger({
+    level: options.level,
+    defaultMeta: options.defaultMeta,
+    format: useJson
+      ? winston.format.combine(
+          winston.format.timestamp(),
+          winston.format.errors({ stack: true }),
+          winston.format.json(),
+        )
+      : winston.format.combine(
+          winston.format.timestamp({ format: 'HH:mm:ss.SSS' }),
+          winston.format.errors({ stack: true }),
+          winston.format.colorize(),
+          readable,
+        ),
+    transports: [new winston.transports.Stream({ stream })],
+  });
+}
+
+/** A logger that drops everything, for tests that do not look at logs. */
+export function createSilentLogger(): Logger {
+  return winston.createLogger({ silent: true, transports: [new winston.transports.Console({ silent: true })] });
+}

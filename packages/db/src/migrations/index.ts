@@ -1,0 +1,38 @@
+import type { Knex } from 'knex';
+import * as initialSchema from './20261130000000_initial_schema.js';
+
+interface Migration {
+  up(knex: Knex): Promise<void>;
+  down(knex: Knex): Promise<void>;
+}
+
+/**
+ * Every migration, in order. Listed here rather than read from a folder so
+ * that the same list works from TypeScript sources and compiled output.
+ */
+const MIGRATIONS: ReadonlyArray<[string, Migration]> = [['20261130000000_initial_schema', initialSchema]];
+
+export const migrationSource: Knex.MigrationSource<[string, Migration]> = {
+  getMigrations: async () => [...MIGRATIONS],
+  getMigrationName: ([name]) => name,
+  getMigration: async ([, migration]) => migration,
+};
+
+const MIGRATION_CONFIG: Knex.MigratorConfig = { migrationSource, tableName: 'bmaas_migrations' };
+
+/** Brings the schema to the latest version; returns the names applied. */
+export async function upgradeSchema(knex: Knex): Promise<string[]> {
+  const [, applied] = (await knex.migrate.latest(MIGRATION_CONFIG)) as [number, string[]];
+  return applied;
+}
+
+/** Reverts every migration (tests and `bmaas-dbsync downgrade`). */
+export async function downgradeSchema(knex: Knex): Promise<string[]> {
+  const [, reverted] = (await knex.migrate.rollback(MIGRATION_CONFIG, true)) as [number, string[]];
+  return reverted;
+}
+
+export async function schemaVersion(knex: Knex): Promise<string | null> {
+  const version = await knex.migrate.currentVersion(MIGRATION_CONFIG);
+  return version === 'none' ? null : version;
+}

@@ -1,0 +1,183 @@
+import { DuplicateName, InvalidParameterValue, NodeAlreadyExists, type NodeRecord } from '@bmaas/common';
+import type { Knex } from 'knex';
+import { recordToColumns, rowToRecord, toSnake } from './case.js';
+import { applyKeysetPage } from './keyset-page.js';
+import { isUniqueViolation } from './pg-errors.js';
+
+const JSON_COLUMNS = new Set(['driver_info', 'driver_internal_info', 'instance_info', 'properties', 'extra']);
+
+export type NewNode = Pick<
+  NodeRecord,
+  'uuid' | 'driver' | 'bootInterface' | 'deployInterface' | 'powerInterface' | 'managementInterface'
+> &
+  Partial<
+    Pick<
+      NodeRecord,
+      | 'name'
+      | 'driverInfo'
+      | 'instanceInfo'
+      | 'instanceUuid'
+      | 'properties'
+      | 'extra'
+      | 'conductorGroup'
+      | 'resourceClass'
+      | 'description'
+      | 'automatedClean'
+      | 'maintenance'
+      | 'maintenanceReason'
+    >
+  >;
+
+/** Fields a store update may set (never id, uuid or created_at). */
+export type NodeChanges = Partial<Omit<NodeRecord, 'id' | 'uuid' | 'createdAt' | 'updatedAt'>>;
+
+export interface NodeListQuery {
+  provisionState?: string;
+  driver?: string;
+  conductorGroup?: string;
+  maintenance?: boolean;
+  associated?: boolean;
+  resourceClass?: string;
+  reservation?: string;
+  limit: number;
+  /** uuid of the last item of the previous page. */
+  marker?: string;
+  sortKey: string;
+  sortDir: 'asc' | 'desc';
+}
+
+export const NODE_SORT_EXPRESSIONS: Readonly<Record<string, string>> = {
+  id: 'nodes.id',
+  uuid: 'nodes.uuid',
+  name: "coalesce(nodes.name, '')",
+  created_at: 'nodes.created_at',
+  updated_at: "coalesce(nodes.updated_at, '-infinity')",
+  provision_state: 'nodes.provision_state',
+  provision_updated_at: "coalesce(nodes.provision_updated_at, '-infinity')",
+  driver: 'nodes.driver',
+  conductor_group: 'nodes.conductor_group',
+  maintenance: 'nodes.maintenance',
+};
+
+/** SQL for the nodes table; returns plain NodeRecords. */
+export class NodeStore {
+  constructor(private readonly db: Knex) {}
+
+  async create(node: NewNode): Promise<NodeRecord> {
+    try {
+      const [row] = await this.db('nodes')
+        .insert(recordToColumns({ ...node }, JSON_COLUMNS))
+        .returning('*');
+      return rowToRecord<NodeRecord>(row);
+    } catch (error) {
+      throw this.translate(error, node);
+    }
+  }
+
+  async getById(id: number): Promise<NodeRecord | undefined> {
+    const row = await this.db('nodes').where({ id }).first();
+    return row ? rowToRecord<NodeRecord>(row) : undefined;
+  }
+
+  async getByUuid(uuid: string): Promise<NodeRecord | undefined> {
+    const row = await this.db('nodes').where({ uuid }).first();
+    return row ? rowToRecord<NodeRecord>(row) : undefined;
+  }
+
+  async getByName(name: string): Promise<NodeRecord | undefined> {
+    const row = await this.db('nodes').where({ name }).first();
+    return row ? rowToRecord<NodeRecord>(row) : undefined;
+  }
+
+  async list(query: NodeListQuery): Promise<NodeRecord[]> {
+    const q = this.db('nodes').select('*');
+    if (query.provisionState !== undefined) q.where('provision_state', query.provisionState);
+    if (query.driver !== undefined) q.where('driver', query.driver);
+    if (query.conductorGroup !== undefined) q.where('conductor_group', query.conductorGroup.toLowerCase());
+    if (query.maintenance !== undefined) q.where('maintenance', query.maintenance);
+    if (query.resourceClass !== undefined) q.where('resource_class', query.resourceClass);
+    if (query.reservation !== undefined) q.where('reservation', query.reservation);
+    if (query.associated !== undefined) {
+      if (query.associated) q.whereNotNull('instance_uuid');
+      else q.whereNull('instance_uuid');
+    }
+    applyKeysetPage(q, 'nodes', NODE_SORT_EXPRESSIONS, query);
+    return (await q).map((row) => rowToRecord<NodeRecord>(row));
+  }
+
+  /**
+   * Updates a node. With `expect`, the update applies only while those columns
+   * still hold the given values (compare-and-set); returns undefined otherwise.
+   */
+  async update(id: number, changes: NodeChanges, expect: NodeChanges = {}): Promise<NodeRecord | undefined> {
+    const where: Record<string, unknown> = { id };
+    for (const [key, value] of Object.entries(expect)) where[toSnake(key)] = value;
+    try {
+      const [row] = await this.db('nodes')
+        .where(where)
+        .update({ ...recordToColumns(changes, JSON_COLUMNS), updated_at: this.db.fn.now() })
+        .returning('*');
+      return row ? rowToRecord<NodeRecord>(row) : undefined;
+    } catch (error) {
+      throw this.translate(error, changes);
+    }
+  }
+
+  async destroy(id: number): Promise<boolean> {
+    return (await this.db('nodes').where({ id }).delete()) > 0;
+  }
+
+  /**
+   * The exclusive lock: one conditional UPDATE. True when `host` now holds the
+   * reservation, false when someone else does.
+   */
+  async reserve(id: number, host: string): Promise<boolean> {
+    const count = await this.db('nodes')
+      .where({ id })
+      .whereNull('reservation')
+      .update({ reservation: host, updated_at: this.db.fn.now() });
+    return count === 1;
+  }
+
+  /** Releases the lock only where `host` still holds it. */
+  async release(id: number, host: string): Promise<boolean> {
+    return (await this.db('nodes').where({ id, reservation: host }).update({ reservation: null })) === 1;
+  }
+
+  /** On conductor start: locks left by a previous run of the same host. */
+  async clearReservations(host: string): Promise<number> {
+    return this.db('nodes').where({ reservation: host }).update({ reservation: null });
+  }
+
+  /** Nodes in any of the given states, for periodic tasks and takeover. */
+  async listInStates(states: readonly string[], filter: { drivers?: readonly string[]; conductorGroup?: string } = {}) {
+    const q = this.db('nodes').whereIn('provision_state', states as string[]);
+    if (filter.drivers) q.whereIn('driver', filter.drivers as string[]);
+    if (filter.conductorGroup !== undefined) q.where('conductor_group', filter.conductorGroup);
+    return (await q.orderBy('id')).map((row) => rowToRecord<NodeRecord>(row));
+  }
+
+  /** Nodes for the given (group, driver) keys, for takeover checks. */
+  async listForDrivers(conductorGroup: string, drivers: readonly string[]): Promise<NodeRecord[]> {
+    const rows = await this.db('nodes')
+      .where('conductor_group', conductorGroup)
+      .whereIn('driver', drivers as string[])
+      .orderBy('id');
+    return rows.map((row) => rowToRecord<NodeRecord>(row));
+  }
+
+  async count(): Promise<number> {
+    const [row] = await this.db('nodes').count<{ count: number }[]>({ count: '*' });
+    return Number(row?.count ?? 0);
+  }
+
+  private translate(error: unknown, node: { uuid?: string; name?: string | null }): unknown {
+    const constraint = isUniqueViolation(error);
+    if (constraint?.includes('name')) return new DuplicateName(String(node.name));
+    if (constraint?.includes('instance_uuid')) {
+      return new InvalidParameterValue('instance_uuid is already associated with another node');
+    }
+    if (constraint?.includes('uuid')) return new NodeAlreadyExists(String(node.uuid));
+    return error;
+  }
+}

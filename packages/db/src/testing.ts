@@ -1,0 +1,111 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createSilentLogger, type Logger } from '@bmaas/common';
+import pg from 'pg';
+import { type Database, openDatabase } from './connection.js';
+import { EmbeddedPostgresServer } from './embedded-postgres.js';
+import { upgradeSchema } from './migrations/index.js';
+
+/** Environment variable holding the admin URL of the test server (set by the global setup). */
+export const TEST_DATABASE_URL_ENV = 'BMAAS_TEST_DATABASE_URL';
+const TEMPLATE = 'bmaas_template';
+
+/** A free TCP port on loopback, chosen by the kernel. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+export interface TestPostgres {
+  /** Admin URL (database `postgres`). */
+  url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a throwaway embedded PostgreSQL for a test run, with a migrated
+ * template database every test database is copied from. An external server
+ * can be used instead by setting BMAAS_TEST_DATABASE_URL beforehand.
+ */
+export async function startTestPostgres(logger: Logger = createSilentLogger()): Promise<TestPostgres> {
+  const external = process.env[TEST_DATABASE_URL_ENV];
+  if (external) {
+    await prepareTemplate(external);
+    return { url: external, stop: async () => {} };
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'bmaas-test-pg-'));
+  const server = new EmbeddedPostgresServer({ dataDir: join(dir, 'data'), port: await freePort(), logger });
+  const url = await server.start();
+  await prepareTemplate(url);
+  return {
+    url,
+    stop: async () => {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+      rmSync(`${join(dir, 'data')}.password`, { force: true });
+    },
+  };
+}
+
+function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+async function adminQuery(url: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+async function prepareTemplate(adminUrl: string): Promise<void> {
+  await adminQuery(adminUrl, `drop database if exists ${TEMPLATE}`);
+  await adminQuery(adminUrl, `create database ${TEMPLATE}`);
+  const db = openDatabase({ connection: withDatabase(adminUrl, TEMPLATE) });
+  try {
+    await upgradeSchema(db);
+  } finally {
+    await db.destroy();
+  }
+}
+
+export interface TestDatabase {
+  url: string;
+  db: Database;
+  /** Closes the pool and drops the database. */
+  drop(): Promise<void>;
+}
+
+/** A fresh, migrated database of its own for one test file. */
+export async function createTestDatabase(options: { migrated?: boolean } = {}): Promise<TestDatabase> {
+  const adminUrl = process.env[TEST_DATABASE_URL_ENV];
+  if (!adminUrl) throw new Error(`${TEST_DATABASE_URL_ENV} is not set: run tests through vitest's global setup`);
+  const name = `bmaas_t_${randomBytes(6).toString('hex')}`;
+  const template = options.migrated === false ? 'template0' : TEMPLATE;
+  await adminQuery(adminUrl, `create database ${name} template ${template}`);
+  const url = withDatabase(adminUrl, name);
+  const db = openDatabase({ connection: url, maxPoolSize: 20 });
+  return {
+    url,
+    db,
+    drop: async () => {
+      await db.destroy();
+      await adminQuery(adminUrl, `drop database if exists ${name} with (force)`);
+    },
+  };
+}

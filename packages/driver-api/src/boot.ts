@@ -1,0 +1,56 @@
+import { UnsupportedDriverExtension } from '@bmaas/common';
+import type { HardwareInterface } from './interfaces.js';
+import type { Task } from './task.js';
+
+/** Which ramdisk prepareRamdisk boots: the deploy agent (deploy, clean, inspect) or the rescue one. */
+export type RamdiskMode = 'deploy' | 'rescue';
+
+/**
+ * Network boot of a node: the files a booting machine fetches and how they
+ * are served. The conductor calls every method but getBootConfig under the
+ * node's exclusive lock.
+ */
+export interface BootInterface extends HardwareInterface {
+  /**
+   * Makes the node boot the deploy (or rescue) ramdisk on its next network
+   * boot: renders its boot script and links its images. Called before
+   * deploy, clean, inspect and rescue. Idempotent: calling it again rewrites
+   * the same files. Throws InvalidParameterValue when driver_info lacks images.
+   */
+  prepareRamdisk(task: Task, mode: RamdiskMode): Promise<void>;
+  /** Removes what prepareRamdisk wrote. Idempotent; a missing file is not an error. */
+  cleanUpRamdisk(task: Task): Promise<void>;
+  /**
+   * Makes the node boot its deployed instance (local disk), replacing the
+   * ramdisk boot. Called when a deployment finishes. Idempotent.
+   */
+  prepareInstance(task: Task): Promise<void>;
+  /** Removes what prepareInstance wrote. Called on undeploy. Idempotent. */
+  cleanUpInstance(task: Task): Promise<void>;
+  /**
+   * Returns the boot configuration file `name` of the node (e.g. `boot.ipxe`
+   * for iPXE), for the boot configuration API. Called under a SHARED lock:
+   * it must not write anything, take locks or start timers, and `validate`
+   * is not called first. Throws BootConfigNotFound when it cannot produce
+   * the file (unknown name, not rendered yet). `name` must never be used as
+   * a path. The default throws UnsupportedDriverExtension.
+   */
+  getBootConfig(task: Task, name: string): Promise<string>;
+}
+
+/**
+ * Base for boot interfaces: getBootConfig is an optional extension, so the
+ * default refuses as Ironic's base class does.
+ */
+export abstract class BaseBootInterface implements BootInterface {
+  abstract getProperties(): Record<string, string>;
+  abstract validate(task: Task): Promise<void>;
+  abstract prepareRamdisk(task: Task, mode: RamdiskMode): Promise<void>;
+  abstract cleanUpRamdisk(task: Task): Promise<void>;
+  abstract prepareInstance(task: Task): Promise<void>;
+  abstract cleanUpInstance(task: Task): Promise<void>;
+
+  async getBootConfig(task: Task, _name: string): Promise<string> {
+    throw new UnsupportedDriverExtension(task.node.driver, 'get_boot_config');
+  }
+}

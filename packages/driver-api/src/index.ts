@@ -1,0 +1,4 @@
+export * from './boot.js';
+export * from './fake/index.js';
+export * from './interfaces.js';
+export * from './task.js';

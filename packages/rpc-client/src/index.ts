@@ -1,0 +1,2 @@
+export * from './methods.js';
+export * from './ring.js';

@@ -1,0 +1,120 @@
+import { type Logger, NoValidHost, TemporaryFailure } from '@bmaas/common';
+import type { AliveConductor } from '@bmaas/db';
+import HashRing from 'hashring';
+
+/** What routing needs to know of a node. */
+export interface NodeRoutingKey {
+  uuid: string;
+  driver: string;
+  conductorGroup: string;
+}
+
+export interface AliveConductorSource {
+  listAlive(heartbeatTimeoutSeconds: number): Promise<AliveConductor[]>;
+}
+
+export interface ConductorRingOptions {
+  conductors: AliveConductorSource;
+  /** [conductor]heartbeat_timeout, seconds. */
+  heartbeatTimeout: number;
+  /** [DEFAULT]hash_ring_reset_interval, seconds. */
+  resetInterval: number;
+  logger: Logger;
+  /** Milliseconds clock (tests pass a fake). */
+  now?: () => number;
+}
+
+/** `<conductor group>:<hardware type>`, as Ironic keys its rings. */
+export function ringKey(conductorGroup: string, driver: string): string {
+  return `${conductorGroup.toLowerCase()}:${driver}`;
+}
+
+interface RingSet {
+  rings: Map<string, HashRing>;
+  members: Map<string, string[]>;
+  conductorCount: number;
+  builtAt: number;
+}
+
+/**
+ * Consistent hash rings over the alive conductors, one per conductor group and
+ * hardware type; a node maps to one conductor by its uuid. Rings are cached
+ * for resetInterval and rebuilt once more when a key is missing.
+ */
+export class ConductorRing {
+  private current: RingSet | undefined;
+  private building: Promise<RingSet> | undefined;
+  private readonly now: () => number;
+
+  constructor(private readonly options: ConductorRingOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Hostname of the conductor owning the node. TemporaryFailure when none is alive, NoValidHost when none serves its key. */
+  async hostFor(node: NodeRoutingKey): Promise<string> {
+    const key = ringKey(node.conductorGroup, node.driver);
+    let set = await this.rings();
+    if (!set.rings.has(key) && set.builtAt < this.now()) {
+      // A conductor may have joined since the last build: look once more.
+      set = await this.rebuild();
+    }
+    if (set.conductorCount === 0) throw new TemporaryFailure('No alive conductor is registered.');
+    const ring = set.rings.get(key);
+    if (!ring) {
+      throw new NoValidHost(
+        `No conductor service registered which supports driver ${node.driver} for conductor group "${node.conductorGroup}".`,
+      );
+    }
+    return ring.get(node.uuid);
+  }
+
+  /** Members of every ring, for diagnostics and takeover. */
+  async members(): Promise<ReadonlyMap<string, string[]>> {
+    return (await this.rings()).members;
+  }
+
+  /** Drops the cache so the next call rebuilds. */
+  invalidate(): void {
+    this.current = undefined;
+  }
+
+  private async rings(): Promise<RingSet> {
+    const set = this.current;
+    if (set && this.now() - set.builtAt < this.options.resetInterval * 1000) return set;
+    return this.rebuild();
+  }
+
+  private rebuild(): Promise<RingSet> {
+    // Concurrent callers share one query.
+    this.building ??= this.build().finally(() => {
+      this.building = undefined;
+    });
+    return this.building;
+  }
+
+  private async build(): Promise<RingSet> {
+    const builtAt = this.now();
+    const alive = await this.options.conductors.listAlive(this.options.heartbeatTimeout);
+    const members = new Map<string, string[]>();
+    for (const conductor of alive) {
+      for (const driver of conductor.drivers) {
+        const key = ringKey(conductor.conductorGroup, driver);
+        members.set(key, [...(members.get(key) ?? []), conductor.hostname]);
+      }
+    }
+    const rings = new Map<string, HashRing>();
+    for (const [key, hosts] of members) rings.set(key, new HashRing(hosts.sort()));
+    const previous = this.current;
+    if (!previous || !sameMembers(previous.members, members)) {
+      this.options.logger.info('hash ring rebuilt', { rings: Object.fromEntries(members) });
+    }
+    this.current = { rings, members, conductorCount: alive.length, builtAt };
+    return this.current;
+  }
+}
+
+function sameMembers(a: ReadonlyMap<string, string[]>, b: ReadonlyMap<string, string[]>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [key, hosts] of a) if (b.get(key)?.join(',') !== hosts.join(',')) return false;
+  return true;
+}
