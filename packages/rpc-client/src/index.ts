@@ -1,2 +1,3 @@
+export * from './client.js';
 export * from './methods.js';
 export * from './ring.js';
