@@ -5,14 +5,19 @@
  * places that translate them.
  */
 export class BmaasError extends Error {
-  /** HTTP-like status an edge maps this error to. */
-  readonly status: number = 500;
+  /** HTTP-like status an edge maps errors of this class to. */
+  static readonly status: number = 500;
   /** Extra facts that may be shown to a client (never secrets). */
   readonly details: Record<string, unknown>;
 
   constructor(message: string, details: Record<string, unknown> = {}) {
     super(message);
     this.details = details;
+  }
+
+  /** HTTP-like status; a property of the class, so rebuilt errors have it too. */
+  get status(): number {
+    return (this.constructor as typeof BmaasError).status;
   }
 
   /** Stable code: the class name, identical on both sides of the RPC wire. */
@@ -26,13 +31,13 @@ export class BmaasError extends Error {
 }
 
 abstract class ClientError extends BmaasError {
-  override readonly status: number = 400;
+  static override readonly status: number = 400;
 }
 abstract class NotFound extends BmaasError {
-  override readonly status: number = 404;
+  static override readonly status: number = 404;
 }
 abstract class Conflict extends BmaasError {
-  override readonly status: number = 409;
+  static override readonly status: number = 409;
 }
 
 export class InvalidParameterValue extends ClientError {}
@@ -62,10 +67,10 @@ export class UnsupportedDriverExtension extends ClientError {
   }
 }
 export class InvalidApiVersion extends BmaasError {
-  override readonly status = 406;
+  static override readonly status: number = 406;
 }
 export class NotAuthorized extends BmaasError {
-  override readonly status = 401;
+  static override readonly status: number = 401;
 }
 
 export class NodeNotFound extends NotFound {
@@ -138,24 +143,19 @@ export class NodeAssociated extends Conflict {
   }
 }
 export class NodeInWrongState extends Conflict {}
-export class ConductorAlreadyRegistered extends Conflict {
-  constructor(conductor: string) {
-    super(`Conductor ${conductor} already registered.`, { conductor });
-  }
-}
 
 export class TemporaryFailure extends BmaasError {
-  override readonly status = 503;
+  static override readonly status: number = 503;
   constructor(message = 'Resource temporarily unavailable, please retry.') {
     super(message);
   }
 }
 export class RpcTimeout extends BmaasError {
-  override readonly status = 504;
+  static override readonly status: number = 504;
 }
 /** Anything that crossed the RPC wire and is not on the allow-list. */
 export class UnexpectedRpcError extends BmaasError {
-  override readonly status = 500;
+  static override readonly status: number = 500;
 }
 export class ConfigError extends BmaasError {}
 

@@ -1,5 +1,6 @@
 export * from './config/load.js';
 export { renderConfigReference } from './config/reference.js';
+export { renderErrorReference } from './errors-reference.js';
 export { configSchema } from './config/schema.js';
 export * from './errors.js';
 export * from './logging.js';

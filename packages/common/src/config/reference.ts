@@ -21,7 +21,7 @@ export function renderConfigReference(): string {
   const lines = [
     '# Configuration reference',
     '',
-    '<!-- Generated from packages/common/src/config/schema.ts by `pnpm run docs:config`. Do not edit. -->',
+    '<!-- Generated from packages/common/src/config/schema.ts by `npm run docs:generate`. Do not edit. -->',
     '',
     'Every process reads the same options, in ironic.conf style: `--config-file PATH`',
     '(repeatable; later files win), then environment variables named',

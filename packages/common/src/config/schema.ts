@@ -54,20 +54,39 @@ export const CONFIG_FORMATS: Record<string, convict.Format> = {
   },
 };
 
-const interfaceOptions = (kind: string, enabled: string[]) => ({
-  [`enabled_${kind}_interfaces`]: {
-    doc: `${capitalise(kind)} interfaces this conductor loads. An unknown name stops the conductor.`,
-    format: 'string-list',
-    default: enabled,
-    env: `BMAAS_DEFAULT__ENABLED_${kind.toUpperCase()}_INTERFACES`,
-  },
-  [`default_${kind}_interface`]: {
-    doc: `${capitalise(kind)} interface given to new nodes that name none; unset = the first enabled one the hardware type supports.`,
-    format: 'optional-string',
-    default: null as string | null,
-    env: `BMAAS_DEFAULT__DEFAULT_${kind.toUpperCase()}_INTERFACE`,
-  },
-});
+interface ListOption {
+  doc: string;
+  format: string;
+  default: string[];
+  env: string;
+}
+interface OptionalStringOption {
+  doc: string;
+  format: string;
+  default: string | null;
+  env: string;
+}
+
+/** enabled_<kind>_interfaces and default_<kind>_interface, typed per kind. */
+function interfaceOptions<K extends string>(
+  kind: K,
+  enabled: string[],
+): Record<`enabled_${K}_interfaces`, ListOption> & Record<`default_${K}_interface`, OptionalStringOption> {
+  return {
+    [`enabled_${kind}_interfaces`]: {
+      doc: `${capitalise(kind)} interfaces this conductor loads. An unknown name stops the conductor.`,
+      format: 'string-list',
+      default: enabled,
+      env: `BMAAS_DEFAULT__ENABLED_${kind.toUpperCase()}_INTERFACES`,
+    },
+    [`default_${kind}_interface`]: {
+      doc: `${capitalise(kind)} interface given to new nodes that name none; unset = the first enabled one the hardware type supports.`,
+      format: 'optional-string',
+      default: null,
+      env: `BMAAS_DEFAULT__DEFAULT_${kind.toUpperCase()}_INTERFACE`,
+    },
+  } as Record<`enabled_${K}_interfaces`, ListOption> & Record<`default_${K}_interface`, OptionalStringOption>;
+}
 
 function capitalise(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);

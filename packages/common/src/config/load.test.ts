@@ -1,0 +1,141 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../errors.js';
+import { configFilesFromArgs, loadConfig } from './load.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'bmaas-config-'));
+let counter = 0;
+function file(text: string): string {
+  const path = join(dir, `test-${counter++}.conf`);
+  writeFileSync(path, text);
+  return path;
+}
+
+function errorOf(fn: () => unknown): ConfigError {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('gives the documented defaults', () => {
+    const config = loadConfig({ env: {} });
+    expect(config.api.port).toBe(6385);
+    expect(config.api.restrict_boot_config).toBe(true);
+    expect(config.api.restrict_lookup).toBe(true);
+    expect(config.api.max_limit).toBe(1000);
+    expect(config.conductor.heartbeat_interval).toBe(10);
+    expect(config.conductor.heartbeat_timeout).toBe(60);
+    expect(config.json_rpc.port).toBe(8089);
+    expect(config.pxe.ipxe_use_boot_config_api).toBe(false);
+    expect(config.pxe.ipxe_config_api_root_url).toBeNull();
+    expect(config.pxe.pxe_config_subdir).toBe('pxelinux.cfg');
+    expect(config.database.connection).toBeNull();
+    expect(config.DEFAULT.enabled_boot_interfaces).toEqual(['fake', 'ipxe']);
+  });
+
+  it('reads an ironic.conf-style file with typed values', () => {
+    const path = file(`
+# a comment
+[DEFAULT]
+host = conductor-1
+enabled_boot_interfaces = ipxe, fake
+default_conductor_group = RackA
+
+[api]
+port = 7000
+restrict_boot_config = False
+
+[pxe]
+ipxe_use_boot_config_api = true
+ipxe_config_api_root_url = http://192.0.2.1:6385
+`);
+    const config = loadConfig({ configFiles: [path], env: {} });
+    expect(config.DEFAULT.host).toBe('conductor-1');
+    expect(config.DEFAULT.enabled_boot_interfaces).toEqual(['ipxe', 'fake']);
+    expect(config.DEFAULT.default_conductor_group).toBe('racka');
+    expect(config.api.port).toBe(7000);
+    expect(config.api.restrict_boot_config).toBe(false);
+    expect(config.pxe.ipxe_use_boot_config_api).toBe(true);
+    expect(config.pxe.ipxe_config_api_root_url).toBe('http://192.0.2.1:6385');
+  });
+
+  it('applies files in order, then the environment, then overrides', () => {
+    const first = file('[api]\nport = 7001\nmax_limit = 10\n');
+    const second = file('[api]\nport = 7002\n');
+    const config = loadConfig({
+      configFiles: [first, second],
+      env: { BMAAS_API__MAX_LIMIT: '20', BMAAS_CONDUCTOR__HEARTBEAT_TIMEOUT: '5' },
+      overrides: { conductor: { heartbeat_timeout: 7 } },
+    });
+    expect(config.api.port).toBe(7002);
+    expect(config.api.max_limit).toBe(20);
+    expect(config.conductor.heartbeat_timeout).toBe(7);
+  });
+
+  it('stops on an unknown section with one line naming the file', () => {
+    const path = file('[apii]\nport = 1\n');
+    const error = errorOf(() => loadConfig({ configFiles: [path], env: {} }));
+    expect(error.message).toContain(path);
+    expect(error.message).toContain('unknown section [apii]');
+    expect(error.message).toContain('did you mean "api"');
+    expect(error.message).not.toContain('\n');
+  });
+
+  it('stops on an unknown option naming file, section and option', () => {
+    const path = file('[api]\nprot = 1\n');
+    const error = errorOf(() => loadConfig({ configFiles: [path], env: {} }));
+    expect(error.message).toBe(`${path}: [api] unknown option "prot"; did you mean "port"?`);
+  });
+
+  it.each([
+    ['[api]\nport = seventy\n', '[api] port = "seventy"', 'a port number 0-65535'],
+    ['[api]\nport = 70000\n', '[api] port = "70000"', '65535'],
+    ['[api]\nrestrict_boot_config = maybe\n', '[api] restrict_boot_config = "maybe"', 'true or false'],
+    ['[DEFAULT]\nauth_strategy = keystone\n', '[DEFAULT] auth_strategy = "keystone"', 'noauth, http_basic'],
+    ['[pxe]\nipxe_config_api_root_url = ftp://x\n', '[pxe] ipxe_config_api_root_url = "ftp://x"', 'http(s) URL'],
+    ['[conductor]\nheartbeat_interval = 0\n', '[conductor] heartbeat_interval = "0"', 'greater than 0'],
+  ])('stops on a bad value: %j', (text, where, expected) => {
+    const path = file(text);
+    const error = errorOf(() => loadConfig({ configFiles: [path], env: {} }));
+    expect(error.message.startsWith(`${path}: ${where}: `)).toBe(true);
+    expect(error.message).toContain(expected);
+    expect(error.message).not.toContain('\n');
+  });
+
+  it('names the environment variable holding a bad value, and refuses unknown BMAAS_ options', () => {
+    expect(errorOf(() => loadConfig({ env: { BMAAS_API__PORT: 'x' } })).message).toMatch(
+      /^environment BMAAS_API__PORT: \[api\] port = "x": /,
+    );
+    expect(errorOf(() => loadConfig({ env: { BMAAS_API__PROT: '1' } })).message).toContain('BMAAS_API__PROT');
+  });
+
+  it('hides sensitive values in errors', () => {
+    const path = file('[json_rpc]\nusername = 1\n[database]\nmax_pool_size = -1\n');
+    expect(errorOf(() => loadConfig({ configFiles: [path], env: {} })).message).toContain('max_pool_size = "-1"');
+  });
+
+  it('returns a frozen object', () => {
+    const config = loadConfig({ env: {} });
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.api)).toBe(true);
+    expect(Object.isFrozen(config.DEFAULT.enabled_boot_interfaces)).toBe(true);
+  });
+
+  it('reads --config-file arguments in order', () => {
+    expect(configFilesFromArgs(['--config-file', 'a.conf', 'x', '--config-file=b.conf'])).toEqual(['a.conf', 'b.conf']);
+    expect(() => configFilesFromArgs(['--config-file'])).toThrow(ConfigError);
+  });
+
+  it('says when a file cannot be read', () => {
+    expect(errorOf(() => loadConfig({ configFiles: [join(dir, 'missing.conf')], env: {} })).message).toContain(
+      'cannot read config file (ENOENT)',
+    );
+  });
+});

@@ -1,0 +1,100 @@
+import { DuplicateName, InvalidParameterValue, NodeAlreadyExists } from '@bmaas/common';
+import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newNode } from './fixtures.test-support.js';
+import { NodeStore } from './node-store.js';
+
+describe('NodeStore', () => {
+  let t: TestDatabase;
+  let nodes: NodeStore;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    nodes = new NodeStore(t.db);
+  });
+  afterAll(() => t.drop());
+
+  it('creates nodes in enroll with camelCase fields and JSON columns', async () => {
+    const node = await nodes.create(newNode({ name: 'n-create', driverInfo: { deploy_kernel: 'k' } }));
+    expect(node).toMatchObject({
+      name: 'n-create',
+      provisionState: 'enroll',
+      driverInfo: { deploy_kernel: 'k' },
+      driverInternalInfo: {},
+      maintenance: false,
+      reservation: null,
+      conductorGroup: '',
+    });
+    expect(node.createdAt).toBeInstanceOf(Date);
+    expect(await nodes.getByUuid(node.uuid)).toEqual(node);
+    expect(await nodes.getByName('n-create')).toEqual(node);
+    expect(await nodes.getById(node.id)).toEqual(node);
+  });
+
+  it('refuses duplicate names and uuids with domain errors', async () => {
+    const node = await nodes.create(newNode({ name: 'n-dup' }));
+    await expect(nodes.create(newNode({ name: 'n-dup' }))).rejects.toBeInstanceOf(DuplicateName);
+    await expect(nodes.create(newNode({ uuid: node.uuid }))).rejects.toBeInstanceOf(NodeAlreadyExists);
+  });
+
+  it('updates with compare-and-set on expected values', async () => {
+    const node = await nodes.create(newNode());
+    const moved = await nodes.update(node.id, { provisionState: 'verifying' }, { provisionState: 'enroll' });
+    expect(moved?.provisionState).toBe('verifying');
+    expect(moved?.updatedAt).toBeInstanceOf(Date);
+    expect(await nodes.update(node.id, { provisionState: 'manageable' }, { provisionState: 'enroll' })).toBeUndefined();
+    expect((await nodes.getById(node.id))?.provisionState).toBe('verifying');
+  });
+
+  it('takes the exclusive lock with one conditional update: exactly one of many concurrent acquirers wins', async () => {
+    const node = await nodes.create(newNode());
+    const hosts = Array.from({ length: 40 }, (_, i) => `conductor-${i}`);
+    const results = await Promise.all(hosts.map((host) => nodes.reserve(node.id, host)));
+    expect(results.filter(Boolean)).toHaveLength(1);
+    const winner = hosts[results.indexOf(true)] as string;
+    expect((await nodes.getById(node.id))?.reservation).toBe(winner);
+    expect(await nodes.release(node.id, 'someone-else')).toBe(false);
+    expect(await nodes.release(node.id, winner)).toBe(true);
+    expect(await nodes.reserve(node.id, 'conductor-x')).toBe(true);
+    expect(await nodes.clearReservations('conductor-x')).toBe(1);
+    expect((await nodes.getById(node.id))?.reservation).toBeNull();
+  });
+
+  it('lists with filters and keyset pagination, stable under ties and NULLs', async () => {
+    const group = 'paging';
+    const created = [];
+    for (let i = 0; i < 7; i++) {
+      created.push(await nodes.create(newNode({ conductorGroup: group, name: i % 2 ? `page-${i}` : null })));
+    }
+    const seen: string[] = [];
+    let marker: string | undefined;
+    for (;;) {
+      const page = await nodes.list({ conductorGroup: group, limit: 3, marker, sortKey: 'name', sortDir: 'asc' });
+      seen.push(...page.map((n) => n.uuid));
+      if (page.length < 3) break;
+      marker = page.at(-1)?.uuid;
+    }
+    expect(seen.sort()).toEqual(created.map((n) => n.uuid).sort());
+    const desc = await nodes.list({ conductorGroup: group, limit: 100, sortKey: 'created_at', sortDir: 'desc' });
+    expect(desc.map((n) => n.uuid)).toEqual(created.map((n) => n.uuid).reverse());
+    expect(await nodes.list({ conductorGroup: 'PAGING', maintenance: true, limit: 10, sortKey: 'id', sortDir: 'asc' })).toEqual([]);
+    await expect(nodes.list({ limit: 1, sortKey: 'reservation; drop table nodes', sortDir: 'asc' })).rejects.toBeInstanceOf(
+      InvalidParameterValue,
+    );
+  });
+
+  it('finds nodes by state and by (group, drivers)', async () => {
+    const node = await nodes.create(newNode({ conductorGroup: 'state-q' }));
+    await nodes.update(node.id, { provisionState: 'wait call-back' });
+    const waiting = await nodes.listInStates(['wait call-back'], { conductorGroup: 'state-q' });
+    expect(waiting.map((n) => n.uuid)).toEqual([node.uuid]);
+    expect((await nodes.listForDrivers('state-q', ['fake-hardware'])).map((n) => n.uuid)).toEqual([node.uuid]);
+    expect(await nodes.listForDrivers('state-q', ['ipmi'])).toEqual([]);
+  });
+
+  it('deletes', async () => {
+    const node = await nodes.create(newNode());
+    expect(await nodes.destroy(node.id)).toBe(true);
+    expect(await nodes.destroy(node.id)).toBe(false);
+    expect(await nodes.getById(node.id)).toBeUndefined();
+  });
+});

@@ -1,0 +1,67 @@
+import { configFilesFromArgs, ConfigError } from '@bmaas/common';
+
+/** What `npm start` can be told on its command line. */
+export interface StackOptions {
+  conductors: number;
+  apiHost: string;
+  apiPort: number;
+  /** Conductor i (1-based) uses jsonRpcBasePort + i and httpBasePort + i. */
+  jsonRpcBasePort: number;
+  httpBasePort: number;
+  configFiles: string[];
+}
+
+export const STACK_USAGE = `usage: npm start -- [--conductors N] [--api-host IP] [--api-port PORT]
+                    [--json-rpc-base-port PORT] [--http-base-port PORT] [--config-file PATH]...
+
+Starts PostgreSQL (embedded unless [database]connection is set), applies migrations,
+then the API and N conductors, each with its own JSON-RPC port, http_root and HTTP file server.`;
+
+function integer(name: string, text: string | undefined, min: number, max: number): number {
+  const value = Number(text);
+  if (!text || !Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`--${name} expects a whole number from ${min} to ${max}, got ${JSON.stringify(text)}`);
+  }
+  return value;
+}
+
+export function parseStackOptions(argv: readonly string[]): StackOptions | 'help' {
+  const options: StackOptions = {
+    conductors: 3,
+    apiHost: '127.0.0.1',
+    apiPort: 6385,
+    jsonRpcBasePort: 8090,
+    httpBasePort: 8080,
+    configFiles: configFilesFromArgs(argv),
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = (argv[i] as string).split(/=(.*)/s, 2) as [string, string | undefined];
+    const value = () => inline ?? argv[++i];
+    switch (flag) {
+      case '--help':
+      case '-h':
+        return 'help';
+      case '--conductors':
+        options.conductors = integer('conductors', value(), 1, 50);
+        break;
+      case '--api-host':
+        options.apiHost = value() ?? '';
+        break;
+      case '--api-port':
+        options.apiPort = integer('api-port', value(), 1, 65535);
+        break;
+      case '--json-rpc-base-port':
+        options.jsonRpcBasePort = integer('json-rpc-base-port', value(), 1, 65000);
+        break;
+      case '--http-base-port':
+        options.httpBasePort = integer('http-base-port', value(), 1, 65000);
+        break;
+      case '--config-file':
+        if (inline === undefined) i++;
+        break;
+      default:
+        throw new ConfigError(`unknown option ${flag}\n${STACK_USAGE}`);
+    }
+  }
+  return options;
+}

@@ -1,0 +1,75 @@
+#!/usr/bin/env node
+// Entry point of `npm start`, `npm test` and friends: installs what is missing
+// (pnpm, the workspace's dependencies, the compiled packages), then runs the
+// command. Only Node.js 20+ and npm are assumed.
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = dirname(dirname(fileURLToPath(import.meta.url)));
+const PNPM_VERSION = '12.4.2';
+const [command = 'test', ...rest] = process.argv.slice(2);
+
+function log(message) {
+  process.stderr.write(`[bmaas] ${message}\n`);
+}
+
+function pnpmCommand() {
+  try {
+    const version = execFileSync('pnpm', ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    if (version === PNPM_VERSION) return ['pnpm'];
+  } catch {}
+  // npx keeps the pinned pnpm in npm's cache: no global install, works without root.
+  return ['npx', '--yes', `pnpm@${PNPM_VERSION}`];
+}
+
+function run(argv, options = {}) {
+  const result = spawnSync(argv[0], argv.slice(1), { cwd: root, stdio: 'inherit', ...options });
+  if (result.status !== 0) {
+    log(`failed: ${argv.join(' ')}`);
+    process.exit(result.status ?? 1);
+  }
+}
+
+function mtime(path) {
+  return existsSync(path) ? statSync(path).mtimeMs : 0;
+}
+
+function ensureInstalled() {
+  const marker = join(root, 'node_modules', '.modules.yaml');
+  const manifests = ['pnpm-lock.yaml', 'package.json', 'pnpm-workspace.yaml'].map((f) => mtime(join(root, f)));
+  if (mtime(marker) >= Math.max(...manifests)) return;
+  log('installing dependencies (first run)…');
+  run([...pnpmCommand(), 'install', '--frozen-lockfile', '--reporter=append-only']);
+}
+
+function ensureBuilt() {
+  // tsc -b is incremental: a no-op when the compiled packages are current.
+  run([join(root, 'node_modules', '.bin', 'tsc'), '-b']);
+}
+
+function exec(argv) {
+  const child = spawn(argv[0], argv.slice(1), { cwd: root, stdio: 'inherit' });
+  // The child gets the terminal's signals itself; we only wait for it.
+  for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
+  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+}
+
+ensureInstalled();
+switch (command) {
+  case 'start':
+    ensureBuilt();
+    exec([process.execPath, join(root, 'packages', 'stack', 'dist', 'main.js'), ...rest]);
+    break;
+  case 'test':
+    ensureBuilt();
+    exec([process.execPath, join(root, 'scripts', 'test.mjs'), ...rest]);
+    break;
+  case 'build':
+    ensureBuilt();
+    break;
+  default:
+    log(`unknown command ${command}`);
+    process.exit(2);
+}
