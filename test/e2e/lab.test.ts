@@ -1,0 +1,238 @@
+// Self-test of the e2e lab harness, without the product: a fake API (fake-agent-api.ts)
+// serves iPXE scripts and the test ramdisk, which looks itself up, heartbeats and powers off.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFakeAgentApi, type FakeAgentApi } from './fake-agent-api.js';
+import { type Dnsmasq, startDnsmasq } from './lib/dnsmasq.js';
+import { LabNetwork, netnsUnavailableReason } from './lib/netns.js';
+import { missingLabTools } from './lib/prerequisites.js';
+import { GUESTFWD_ADDRESS, type QemuMachine, startQemuMachine } from './lib/qemu.js';
+import { buildTestRamdisk, listInitrd, type TestRamdisk } from './lib/ramdisk.js';
+import { withTimeout } from './lib/wait.js';
+
+const CACHE_DIR = process.env.BMAAS_E2E_CACHE ?? fileURLToPath(new URL('./.cache', import.meta.url));
+const API_PORT = 6385;
+const BOOT_TIMEOUT_MS = 90_000; // one TCG boot to power-off measured 10-25 s
+
+// Unavailable tools or privileges skip tests loudly (as `npm test` promises when it cannot install packages).
+const missingTools = await missingLabTools();
+const labProblem = missingTools.length > 0 ? `missing ${missingTools.join(', ')} (see lib/debian-packages.txt)` : null;
+const netnsProblem = labProblem ?? (await netnsUnavailableReason());
+if (labProblem) console.warn(`[lab.test] SKIPPING every lab test: ${labProblem}`);
+else if (netnsProblem) console.warn(`[lab.test] SKIPPING the namespace + dnsmasq variant: ${netnsProblem}`);
+
+let ramdisk: TestRamdisk;
+beforeAll(async () => {
+  if (!labProblem) ramdisk = await buildTestRamdisk(CACHE_DIR);
+}, 300_000);
+
+describe.skipIf(labProblem !== null)('test ramdisk', () => {
+  it('is cached and holds the agent script, busybox and the virtio-net modules', async () => {
+    const started = Date.now();
+    const again = await buildTestRamdisk(CACHE_DIR);
+    expect(again).toEqual(ramdisk);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    const files = await listInitrd(ramdisk.initrd);
+    expect(files).toEqual(
+      expect.arrayContaining(['init', 'bin/sh', 'bin/busybox', 'etc/udhcpc.script', 'lib/modules/load-order']),
+    );
+    expect(files).toContain('lib/modules/virtio_net.ko');
+  }, 30_000);
+});
+
+describe.skipIf(netnsProblem !== null)('lab: network namespace + dnsmasq + tap (needs root)', () => {
+  const macs = ['52:54:00:e2:e0:01', '52:54:00:e2:e0:04'];
+  let work: string | undefined;
+  let api: FakeAgentApi | undefined;
+  let network: LabNetwork | undefined;
+  let dnsmasq: Dnsmasq | undefined;
+  const machines: QemuMachine[] = [];
+
+  afterAll(async () => {
+    await Promise.all(machines.map((machine) => machine.stop()));
+    await dnsmasq?.stop();
+    await network?.destroy();
+    await api?.close();
+    if (work) await rm(work, { recursive: true, force: true });
+  }, 30_000);
+
+  it('boots two machines at once by DHCP and iPXE into the ramdisk, which looks up, heartbeats and powers off', async () => {
+    work = await mkdtemp(join(tmpdir(), 'bmaas-e2e-'));
+    api = createFakeAgentApi({ ramdisk, macs, bootifStyle: 'ironic' });
+    const apiSocket = join(work, 'api.sock');
+    await api.listenUnix(apiSocket);
+    network = await LabNetwork.create();
+    await network.portToHostSocket(network.ipv4, API_PORT, apiSocket);
+    const dhcp = await startDnsmasq({
+      network,
+      bootUrl: `http://${network.ipv4}:${API_PORT}/boot.ipxe`,
+      workDir: work,
+    });
+    dnsmasq = dhcp;
+
+    for (const [index, mac] of macs.entries()) {
+      const net = { kind: 'tap', network, tap: await network.addTap() } as const;
+      machines.push(await startQemuMachine({ name: `node${index}`, mac, net, workDir: work, paused: true }));
+    }
+    // both start paused (-S); QMP starts them together
+    const startedAt = Date.now();
+    for (const machine of machines) {
+      const qmp = await machine.qmp();
+      expect(await qmp.queryStatus()).toMatchObject({ status: 'prelaunch', running: false });
+      await qmp.cont();
+      expect(await qmp.queryStatus()).toMatchObject({ status: 'running', running: true });
+    }
+
+    const ips = await Promise.all(macs.map((mac) => dhcp.waitForDhcpAck(mac, 30_000)));
+    expect(new Set(ips).size).toBe(macs.length);
+    for (const ip of ips) expect(ip).toMatch(/^192\.168\.77\.\d+$/);
+    await Promise.all(machines.map((machine) => machine.waitForSerial(/E2E-POWEROFF/, BOOT_TIMEOUT_MS)));
+    for (const machine of machines) {
+      expect(await withTimeout(machine.exited, 15_000, 'qemu exit after poweroff')).toEqual({ code: 0, signal: null });
+    }
+
+    for (const [index, machine] of machines.entries()) await expectAgentConversation(api, machine, ips[index] ?? '');
+    await report('netns', api, machines, startedAt);
+  }, 150_000);
+});
+
+describe.skipIf(labProblem !== null)('lab: QEMU user-mode networking (restrict=on, guestfwd)', () => {
+  const mac = '52:54:00:e2:e0:02';
+  const guestPort = 8080;
+  let work: string | undefined;
+  let api: FakeAgentApi | undefined;
+  let machine: QemuMachine | undefined;
+
+  afterAll(async () => {
+    await machine?.stop();
+    await api?.close();
+    if (work) await rm(work, { recursive: true, force: true });
+  }, 30_000);
+
+  it('boots by slirp DHCP and iPXE into the ramdisk, which looks up, heartbeats and powers off', async () => {
+    work = await mkdtemp(join(tmpdir(), 'bmaas-e2e-'));
+    api = createFakeAgentApi({ ramdisk, macs: [mac], bootifStyle: 'pxelinux' });
+    const hostPort = await api.listenTcp('127.0.0.1');
+    const startedAt = Date.now();
+    machine = await startQemuMachine({
+      name: 'slirp0',
+      mac,
+      workDir: work,
+      net: {
+        kind: 'user',
+        bootUrl: `http://${GUESTFWD_ADDRESS}:${guestPort}/boot.ipxe`,
+        forwards: [{ guestPort, hostPort }],
+      },
+    });
+
+    await machine.waitForSerial(/E2E-POWEROFF/, BOOT_TIMEOUT_MS);
+    expect(await withTimeout(machine.exited, 15_000, 'qemu exit after poweroff')).toEqual({ code: 0, signal: null });
+    await expectAgentConversation(api, machine, '10.0.2.15'); // slirp's first guest address
+    await report('user-mode', api, [machine], startedAt);
+  }, 150_000);
+});
+
+describe.skipIf(labProblem !== null)('lab: QMP', () => {
+  let work: string | undefined;
+  let machine: QemuMachine | undefined;
+
+  afterAll(async () => {
+    await machine?.stop();
+    if (work) await rm(work, { recursive: true, force: true });
+  }, 30_000);
+
+  it('holds a paused machine, accepts system_powerdown and ends QEMU with quit', async () => {
+    work = await mkdtemp(join(tmpdir(), 'bmaas-e2e-'));
+    machine = await startQemuMachine({
+      name: 'idle',
+      mac: '52:54:00:e2:e0:03',
+      workDir: work,
+      paused: true,
+      net: { kind: 'user', forwards: [] },
+    });
+    const qmp = await machine.qmp();
+    expect((await qmp.queryStatus()).status).toBe('prelaunch');
+    await qmp.systemPowerdown(); // no guest runs to act on it; QEMU must still accept it
+    await qmp.quit();
+    expect(await withTimeout(machine.exited, 10_000, 'qemu exit after quit')).toEqual({ code: 0, signal: null });
+    expect(machine.isRunning()).toBe(false);
+  }, 30_000);
+});
+
+/**
+ * The exchange a real deploy ramdisk has with the API, as recorded by the fake and seen on the console.
+ * Each request is looked for after the previous one, which also checks their order.
+ */
+async function expectAgentConversation(api: FakeAgentApi, machine: QemuMachine, guestIp: string): Promise<void> {
+  const node = api.nodes.find((candidate) => candidate.mac === machine.mac);
+  if (!node) throw new Error(`no fake node for ${machine.mac}`);
+  const hexhyp = machine.mac.replaceAll(':', '-');
+  const index = (what: string, after: number, test: (method: string, url: URL) => boolean): number => {
+    const at = api.requests.findIndex(
+      (request, i) => i > after && test(request.method, new URL(request.url, 'http://fake')),
+    );
+    const seen = api.requests.map((request) => `${request.method} ${request.url}`).join('\n');
+    expect(at, `${what} after request #${after} in:\n${seen}`).toBeGreaterThanOrEqual(0);
+    return at;
+  };
+
+  const wildcard = index('wildcard script', -1, (method, url) => method === 'GET' && url.pathname === '/boot.ipxe');
+  const perMac = index(
+    'per-MAC script',
+    wildcard,
+    (method, url) => method === 'GET' && url.pathname === `/v1/boot/${hexhyp}/boot.ipxe`,
+  );
+  const kernel = index('kernel', perMac, (method, url) => method === 'GET' && url.pathname === '/e2e/kernel');
+  const initrd = index('initrd', kernel, (method, url) => method === 'GET' && url.pathname === '/e2e/initrd');
+  const lookup = index(
+    'lookup',
+    initrd,
+    (method, url) =>
+      method === 'GET' &&
+      url.pathname === '/v1/lookup' &&
+      (url.searchParams.get('addresses') ?? '').split(',').includes(machine.mac),
+  );
+  const heartbeat = index(
+    'heartbeat',
+    lookup,
+    (method, url) => method === 'POST' && url.pathname === `/v1/heartbeat/${node.uuid}`,
+  );
+  expect(api.requests[wildcard]?.headers['user-agent']).toMatch(/^iPXE\//);
+
+  const lookupRequest = api.requests[lookup];
+  expect(lookupRequest?.headers['x-openstack-ironic-api-version']).toBe('1.82');
+
+  const heartbeatRequest = api.requests[heartbeat];
+  expect(heartbeatRequest?.headers['x-openstack-ironic-api-version']).toBe('1.82');
+  expect(heartbeatRequest?.headers['content-type']).toBe('application/json');
+  expect(JSON.parse(heartbeatRequest?.body ?? '')).toEqual({
+    callback_url: `http://${guestIp}:9999`,
+    agent_token: node.agentToken,
+    agent_version: 'e2e-ramdisk',
+  });
+
+  const serial = await machine.readSerial();
+  expect(serial).toMatch(/iPXE/);
+  expect(serial).toMatch(/E2E-RAMDISK up/);
+  expect(serial).toContain(`E2E-NICS macs=${machine.mac} bootif=${machine.mac}`);
+  expect(serial).toContain(`E2E-DHCP ok iface=eth0 ip=${guestIp}`);
+  expect(serial).toContain(`E2E-LOOKUP ok node=${node.uuid} heartbeat_timeout=300`);
+  expect(serial).toContain('E2E-HEARTBEAT ok status=202');
+  expect(serial).toMatch(/E2E-POWEROFF/);
+  expect(serial).not.toMatch(/E2E-FAILED|E2E-WARN/);
+}
+
+/** Prints when each request arrived (seconds after QEMU started) and each ramdisk's markers (up= is guest uptime). */
+async function report(variant: string, api: FakeAgentApi, machines: QemuMachine[], startedAt: number): Promise<void> {
+  const lines = api.requests.map(
+    (request) => `  +${((request.at - startedAt) / 1000).toFixed(1)}s ${request.method} ${request.url}`,
+  );
+  for (const machine of machines) {
+    const markers = (await machine.readSerial()).split('\n').flatMap((line) => /E2E-.*/.exec(line.trimEnd()) ?? []);
+    lines.push(`  ${machine.name} serial:`, ...markers.map((marker) => `    ${marker}`));
+  }
+  console.log(`[lab.test] ${variant} timeline:\n${lines.join('\n')}`);
+}

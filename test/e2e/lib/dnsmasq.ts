@@ -1,0 +1,87 @@
+// dnsmasq as the lab's DHCP server, inside a LabNetwork: one static configuration
+// for every machine, as in production; iPXE clients get the wildcard boot script URL.
+import { join } from 'node:path';
+import { type ExitStatus, exitOf, isRunning, spawned, stopProcess } from './child-process.js';
+import { LAB_IPV4, LAB_IPV6, type LabNetwork } from './netns.js';
+import { readIfExists, waitForFileMatch } from './wait.js';
+
+export interface DnsmasqOptions {
+  network: LabNetwork;
+  /** The wildcard script every iPXE client is told to fetch, e.g. http://192.168.77.1:6385/boot.ipxe */
+  bootUrl: string;
+  /** Gets dnsmasq.log, the lease file and the pid file. */
+  workDir: string;
+}
+
+export interface Dnsmasq {
+  readonly pid: number;
+  readonly logPath: string;
+  readonly exited: Promise<ExitStatus>;
+  readLog(): Promise<string>;
+  waitForLog(pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray>;
+  /** Waits for the DHCPACK to mac (any case, colons); returns the address given. */
+  waitForDhcpAck(mac: string, timeoutMs: number): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/** The command line; exported so a product test can show or reuse exactly what the lab runs. */
+export function dnsmasqArgs(options: DnsmasqOptions): string[] {
+  const { network, workDir } = options;
+  return [
+    '--keep-in-foreground',
+    '--conf-file=/dev/null',
+    '--port=0', // no DNS
+    '--bind-interfaces',
+    `--interface=${network.bridge}`,
+    `--dhcp-range=${LAB_IPV4.dhcpFirst},${LAB_IPV4.dhcpLast},${LAB_IPV4.netmask},1h`,
+    '--dhcp-authoritative',
+    `--dhcp-leasefile=${join(workDir, 'dnsmasq.leases')}`,
+    `--pid-file=${join(workDir, 'dnsmasq.pid')}`,
+    '--dhcp-match=set:ipxe,175',
+    `--dhcp-boot=tag:ipxe,${options.bootUrl}`,
+    // Each of the next three saves every boot ~20 s of waiting:
+    '--enable-ra', // iPXE would otherwise wait for IPv6 autoconfiguration
+    `--dhcp-range=${LAB_IPV6.prefix},ra-only,${LAB_IPV6.prefixLength}`,
+    '--dhcp-option=tag:ipxe,175,b0:01:01', // "no ProxyDHCP": iPXE stops waiting for one
+    '--no-ping', // no ICMP probe before offering an address
+    '--log-dhcp',
+    `--log-facility=${join(workDir, 'dnsmasq.log')}`,
+  ];
+}
+
+export async function startDnsmasq(options: DnsmasqOptions): Promise<Dnsmasq> {
+  const logPath = join(options.workDir, 'dnsmasq.log');
+  const child = options.network.spawn('dnsmasq', dnsmasqArgs(options), { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const pid = await spawned(child);
+  const exitedReason = (): string | null =>
+    isRunning(child) ? null : `dnsmasq exited (${child.exitCode ?? child.signalCode}): ${stderr.trim()}`;
+  const waitForLog = (pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> =>
+    waitForFileMatch(logPath, pattern, { timeoutMs, abortReason: exitedReason });
+
+  try {
+    await waitForLog(/DHCP, IP range/, 10_000);
+  } catch (error) {
+    await stopProcess(child);
+    throw error;
+  }
+
+  return {
+    pid,
+    logPath,
+    exited: exitOf(child),
+    readLog: () => readIfExists(logPath),
+    waitForLog,
+    async waitForDhcpAck(mac: string, timeoutMs: number): Promise<string> {
+      const pattern = new RegExp(`DHCPACK\\(${options.network.bridge}\\) (\\S+) ${mac.toLowerCase()}`);
+      const match = await waitForLog(pattern, timeoutMs);
+      return match[1] ?? '';
+    },
+    async stop(): Promise<void> {
+      await stopProcess(child);
+    },
+  };
+}

@@ -1,0 +1,177 @@
+// A private network for lab machines: a network namespace with one bridge
+// (IPv4 + IPv6 ULA), one tap per machine, and the processes run inside it.
+// Nothing here touches the host's own network; `ip netns del` removes it all.
+import { type ChildProcess, execFileSync, type SpawnOptions, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { type RunResult, run, stopProcess, waitForOutputLine } from './child-process.js';
+import { killNow, onAbnormalExit } from './exit-cleanup.js';
+
+export const LAB_BRIDGE = 'br0';
+export const LAB_IPV4 = {
+  address: '192.168.77.1',
+  prefixLength: 24,
+  netmask: '255.255.255.0',
+  dhcpFirst: '192.168.77.100',
+  dhcpLast: '192.168.77.200',
+} as const;
+export const LAB_IPV6 = { prefix: 'fd77::', address: 'fd77::1', prefixLength: 64 } as const;
+
+const RELAY_SCRIPT = fileURLToPath(new URL('./socket-relay.mjs', import.meta.url));
+let namesTaken = 0;
+
+export class LabNetwork {
+  readonly bridge = LAB_BRIDGE;
+  readonly ipv4 = LAB_IPV4.address;
+  readonly ipv6 = LAB_IPV6.address;
+  private readonly taps: string[] = [];
+  private readonly children = new Set<ChildProcess>();
+  private destroyed = false;
+  private readonly forgetExitCleanup = onAbnormalExit(() => this.destroySync());
+
+  private constructor(readonly name: string) {}
+
+  /** Creates a namespace with a free name (bmaas-e2e-<pid>-<n>) and its bridge. */
+  static async create(): Promise<LabNetwork> {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const name = `bmaas-e2e-${process.pid}-${namesTaken++}`;
+      try {
+        await run('ip', ['netns', 'add', name]);
+      } catch (error) {
+        if (/exists/i.test((error as Error).message)) continue;
+        throw error;
+      }
+      const network = new LabNetwork(name);
+      try {
+        await network.configureBridge();
+        return network;
+      } catch (error) {
+        await network.destroy();
+        throw error;
+      }
+    }
+    throw new Error('no free network namespace name');
+  }
+
+  /** Adds a tap on the bridge (tap0, tap1, ...) for one machine; returns its name. */
+  async addTap(): Promise<string> {
+    const tap = `tap${this.taps.length}`;
+    this.taps.push(tap);
+    await this.ip('tuntap', 'add', 'dev', tap, 'mode', 'tap');
+    await this.ip('link', 'set', tap, 'master', this.bridge);
+    await this.ip('link', 'set', tap, 'up');
+    return tap;
+  }
+
+  /** Starts a command inside the namespace; its PID is the command's (ip netns exec execs it). */
+  spawn(command: string, args: readonly string[], options: SpawnOptions = {}): ChildProcess {
+    this.assertAlive();
+    const child = spawn('ip', ['netns', 'exec', this.name, command, ...args], { stdio: 'ignore', ...options });
+    this.children.add(child);
+    child.once('exit', () => this.children.delete(child));
+    return child;
+  }
+
+  /** Runs a command inside the namespace to completion. */
+  exec(command: string, args: readonly string[]): Promise<RunResult> {
+    this.assertAlive();
+    return run('ip', ['netns', 'exec', this.name, command, ...args]);
+  }
+
+  /**
+   * Lets machines in the namespace reach a host service listening on a Unix socket,
+   * at tcp://host:port inside the namespace (the socket file is shared, the network not).
+   */
+  async portToHostSocket(host: string, port: number, socketPath: string): Promise<ChildProcess> {
+    return this.startRelay(`tcp:${bracketed(host)}:${port}`, `unix:${socketPath}`);
+  }
+
+  /** Lets the host reach a TCP service inside the namespace through a Unix socket it can connect to. */
+  async hostSocketToPort(socketPath: string, host: string, port: number): Promise<ChildProcess> {
+    return this.startRelay(`unix:${socketPath}`, `tcp:${bracketed(host)}:${port}`);
+  }
+
+  /** Stops everything started inside, then deletes the namespace (with its bridge and taps). */
+  async destroy(): Promise<void> {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    this.forgetExitCleanup();
+    await Promise.all([...this.children].map((child) => stopProcess(child)));
+    await run('ip', ['netns', 'del', this.name]).catch(() => {});
+  }
+
+  private async configureBridge(): Promise<void> {
+    await this.ip('link', 'set', 'lo', 'up');
+    await this.ip('link', 'add', this.bridge, 'type', 'bridge');
+    await this.ip('addr', 'add', `${LAB_IPV4.address}/${LAB_IPV4.prefixLength}`, 'dev', this.bridge);
+    // nodad: the address is usable at once, so dnsmasq can send router advertisements right away
+    await this.ip('-6', 'addr', 'add', `${LAB_IPV6.address}/${LAB_IPV6.prefixLength}`, 'dev', this.bridge, 'nodad');
+    await this.ip('link', 'set', this.bridge, 'up');
+  }
+
+  private async startRelay(from: string, to: string): Promise<ChildProcess> {
+    const relay = this.spawn(process.execPath, [RELAY_SCRIPT, 'listen', from, to], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    await waitForOutputLine(relay, /^ready$/, 10_000);
+    return relay;
+  }
+
+  private async ip(...args: string[]): Promise<void> {
+    await run('ip', ['-n', this.name, ...args]);
+  }
+
+  private assertAlive(): void {
+    if (this.destroyed) throw new Error(`network namespace ${this.name} was destroyed`);
+  }
+
+  private destroySync(): void {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    for (const child of this.children) killNow(child.pid);
+    try {
+      execFileSync('ip', ['netns', 'del', this.name], { stdio: 'ignore' });
+    } catch {
+      // nothing left to delete
+    }
+  }
+}
+
+/** Same as LabNetwork.create(). */
+export function createLabNetwork(): Promise<LabNetwork> {
+  return LabNetwork.create();
+}
+
+function bracketed(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+let probe: Promise<string | null> | undefined;
+
+/** Why lab namespaces cannot be used here (null when they can): needs root, `ip netns`, /dev/net/tun. */
+export function netnsUnavailableReason(): Promise<string | null> {
+  probe ??= probeNetns();
+  return probe;
+}
+
+export async function netnsAvailable(): Promise<boolean> {
+  return (await netnsUnavailableReason()) === null;
+}
+
+async function probeNetns(): Promise<string | null> {
+  if (process.platform !== 'linux') return `network namespaces need Linux, not ${process.platform}`;
+  if (process.getuid?.() !== 0) return 'network namespaces need root';
+  const name = `bmaas-e2e-probe-${process.pid}`;
+  try {
+    await run('ip', ['netns', 'add', name]);
+  } catch (error) {
+    return `ip netns add failed: ${(error as Error).message}`;
+  }
+  try {
+    await run('ip', ['-n', name, 'tuntap', 'add', 'dev', 'probe0', 'mode', 'tap']);
+    return null;
+  } catch (error) {
+    return `cannot create a tap device: ${(error as Error).message}`;
+  } finally {
+    await run('ip', ['netns', 'del', name]).catch(() => {});
+  }
+}

@@ -1,0 +1,155 @@
+// One emulated machine that network-boots through QEMU's iPXE ROM (Debian ipxe-qemu).
+// Always TCG: the /dev/kvm on these hosts cannot run guests.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type ExitStatus, exitOf, isRunning, spawned, stopProcess } from './child-process.js';
+import { killNow, onAbnormalExit } from './exit-cleanup.js';
+import type { LabNetwork } from './netns.js';
+import { QmpClient } from './qmp.js';
+import { readIfExists, tail, waitForFileMatch } from './wait.js';
+
+/** Where a user-mode guest reaches forwarded host services. */
+export const GUESTFWD_ADDRESS = '10.0.2.100';
+const RELAY_SCRIPT = fileURLToPath(new URL('./socket-relay.mjs', import.meta.url));
+
+/** A host TCP service (on 127.0.0.1) made reachable from a user-mode guest at GUESTFWD_ADDRESS:guestPort. */
+export interface GuestForward {
+  guestPort: number;
+  hostPort: number;
+}
+
+export type MachineNetwork =
+  /** A tap on the LabNetwork's bridge; DHCP comes from the lab's dnsmasq. */
+  | { kind: 'tap'; network: LabNetwork; tap: string }
+  /** QEMU user-mode networking, restricted: the guest reaches only the forwards. */
+  | { kind: 'user'; bootUrl?: string; forwards: GuestForward[] };
+
+export interface QemuMachineOptions {
+  name: string;
+  mac: string;
+  net: MachineNetwork;
+  /** Gets <name>.serial.log, <name>.qemu.log (QEMU's own output) and <name>.qmp. Keep it short: socket paths max 107 bytes. */
+  workDir: string;
+  memoryMb?: number;
+  /** Start paused (-S) until a QMP `cont`. */
+  paused?: boolean;
+}
+
+export interface QemuMachine {
+  readonly name: string;
+  readonly mac: string;
+  readonly pid: number;
+  readonly serialLog: string;
+  readonly qemuLog: string;
+  readonly qmpSocket: string;
+  readonly exited: Promise<ExitStatus>;
+  readSerial(): Promise<string>;
+  waitForSerial(pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray>;
+  /** A QMP connection to this machine (opened on first use, closed by stop()). */
+  qmp(): Promise<QmpClient>;
+  isRunning(): boolean;
+  /** Stops QEMU by PID (SIGTERM, then SIGKILL). */
+  stop(): Promise<ExitStatus>;
+}
+
+export function qemuArgs(options: QemuMachineOptions, files: { serialLog: string; qmpSocket: string }): string[] {
+  const flags: string[][] = [
+    ['-name', options.name],
+    ['-accel', 'tcg'],
+    ['-m', String(options.memoryMb ?? 128)],
+    ['-nodefaults', '-no-user-config'],
+    // without graphics=off iPXE and Linux stay silent on the serial port
+    ['-display', 'none', '-machine', 'graphics=off'],
+    ['-serial', `file:${files.serialLog}`],
+    ['-qmp', `unix:${files.qmpSocket},server=on,wait=off`],
+    // network boot only; when it fails SeaBIOS reboots at once instead of hanging, and
+    // -no-reboot turns every guest reboot (boot failure, panic=1) into QEMU exiting
+    ['-boot', 'order=n,reboot-timeout=0', '-no-reboot'],
+    ['-netdev', netdevArg(options.net)],
+    ['-device', `virtio-net-pci,netdev=n0,mac=${options.mac}`],
+    options.paused ? ['-S'] : [],
+  ];
+  return flags.flat();
+}
+
+function netdevArg(net: MachineNetwork): string {
+  if (net.kind === 'tap') return `tap,id=n0,ifname=${net.tap},script=no,downscript=no`;
+  const parts = ['user', 'id=n0', 'restrict=on'];
+  for (const forward of net.forwards) {
+    // the cmd: form starts one relay per connection (a plain tcp: target serves only one connection)
+    parts.push(
+      `guestfwd=tcp:${GUESTFWD_ADDRESS}:${forward.guestPort}-cmd:${process.execPath} ${RELAY_SCRIPT} stdio tcp:127.0.0.1:${forward.hostPort}`,
+    );
+  }
+  if (net.bootUrl) parts.push(`bootfile=${net.bootUrl}`);
+  // QEMU splits options on commas and runs cmd: through /bin/sh, unquoted
+  const bad = parts.find((part) => part.includes(','));
+  if (bad) throw new Error(`netdev option QEMU would misparse (comma): ${bad}`);
+  if (net.forwards.length > 0 && /\s/.test(process.execPath + RELAY_SCRIPT)) {
+    throw new Error(`guestfwd needs paths without spaces: ${process.execPath} ${RELAY_SCRIPT}`);
+  }
+  return parts.join(',');
+}
+
+export async function startQemuMachine(options: QemuMachineOptions): Promise<QemuMachine> {
+  const serialLog = join(options.workDir, `${options.name}.serial.log`);
+  const qemuLog = join(options.workDir, `${options.name}.qemu.log`);
+  const qmpSocket = join(options.workDir, `${options.name}.qmp`);
+  const args = qemuArgs(options, { serialLog, qmpSocket });
+
+  const logFd = openSync(qemuLog, 'a');
+  let child: ChildProcess;
+  try {
+    const stdio = ['ignore', logFd, logFd] as const;
+    child =
+      options.net.kind === 'tap'
+        ? options.net.network.spawn('qemu-system-x86_64', args, { stdio: [...stdio] })
+        : spawn('qemu-system-x86_64', args, { stdio: [...stdio] });
+  } finally {
+    closeSync(logFd);
+  }
+  const pid = await spawned(child);
+  const exited = exitOf(child);
+  const forgetExitCleanup = onAbnormalExit(() => killNow(pid));
+  void exited.then(forgetExitCleanup);
+  let qmp: Promise<QmpClient> | undefined;
+
+  const exitReason = (): string | null => {
+    if (isRunning(child)) return null;
+    return `qemu exited (${child.exitCode ?? child.signalCode})`;
+  };
+
+  return {
+    name: options.name,
+    mac: options.mac,
+    pid,
+    serialLog,
+    qemuLog,
+    qmpSocket,
+    exited,
+    readSerial: () => readIfExists(serialLog),
+    async waitForSerial(pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> {
+      try {
+        return await waitForFileMatch(serialLog, pattern, { timeoutMs, abortReason: exitReason });
+      } catch (error) {
+        const qemuOutput = tail(await readIfExists(qemuLog), 10).trim();
+        throw qemuOutput ? new Error(`${(error as Error).message}\nqemu said:\n${qemuOutput}`) : error;
+      }
+    },
+    qmp() {
+      qmp ??= QmpClient.connect(qmpSocket).catch((error: Error) => {
+        qmp = undefined; // let a later call try again
+        throw error;
+      });
+      return qmp;
+    },
+    isRunning: () => isRunning(child),
+    async stop(): Promise<ExitStatus> {
+      const client = await qmp?.catch(() => undefined);
+      client?.close();
+      return stopProcess(child);
+    },
+  };
+}

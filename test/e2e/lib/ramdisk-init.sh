@@ -1,0 +1,106 @@
+#!/bin/sh
+# /init of the e2e test ramdisk: a minimal stand-in for ironic-python-agent.
+# It looks itself up, heartbeats once and powers off. Lines starting with
+# E2E- are the markers the harness waits for on the serial console.
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+
+API_VERSION_HEADER="X-OpenStack-Ironic-API-Version: 1.82"
+
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+
+finish() {
+  echo "$1"
+  echo "E2E-POWEROFF up=$(uptime_s)"
+  # userspace console output sits in the UART buffer; give it time to drain
+  sleep 0.3
+  poweroff -f
+}
+
+json_string() { # $1 = key; reads one-line JSON on stdin; prints the first string value of key
+  grep -o "\"$1\"[[:space:]]*:[[:space:]]*\"[^\"]*\"" | head -n 1 | sed 's/.*"\([^"]*\)"$/\1/'
+}
+
+echo "E2E-RAMDISK up up=$(uptime_s)"
+
+for module in $(cat /lib/modules/load-order); do
+  insmod "/lib/modules/$module.ko" || echo "E2E-WARN insmod $module failed"
+done
+
+API_URL=
+BOOTIF=
+for arg in $(cat /proc/cmdline); do
+  case "$arg" in
+    ipa-api-url=*) API_URL=${arg#ipa-api-url=} ;;
+    BOOTIF=*) BOOTIF=${arg#BOOTIF=} ;;
+  esac
+done
+API_URL=${API_URL%/}
+# BOOTIF is either PXELINUX style (01-aa-bb-cc-dd-ee-ff) or a plain MAC
+BOOTIF=$(echo "$BOOTIF" | tr 'A-F-' 'a-f:')
+case "$BOOTIF" in 01:??:??:??:??:??:??) BOOTIF=${BOOTIF#01:} ;; esac
+[ -n "$API_URL" ] || finish "E2E-FAILED no ipa-api-url= on the kernel command line"
+
+waited=0
+while ! ls /sys/class/net | grep -q '^eth'; do
+  [ $waited -ge 100 ] && finish "E2E-FAILED no ethernet interface appeared"
+  sleep 0.1
+  waited=$((waited + 1))
+done
+
+ip link set lo up
+IFACES=
+MACS=
+for dev in /sys/class/net/eth*; do
+  iface=${dev##*/}
+  ip link set "$iface" up
+  IFACES="$IFACES $iface"
+  MACS="$MACS${MACS:+,}$(cat "$dev/address")"
+done
+echo "E2E-NICS macs=$MACS bootif=$BOOTIF"
+
+for iface in $IFACES; do
+  udhcpc -i "$iface" -f -q -n -t 5 -T 1 -s /etc/udhcpc.script >"/tmp/udhcpc.$iface.log" 2>&1 &
+done
+wait
+
+# the address for the callback URL: the BOOTIF interface's, else the first leased one
+MY_IP=
+for iface in $IFACES; do
+  [ -f "/tmp/ip.$iface" ] || continue
+  if [ -z "$MY_IP" ] || [ "$(cat "/sys/class/net/$iface/address")" = "$BOOTIF" ]; then
+    MY_IP=$(cat "/tmp/ip.$iface")
+    MY_IFACE=$iface
+  fi
+done
+[ -n "$MY_IP" ] || finish "E2E-FAILED dhcp: no lease on$IFACES"
+echo "E2E-DHCP ok iface=$MY_IFACE ip=$MY_IP up=$(uptime_s)"
+
+attempt=1
+until wget -q -O /tmp/lookup.json --header "$API_VERSION_HEADER" "$API_URL/v1/lookup?addresses=$MACS"; do
+  [ $attempt -ge 5 ] && finish "E2E-LOOKUP failed attempts=$attempt url=$API_URL/v1/lookup"
+  echo "E2E-LOOKUP retry attempt=$attempt"
+  attempt=$((attempt + 1))
+  sleep 1
+done
+LOOKUP=$(tr -d '\r\n' </tmp/lookup.json)
+NODE_PART=${LOOKUP#*\"node\"}
+NODE_UUID=$(echo "$NODE_PART" | json_string uuid)
+AGENT_TOKEN=$(echo "$LOOKUP" | json_string agent_token)
+HEARTBEAT_TIMEOUT=$(echo "$LOOKUP" | grep -o '"heartbeat_timeout"[[:space:]]*:[[:space:]]*[0-9]*' | head -n 1 | sed 's/.*[^0-9]//')
+[ -n "$NODE_UUID" ] && [ -n "$AGENT_TOKEN" ] || finish "E2E-LOOKUP failed unparsable answer: $LOOKUP"
+echo "E2E-LOOKUP ok node=$NODE_UUID heartbeat_timeout=$HEARTBEAT_TIMEOUT attempts=$attempt up=$(uptime_s)"
+
+BODY="{\"callback_url\": \"http://$MY_IP:9999\", \"agent_token\": \"$AGENT_TOKEN\", \"agent_version\": \"e2e-ramdisk\"}"
+wget -S -O /tmp/heartbeat.out --header "$API_VERSION_HEADER" --header "Content-Type: application/json" \
+  --post-data "$BODY" "$API_URL/v1/heartbeat/$NODE_UUID" 2>/tmp/heartbeat.err
+rc=$?
+# busybox wget prints the status line with -S; it exits 0 for any 2xx
+STATUS=$(grep -o 'HTTP/[0-9.]* [0-9]*' /tmp/heartbeat.err | tail -n 1 | sed 's/.* //')
+if [ $rc -eq 0 ] && [ "$STATUS" = 202 ]; then
+  finish "E2E-HEARTBEAT ok status=$STATUS up=$(uptime_s)"
+fi
+finish "E2E-HEARTBEAT failed rc=$rc status=${STATUS:-none} $(tr '\n' ' ' </tmp/heartbeat.err)"
