@@ -17,7 +17,10 @@ function log(message) {
 
 function pnpmCommand() {
   try {
-    const version = execFileSync('pnpm', ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const version = execFileSync('pnpm', ['--version'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
     if (version === PNPM_VERSION) return ['pnpm'];
   } catch {}
   // npx keeps the pinned pnpm in npm's cache: no global install, works without root.

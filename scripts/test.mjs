@@ -20,7 +20,7 @@ function ensureDebianPackages() {
     .filter(Boolean);
   const missing = wanted.filter((name) => {
     try {
-      return !execFileSync('dpkg-query', ['-W', '-f=${Status}', name], { encoding: 'utf8', stdio: 'pipe' }).includes(
+      return !execFileSync('dpkg-query', ['-W', `-f=\${Status}`, name], { encoding: 'utf8', stdio: 'pipe' }).includes(
         'install ok installed',
       );
     } catch {
@@ -66,6 +66,8 @@ const ok = step('tests (vitest)', [
 if (existsSync(resultsFile)) {
   const results = JSON.parse(readFileSync(resultsFile, 'utf8'));
   const skipped = results.numPendingTests + results.numTodoTests;
-  process.stdout.write(`\ntests: ${results.numPassedTests} passed, ${results.numFailedTests} failed, ${skipped} skipped\n`);
+  process.stdout.write(
+    `\ntests: ${results.numPassedTests} passed, ${results.numFailedTests} failed, ${skipped} skipped\n`,
+  );
 }
 process.exit(ok ? 0 : 1);

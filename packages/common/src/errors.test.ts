@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import * as errors from './errors.js';
-import { BmaasError, DOCUMENTED_ERRORS, fromErrorPayload, NodeLocked, toErrorPayload, UnexpectedRpcError } from './errors.js';
+import {
+  BmaasError,
+  DOCUMENTED_ERRORS,
+  fromErrorPayload,
+  NodeLocked,
+  toErrorPayload,
+  UnexpectedRpcError,
+} from './errors.js';
 
 const classes = (Object.values(errors) as unknown[]).filter(
   (value): value is new (...args: string[]) => BmaasError =>

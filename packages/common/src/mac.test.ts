@@ -57,7 +57,7 @@ describe('MAC parsing', () => {
     );
   });
 
-  it('gives the hyphen form iPXE asks for with ${mac:hexhyp}', () => {
+  it('gives the hyphen form iPXE asks for with mac:hexhyp', () => {
     expect(macToHyphens('52:54:00:12:34:56')).toBe('52-54-00-12-34-56');
   });
 });

@@ -13,7 +13,7 @@ import {
 } from './states.js';
 
 describe('provision state machine', () => {
-  it('uses Ironic\'s exact state strings', () => {
+  it("uses Ironic's exact state strings", () => {
     expect(ALL_PROVISION_STATES).toContain('wait call-back');
     expect(ALL_PROVISION_STATES).toContain('clean wait');
     expect(ALL_PROVISION_STATES).not.toContain('deploy wait');

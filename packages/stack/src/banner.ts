@@ -3,9 +3,12 @@ import type { Stack } from './stack.js';
 
 /** What runs where, and how to enrol a first node with the `baremetal` CLI. */
 export function renderStackBanner(stack: Stack, config: BmaasConfig): string {
-  const database = config.database.connection ? 'PostgreSQL at [database]connection' : `embedded PostgreSQL (127.0.0.1:${config.database.embedded_port}, data under ${config.DEFAULT.state_path})`;
+  const database = config.database.connection
+    ? 'PostgreSQL at [database]connection'
+    : `embedded PostgreSQL (127.0.0.1:${config.database.embedded_port}, data under ${config.DEFAULT.state_path})`;
   const rows = stack.conductors.map(
-    (c) => `  ${c.name.padEnd(13)} ${c.hostname.padEnd(16)} JSON-RPC ${c.jsonRpc}  files ${c.httpUrl}  http_root ${c.httpRoot}`,
+    (c) =>
+      `  ${c.name.padEnd(13)} ${c.hostname.padEnd(16)} JSON-RPC ${c.jsonRpc}  files ${c.httpUrl}  http_root ${c.httpRoot}`,
   );
   return `
 The stack is running.

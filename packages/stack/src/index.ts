@@ -1,3 +1,3 @@
-export { type StackOptions, parseStackOptions } from './options.js';
+export { parseStackOptions, type StackOptions } from './options.js';
 export { acquireLock, lockHolder } from './pid-lock.js';
 export { type ConductorEndpoint, Stack, type StackDeps } from './stack.js';

@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 import { join, resolve } from 'node:path';
 import { ConfigError, createRootLogger, loadConfig } from '@bmaas/common';
+import { renderStackBanner } from './banner.js';
 import { parseStackOptions, STACK_USAGE } from './options.js';
 import { acquireLock } from './pid-lock.js';
 import { Stack } from './stack.js';
-import { renderStackBanner } from './banner.js';
 
 async function main(argv: string[]): Promise<number> {
   const options = parseStackOptions(argv);
@@ -63,7 +63,9 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error) => {
-    process.stderr.write(`${error instanceof ConfigError ? 'config error: ' : ''}${(error as Error).message ?? error}\n`);
+    process.stderr.write(
+      `${error instanceof ConfigError ? 'config error: ' : ''}${(error as Error).message ?? error}\n`,
+    );
     process.exit(1);
   },
 );

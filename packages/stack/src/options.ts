@@ -1,4 +1,4 @@
-import { configFilesFromArgs, ConfigError } from '@bmaas/common';
+import { ConfigError, configFilesFromArgs } from '@bmaas/common';
 
 /** What `npm start` can be told on its command line. */
 export interface StackOptions {

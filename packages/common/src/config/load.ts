@@ -95,7 +95,8 @@ function describeFormat(schema: OptionSchema): string {
 /** Validates one value with convict's own format checks; returns the reason it is bad, or undefined. */
 function checkValue(schema: OptionSchema, value: unknown): string | undefined {
   // convict turns any string into a boolean; we want a clear refusal instead.
-  if (schema.format === Boolean && typeof value !== 'boolean') return `not a boolean (expected ${describeFormat(schema)})`;
+  if (schema.format === Boolean && typeof value !== 'boolean')
+    return `not a boolean (expected ${describeFormat(schema)})`;
   const single = convict({ v: { doc: schema.doc, format: schema.format as never, default: schema.default as never } });
   try {
     single.load({ v: value });

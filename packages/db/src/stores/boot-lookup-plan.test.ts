@@ -40,7 +40,8 @@ describe('boot path query (MAC -> node) on 100k ports', () => {
       `explain (format json) ${BOOT_LOOKUP_SQL}`,
       [address],
     );
-    const nodes = flatten((result.rows[0]?.['QUERY PLAN'][0] as { Plan: PlanNode }).Plan);
+    const plan = result.rows[0]?.['QUERY PLAN'][0] as { Plan: PlanNode };
+    const nodes = flatten(plan.Plan);
     const types = nodes.map((n) => n['Node Type']);
     expect(types).not.toContain('Seq Scan');
     const indexes = nodes.filter((n) => n['Index Name']).map((n) => n['Index Name']);

@@ -38,7 +38,10 @@ describe('ConductorStore', () => {
   it('computes alive from the heartbeat age and exposes registered interfaces of alive conductors', async () => {
     await register('c2');
     await register('c3');
-    await t.db('conductors').where({ hostname: 'c3' }).update({ updated_at: t.db.raw("now() - interval '2 minutes'") });
+    await t
+      .db('conductors')
+      .where({ hostname: 'c3' })
+      .update({ updated_at: t.db.raw("now() - interval '2 minutes'") });
     const listed = await conductors.list(60);
     expect(listed.find((c) => c.hostname === 'c2')?.alive).toBe(true);
     expect(listed.find((c) => c.hostname === 'c3')?.alive).toBe(false);

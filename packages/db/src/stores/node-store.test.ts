@@ -76,10 +76,12 @@ describe('NodeStore', () => {
     expect(seen.sort()).toEqual(created.map((n) => n.uuid).sort());
     const desc = await nodes.list({ conductorGroup: group, limit: 100, sortKey: 'created_at', sortDir: 'desc' });
     expect(desc.map((n) => n.uuid)).toEqual(created.map((n) => n.uuid).reverse());
-    expect(await nodes.list({ conductorGroup: 'PAGING', maintenance: true, limit: 10, sortKey: 'id', sortDir: 'asc' })).toEqual([]);
-    await expect(nodes.list({ limit: 1, sortKey: 'reservation; drop table nodes', sortDir: 'asc' })).rejects.toBeInstanceOf(
-      InvalidParameterValue,
-    );
+    expect(
+      await nodes.list({ conductorGroup: 'PAGING', maintenance: true, limit: 10, sortKey: 'id', sortDir: 'asc' }),
+    ).toEqual([]);
+    await expect(
+      nodes.list({ limit: 1, sortKey: 'reservation; drop table nodes', sortDir: 'asc' }),
+    ).rejects.toBeInstanceOf(InvalidParameterValue);
   });
 
   it('finds nodes by state and by (group, drivers)', async () => {

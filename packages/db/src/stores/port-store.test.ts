@@ -21,15 +21,15 @@ describe('PortStore', () => {
     const node = await nodes.create(newNode());
     const port = await ports.create({ uuid: randomUUID(), address: '52:54:00:00:00:01', nodeId: node.id });
     expect(port).toMatchObject({ address: '52:54:00:00:00:01', nodeUuid: node.uuid, pxeEnabled: true, extra: {} });
-    await expect(ports.create({ uuid: randomUUID(), address: '52:54:00:00:00:01', nodeId: node.id })).rejects.toBeInstanceOf(
-      MACAlreadyExists,
-    );
-    await expect(ports.create({ uuid: port.uuid, address: '52:54:00:00:00:02', nodeId: node.id })).rejects.toBeInstanceOf(
-      PortAlreadyExists,
-    );
-    await expect(ports.create({ uuid: randomUUID(), address: '52:54:00:00:00:03', nodeId: 999999 })).rejects.toBeInstanceOf(
-      NodeNotFound,
-    );
+    await expect(
+      ports.create({ uuid: randomUUID(), address: '52:54:00:00:00:01', nodeId: node.id }),
+    ).rejects.toBeInstanceOf(MACAlreadyExists);
+    await expect(
+      ports.create({ uuid: port.uuid, address: '52:54:00:00:00:02', nodeId: node.id }),
+    ).rejects.toBeInstanceOf(PortAlreadyExists);
+    await expect(
+      ports.create({ uuid: randomUUID(), address: '52:54:00:00:00:03', nodeId: 999999 }),
+    ).rejects.toBeInstanceOf(NodeNotFound);
     expect(await ports.getByAddress('52:54:00:00:00:01')).toEqual(port);
     expect(await ports.getByUuid(port.uuid)).toEqual(port);
   });
@@ -37,7 +37,12 @@ describe('PortStore', () => {
   it('lists, updates, and goes away with its node', async () => {
     const node = await nodes.create(newNode());
     const a = await ports.create({ uuid: randomUUID(), address: '52:54:00:00:01:01', nodeId: node.id });
-    const b = await ports.create({ uuid: randomUUID(), address: '52:54:00:00:01:02', nodeId: node.id, pxeEnabled: false });
+    const b = await ports.create({
+      uuid: randomUUID(),
+      address: '52:54:00:00:01:02',
+      nodeId: node.id,
+      pxeEnabled: false,
+    });
     expect((await ports.listByNode(node.id)).map((p) => p.uuid)).toEqual([a.uuid, b.uuid]);
     const page = await ports.list({ nodeId: node.id, limit: 1, sortKey: 'address', sortDir: 'asc' });
     expect(page.map((p) => p.uuid)).toEqual([a.uuid]);
