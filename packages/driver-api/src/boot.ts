@@ -15,7 +15,8 @@ export interface BootInterface extends HardwareInterface {
    * Makes the node boot the deploy (or rescue) ramdisk on its next network
    * boot: renders its boot script and links its images. Called before
    * deploy, clean, inspect and rescue. Idempotent: calling it again rewrites
-   * the same files. Throws InvalidParameterValue when driver_info lacks images.
+   * the same files. Throws MissingParameterValue when driver_info lacks
+   * images, InvalidParameterValue when they are malformed.
    */
   prepareRamdisk(task: Task, mode: RamdiskMode): Promise<void>;
   /** Removes what prepareRamdisk wrote. Idempotent; a missing file is not an error. */

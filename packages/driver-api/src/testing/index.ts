@@ -1,0 +1,2 @@
+export * from './boot-interface-contract.js';
+export * from './test-task.js';

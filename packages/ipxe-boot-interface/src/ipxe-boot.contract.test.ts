@@ -1,0 +1,13 @@
+import { describeBootInterfaceContract } from '@bmaas/driver-api/testing';
+import { createIpxeFixture } from './ipxe-fixture.test-support.js';
+
+describeBootInterfaceContract('ipxe', async () => {
+  const fixture = await createIpxeFixture();
+  return {
+    iface: fixture.iface,
+    configName: 'boot.ipxe',
+    node: { bootInterface: 'ipxe', driverInfo: fixture.driverInfo },
+    snapshot: fixture.snapshot,
+    cleanup: fixture.cleanup,
+  };
+});

@@ -1,0 +1,213 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${name} is iPXE's own setting expansion, expected in the scripts as is.
+import { readdir, readFile, readlink, stat, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import {
+  BootConfigNotFound,
+  createSilentLogger,
+  InvalidParameterValue,
+  MissingParameterValue,
+  type PortRecord,
+} from '@bmaas/common';
+import { createTestNode, createTestPort, createTestTask } from '@bmaas/driver-api/testing';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type ImageServer, startImageServer } from './image-server.test-support.js';
+import { IpxeBootInterface, ipxeBootInterface, writeRootBootScript } from './ipxe-boot.js';
+import { createIpxeFixture, type IpxeFixture } from './ipxe-fixture.test-support.js';
+import { renderRootBootScript } from './root-script.js';
+
+describe('ipxe boot interface', () => {
+  let fixture: IpxeFixture;
+  afterEach(() => fixture.cleanup());
+
+  const setUp = async (overrides: Parameters<typeof createIpxeFixture>[0] = {}) => {
+    fixture = await createIpxeFixture(overrides);
+    const node = createTestNode({ bootInterface: 'ipxe', driverInfo: fixture.driverInfo });
+    const ports = [
+      createTestPort(node, { address: '52:54:00:00:00:01' }),
+      createTestPort(node, { address: '52:54:00:00:00:02' }),
+      createTestPort(node, { address: '52:54:00:00:00:03', pxeEnabled: false }),
+    ];
+    return { node, ports, iface: fixture.iface, task: () => createTestTask(node, ports) };
+  };
+  const at = (...parts: string[]) => join(fixture.httpRoot, ...parts);
+  const files = async (...parts: string[]) => (await readdir(at(...parts))).sort();
+
+  it('lays out the node script, images, MAC links and root script', async () => {
+    const { node, iface, task } = await setUp();
+    await iface.prepareRamdisk(task(), 'deploy');
+
+    expect(await files()).toEqual([node.uuid, 'boot.ipxe', 'pxelinux.cfg']);
+    expect(await files(node.uuid)).toEqual(['config', 'deploy_kernel', 'deploy_ramdisk']);
+    expect(await readFile(at(node.uuid, 'deploy_kernel'), 'utf8')).toBe('deploy_kernel bytes');
+    expect(await files('pxelinux.cfg')).toEqual(['52-54-00-00-00-01', '52-54-00-00-00-02']);
+    for (const link of await files('pxelinux.cfg')) {
+      const target = await readlink(at('pxelinux.cfg', link));
+      expect(target).toBe(`../${node.uuid}/config`);
+      expect(resolve(dirname(at('pxelinux.cfg', link)), target)).toBe(at(node.uuid, 'config'));
+      expect(await readFile(at('pxelinux.cfg', link), 'utf8')).toContain('goto deploy\n');
+    }
+    expect(await readFile(at('boot.ipxe'), 'utf8')).toBe(renderRootBootScript(fixture.config));
+  });
+
+  it('serves the script on disk as boot.ipxe', async () => {
+    const { node, iface, task } = await setUp();
+    await iface.prepareRamdisk(task(), 'deploy');
+    const shared = createTestTask(node, [], { shared: true });
+    expect(await iface.getBootConfig(shared, 'boot.ipxe')).toBe(await readFile(at(node.uuid, 'config'), 'utf8'));
+    await writeFile(at(node.uuid, 'config'), '#!ipxe\necho edited\n');
+    expect(await iface.getBootConfig(shared, 'boot.ipxe')).toBe('#!ipxe\necho edited\n');
+    await expect(iface.getBootConfig(shared, 'config')).rejects.toBeInstanceOf(BootConfigNotFound);
+  });
+
+  it('switches images and script between deploy and rescue', async () => {
+    const { node, iface, task } = await setUp();
+    await iface.prepareRamdisk(task(), 'deploy');
+    await iface.prepareRamdisk(task(), 'rescue');
+    expect(await files(node.uuid)).toEqual(['config', 'rescue_kernel', 'rescue_ramdisk']);
+    const script = await readFile(at(node.uuid, 'config'), 'utf8');
+    expect(script).toContain('goto rescue\n');
+    expect(script).toContain(`http://192.0.2.10:8080/${node.uuid}/rescue_kernel `);
+  });
+
+  it('boots the instance through the same links, without images', async () => {
+    const { node, iface, task } = await setUp();
+    await iface.prepareRamdisk(task(), 'deploy');
+    await iface.prepareInstance(task());
+    expect(await files(node.uuid)).toEqual(['config']);
+    expect(await files('pxelinux.cfg')).toEqual(['52-54-00-00-00-01', '52-54-00-00-00-02']);
+    expect(await readFile(at('pxelinux.cfg', '52-54-00-00-00-01'), 'utf8')).toContain('goto boot_instance\n');
+
+    // A ramdisk clean-up after the switch leaves the instance's boot alone.
+    await iface.cleanUpRamdisk(task());
+    expect(await files(node.uuid)).toEqual(['config']);
+    expect(await files('pxelinux.cfg')).toHaveLength(2);
+
+    await iface.cleanUpInstance(task());
+    expect(await files()).toEqual(['boot.ipxe', 'pxelinux.cfg']);
+    expect(await files('pxelinux.cfg')).toEqual([]);
+  });
+
+  it('cleans up only its own node and MACs', async () => {
+    const first = await setUp();
+    const second = createTestNode({ bootInterface: 'ipxe', driverInfo: fixture.driverInfo });
+    const secondPorts = [createTestPort(second, { address: '52:54:00:00:00:09' })];
+    await first.iface.prepareRamdisk(first.task(), 'deploy');
+    await first.iface.prepareRamdisk(createTestTask(second, secondPorts), 'deploy');
+
+    await first.iface.cleanUpRamdisk(first.task());
+    expect(await files()).toEqual([second.uuid, 'boot.ipxe', 'pxelinux.cfg']);
+    expect(await files('pxelinux.cfg')).toEqual(['52-54-00-00-00-09']);
+  });
+
+  it('drops links of ports that left or stopped PXE booting, but not a MAC now owned by another node', async () => {
+    const { node, ports, iface } = await setUp();
+    await iface.prepareRamdisk(createTestTask(node, ports), 'deploy');
+    const [kept, stopped] = ports as [PortRecord, PortRecord];
+    const remaining = [kept, { ...stopped, pxeEnabled: false }];
+    await iface.prepareRamdisk(createTestTask(node, remaining), 'deploy');
+    expect(await files('pxelinux.cfg')).toEqual(['52-54-00-00-00-01']);
+
+    const other = createTestNode({ bootInterface: 'ipxe', driverInfo: fixture.driverInfo });
+    await iface.prepareRamdisk(
+      createTestTask(other, [createTestPort(other, { address: '52:54:00:00:00:01' })]),
+      'deploy',
+    );
+    await iface.cleanUpInstance(createTestTask(node, remaining));
+    expect(await readlink(at('pxelinux.cfg', '52-54-00-00-00-01'))).toBe(`../${other.uuid}/config`);
+  });
+
+  it('rewrites the root script only when its content changes', async () => {
+    const { iface, task } = await setUp();
+    await iface.prepareRamdisk(task(), 'deploy');
+    const written = await stat(at('boot.ipxe'));
+    await iface.prepareRamdisk(task(), 'deploy');
+    await iface.prepareInstance(task());
+    expect((await stat(at('boot.ipxe'))).ino).toBe(written.ino);
+
+    const apiConfig = { ...fixture.config, pxe: { ...fixture.config.pxe, ipxe_use_boot_config_api: true } };
+    expect(await writeRootBootScript(apiConfig)).toBe(true);
+    expect(await writeRootBootScript(apiConfig)).toBe(false);
+    expect(await readFile(at('boot.ipxe'), 'utf8')).toContain(
+      'http://192.0.2.1:6385/v1/boot/${net${nic}/mac:hexhyp}/boot.ipxe',
+    );
+  });
+
+  it('validates driver_info and the configuration without touching the disk', async () => {
+    const { node, ports, iface } = await setUp();
+    const check = (driverInfo: Record<string, unknown>, on = iface) =>
+      on.validate(createTestTask({ ...node, driverInfo }, ports, { shared: true }));
+
+    await check(fixture.driverInfo);
+    await expect(check({})).rejects.toThrow(
+      /missing the following parameters in driver_info: deploy_kernel, deploy_ramdisk/,
+    );
+    await expect(check({ ...fixture.driverInfo, deploy_ramdisk: '' })).rejects.toBeInstanceOf(MissingParameterValue);
+    await expect(check({ ...fixture.driverInfo, deploy_kernel: 'glance-image-id' })).rejects.toBeInstanceOf(
+      InvalidParameterValue,
+    );
+    await expect(check({ deploy_kernel: '/k', deploy_ramdisk: '/r', rescue_kernel: '/k' })).rejects.toThrow(
+      /rescue_ramdisk/,
+    );
+
+    const noApi = new IpxeBootInterface({
+      config: { ...fixture.config, api: { ...fixture.config.api, public_endpoint: null } },
+      logger: createSilentLogger(),
+      conductorHostname: 'c',
+    });
+    await expect(check(fixture.driverInfo, noApi)).rejects.toThrow(/\[api\]public_endpoint/);
+    expect(await readdir(fixture.httpRoot).catch(() => 'absent')).toBe('absent');
+  });
+
+  it('refuses to prepare a ramdisk whose images are not set, writing nothing', async () => {
+    const { node, ports, iface } = await setUp();
+    const { rescue_kernel: _, ...withoutRescue } = fixture.driverInfo;
+    await expect(
+      iface.prepareRamdisk(createTestTask({ ...node, driverInfo: withoutRescue }, ports), 'rescue'),
+    ).rejects.toBeInstanceOf(MissingParameterValue);
+    expect(await readdir(fixture.httpRoot).catch(() => 'absent')).toBe('absent');
+  });
+
+  it('is registered as ipxe', async () => {
+    fixture = await createIpxeFixture();
+    expect(ipxeBootInterface.name).toBe('ipxe');
+    const created = ipxeBootInterface.create({
+      config: fixture.config,
+      logger: createSilentLogger(),
+      conductorHostname: 'c',
+    });
+    expect(created).toBeInstanceOf(IpxeBootInterface);
+  });
+});
+
+describe('ipxe boot interface with images over HTTP', () => {
+  let server: ImageServer;
+  let fixture: IpxeFixture;
+  beforeAll(async () => {
+    server = await startImageServer();
+  });
+  afterAll(() => server.close());
+  afterEach(() => fixture.cleanup());
+
+  it('downloads the images from a loopback server once', async () => {
+    fixture = await createIpxeFixture();
+    server.images.set('/ipa.kernel', { body: Buffer.from('http kernel'), etag: '"k1"' });
+    server.images.set('/ipa.initramfs', { body: Buffer.from('http ramdisk') });
+    const node = createTestNode({
+      bootInterface: 'ipxe',
+      driverInfo: { deploy_kernel: `${server.url}/ipa.kernel`, deploy_ramdisk: `${server.url}/ipa.initramfs` },
+    });
+    const ports = [createTestPort(node)];
+
+    await fixture.iface.prepareRamdisk(createTestTask(node, ports), 'deploy');
+    await fixture.iface.prepareRamdisk(createTestTask(node, ports), 'deploy');
+
+    expect(await readFile(join(fixture.httpRoot, node.uuid, 'deploy_kernel'), 'utf8')).toBe('http kernel');
+    expect(await readFile(join(fixture.httpRoot, node.uuid, 'deploy_ramdisk'), 'utf8')).toBe('http ramdisk');
+    expect(server.requests.map((r) => `${r.path} ${r.ifNoneMatch ?? '-'}`)).toEqual([
+      '/ipa.kernel -',
+      '/ipa.initramfs -',
+      '/ipa.kernel "k1"',
+      '/ipa.initramfs -',
+    ]);
+  });
+});
