@@ -1,0 +1,63 @@
+import type { BmaasConfig, Logger } from '@bmaas/common';
+import { createStores } from '@bmaas/db';
+import type { ConductorClient } from '@bmaas/rpc-client';
+import express, { type Express } from 'express';
+import type { Knex } from 'knex';
+import { HtpasswdUsers } from './htpasswd.js';
+import { httpBasicAuth } from './middleware/auth.js';
+import { errorHandler, notFound } from './middleware/errors.js';
+import { requestContext } from './middleware/request-id.js';
+import { negotiateVersion } from './middleware/version.js';
+import { NodeService } from './node-service.js';
+import { PortService } from './port-service.js';
+import type { RouteDeps } from './route-deps.js';
+import { conductorsRouter } from './routes/conductors.js';
+import { driversRouter } from './routes/drivers.js';
+import { nodeStatesRouter } from './routes/node-states.js';
+import { nodesRouter } from './routes/nodes.js';
+import { portsRouter } from './routes/ports.js';
+import { rootRouter } from './routes/root.js';
+
+export interface ApiDeps {
+  config: BmaasConfig;
+  logger: Logger;
+  db: Knex;
+  conductors: ConductorClient;
+}
+
+/** Firmware and ramdisk endpoints: not versioned (they cannot negotiate) and public. */
+export const UNVERSIONED_PREFIXES = ['/v1/boot', '/v1/lookup', '/v1/heartbeat'];
+
+/** The REST API as an express app (not listening: main or a test does that). */
+export function createApp(deps: ApiDeps): Express {
+  const logger = deps.logger.child({ component: 'api' });
+  const stores = createStores(deps.db);
+  const routeDeps: RouteDeps = {
+    config: deps.config,
+    stores,
+    conductors: deps.conductors,
+    nodes: new NodeService({ config: deps.config, stores, conductors: deps.conductors }),
+    ports: new PortService(stores),
+  };
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('trust proxy', false);
+  app.use(requestContext(logger));
+  app.use(negotiateVersion(UNVERSIONED_PREFIXES));
+  if (deps.config.DEFAULT.auth_strategy === 'http_basic') {
+    app.use(httpBasicAuth(HtpasswdUsers.fromFile(deps.config.DEFAULT.http_basic_auth_user_file)));
+  }
+  // RFC 6902 documents may come as application/json-patch+json.
+  app.use(express.json({ limit: '1mb', strict: false, type: ['application/json', 'application/*+json'] }));
+  app.use(rootRouter(routeDeps));
+  app.use(nodesRouter(routeDeps));
+  app.use(nodeStatesRouter(routeDeps));
+  app.use(portsRouter(routeDeps));
+  app.use(conductorsRouter(routeDeps));
+  app.use(driversRouter(routeDeps));
+  app.use(notFound);
+  app.use(errorHandler(logger));
+  return app;
+}

@@ -1,0 +1,56 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { ConfigError } from '@bmaas/common';
+import bcrypt from 'bcryptjs';
+
+const BCRYPT = /^\$2[aby]\$\d{2}\$[./A-Za-z0-9]{53}$/;
+/** Verified credentials are remembered (as digests) so each request does not pay a bcrypt round. */
+const MAX_REMEMBERED = 1024;
+
+/**
+ * Users of an Apache htpasswd file with bcrypt entries (`user:$2y$…`), read
+ * once at start. Other digest kinds are refused at load time, as Ironic only
+ * accepts bcrypt.
+ */
+export class HtpasswdUsers {
+  private readonly remembered = new Set<string>();
+
+  private constructor(private readonly hashes: ReadonlyMap<string, string>) {}
+
+  static fromFile(path: string): HtpasswdUsers {
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch (error) {
+      throw new ConfigError(`${path}: cannot read htpasswd file (${(error as NodeJS.ErrnoException).code ?? error})`);
+    }
+    return HtpasswdUsers.parse(text, path);
+  }
+
+  static parse(text: string, source = 'htpasswd'): HtpasswdUsers {
+    const hashes = new Map<string, string>();
+    text.split(/\r?\n/).forEach((raw, index) => {
+      const line = raw.trim();
+      if (line === '' || line.startsWith('#')) return;
+      const colon = line.indexOf(':');
+      const user = line.slice(0, colon);
+      const hash = line.slice(colon + 1);
+      if (colon <= 0 || !BCRYPT.test(hash)) {
+        throw new ConfigError(`${source}:${index + 1}: only "user:<bcrypt hash>" entries are supported`);
+      }
+      hashes.set(user, hash);
+    });
+    return new HtpasswdUsers(hashes);
+  }
+
+  async verify(user: string, password: string): Promise<boolean> {
+    const hash = this.hashes.get(user);
+    if (hash === undefined) return false;
+    const digest = createHash('sha256').update(`${user}\0${password}\0${hash}`).digest('hex');
+    if (this.remembered.has(digest)) return true;
+    if (!(await bcrypt.compare(password, hash))) return false;
+    if (this.remembered.size >= MAX_REMEMBERED) this.remembered.clear();
+    this.remembered.add(digest);
+    return true;
+  }
+}

@@ -1,0 +1,64 @@
+import { InvalidParameterValue } from '@bmaas/common';
+import jsonPatch, { type Operation } from 'fast-json-patch';
+import { compileSchema, PATCH_SCHEMA } from './validation.js';
+
+export interface PatchOperation {
+  op: 'add' | 'replace' | 'remove';
+  path: string;
+  value?: unknown;
+}
+
+const checkPatchDocument = compileSchema<PatchOperation[]>('patch', PATCH_SCHEMA);
+
+/** The top-level field an operation touches (`/driver_info/ipmi_address` -> `driver_info`). */
+export function rootField(path: string): string {
+  return decodePointer(path.split('/')[1] ?? '');
+}
+
+function decodePointer(segment: string): string {
+  return segment.replace(/~1/g, '/').replace(/~0/g, '~');
+}
+
+/** Validates an RFC 6902 body and that it only touches `allowed` top-level fields. */
+export function parsePatch(body: unknown, allowed: readonly string[]): PatchOperation[] {
+  const ops = checkPatchDocument(body);
+  for (const op of ops) {
+    if (!allowed.includes(rootField(op.path))) {
+      throw new InvalidParameterValue(
+        `Cannot patch ${op.path}. Only the following can be updated: ${allowed.join(', ')}`,
+      );
+    }
+  }
+  return ops;
+}
+
+/** The values a patch writes to `path` (Ironic's get_patch_values). */
+export function patchValues(ops: readonly PatchOperation[], path: string): unknown[] {
+  return ops.filter((op) => op.path === path && op.op !== 'remove').map((op) => op.value);
+}
+
+export function touches(ops: readonly PatchOperation[], field: string): boolean {
+  return ops.some((op) => rootField(op.path) === field);
+}
+
+/**
+ * Applies the operations to a copy of `doc`. A removed top-level field comes
+ * back as its default (`defaults`), as Ironic resets removed attributes.
+ */
+export function applyJsonPatch(
+  doc: Record<string, unknown>,
+  ops: readonly PatchOperation[],
+  defaults: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
+  let result: Record<string, unknown>;
+  try {
+    result = jsonPatch.applyPatch(structuredClone(doc), ops as Operation[], true, true, true).newDocument;
+  } catch (error) {
+    const message = ((error as Error).message ?? String(error)).split('\n')[0];
+    throw new InvalidParameterValue(`Invalid patch: ${message}`);
+  }
+  for (const [field, value] of Object.entries(defaults)) {
+    if (!(field in result)) result[field] = structuredClone(value);
+  }
+  return result;
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env node
+import type { Server } from 'node:http';
+import { configFilesFromArgs, createRootLogger, isBmaasError, loadConfig } from '@bmaas/common';
+import { createStores, openDatabase } from '@bmaas/db';
+import { ConductorRing, JsonRpcConductorClient } from '@bmaas/rpc-client';
+import { createApp } from './app.js';
+
+/** The API process: config, logger, database, conductor client, then listen until SIGTERM/SIGINT. */
+async function main(argv: readonly string[]): Promise<void> {
+  const config = loadConfig({ configFiles: configFilesFromArgs(argv) });
+  const logger = createRootLogger({
+    level: config.DEFAULT.log_level,
+    format: config.DEFAULT.log_format,
+    defaultMeta: { service: 'api' },
+  });
+  const connection = config.database.connection;
+  if (!connection) {
+    process.stderr.write(
+      'bmaas-api: [database]connection is not set; the API does not start a database itself (set BMAAS_DATABASE__CONNECTION or use the stack launcher)\n',
+    );
+    process.exit(1);
+  }
+  const db = openDatabase({ connection, maxPoolSize: config.database.max_pool_size, applicationName: 'bmaas-api' });
+  const ring = new ConductorRing({
+    conductors: createStores(db).conductors,
+    heartbeatTimeout: config.conductor.heartbeat_timeout,
+    resetInterval: config.DEFAULT.hash_ring_reset_interval,
+    logger,
+  });
+  const conductors = new JsonRpcConductorClient({ ring, config: config.json_rpc, logger });
+  const app = createApp({ config, logger, db, conductors });
+
+  const server: Server = await new Promise((resolve, reject) => {
+    const listening = app.listen(config.api.port, config.api.host_ip, (error?: Error) => {
+      if (error) reject(error);
+      else resolve(listening);
+    });
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.api.port;
+  logger.info(`API listening on http://${config.api.host_ip}:${port}`, { component: 'api', port });
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info(`${signal} received, stopping`, { component: 'api' });
+    server.closeIdleConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await conductors.close();
+    await db.destroy();
+    logger.info('API stopped', { component: 'api' });
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  const message = isBmaasError(error)
+    ? error.message
+    : error instanceof Error
+      ? (error.stack ?? error.message)
+      : String(error);
+  process.stderr.write(`bmaas-api: ${message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,41 @@
+import { NotAuthorized } from '@bmaas/common';
+import type { RequestHandler } from 'express';
+import type { HtpasswdUsers } from '../htpasswd.js';
+
+/** Paths anyone may read: version discovery, and what firmware and ramdisks call. */
+const PUBLIC_EXACT = new Set(['/', '/v1', '/v1/']);
+const PUBLIC_PREFIXES = ['/v1/lookup', '/v1/heartbeat/', '/v1/boot/'];
+
+export function isPublicPath(path: string): boolean {
+  return PUBLIC_EXACT.has(path) || PUBLIC_PREFIXES.some((prefix) => path.startsWith(prefix));
+}
+
+/**
+ * HTTP basic authentication against an htpasswd file ([DEFAULT]auth_strategy
+ * = http_basic). With noauth no middleware is installed and X-Auth-Token is
+ * ignored.
+ */
+export function httpBasicAuth(users: HtpasswdUsers): RequestHandler {
+  return async (req, res, next) => {
+    if (isPublicPath(req.path)) {
+      next();
+      return;
+    }
+    const credentials = parseBasic(req.get('Authorization'));
+    if (credentials && (await users.verify(credentials.user, credentials.password))) {
+      next();
+      return;
+    }
+    res.setHeader('WWW-Authenticate', 'Basic realm="Baremetal API"');
+    throw new NotAuthorized(credentials ? 'Incorrect username or password' : 'Authorization required');
+  };
+}
+
+function parseBasic(header: string | undefined): { user: string; password: string } | undefined {
+  const match = header ? /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header) : null;
+  if (!match) return undefined;
+  const decoded = Buffer.from(match[1] as string, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return undefined;
+  return { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}

@@ -1,0 +1,324 @@
+import {
+  type BmaasConfig,
+  DELETE_ALLOWED_STATES,
+  INTERFACE_TYPES,
+  type InterfaceType,
+  InvalidParameterValue,
+  NodeAssociated,
+  NodeInWrongState,
+  NodeLocked,
+  NodeNotFound,
+  type NodeRecord,
+  NoValidHost,
+  ProvisionState,
+  STABLE_STATES,
+  TemporaryFailure,
+} from '@bmaas/common';
+import type { NodeChanges, Stores } from '@bmaas/db';
+import type { ConductorClient } from '@bmaas/rpc-client';
+import { HardwareTypeCatalog, INTERFACE_FIELDS } from './driver-catalog.js';
+import { requireMinor, versionTooLow } from './errors.js';
+import { applyJsonPatch, type PatchOperation, parsePatch, patchValues, rootField, touches } from './json-patch.js';
+import { checkNodeName, isValidLogicalName, normaliseConductorGroup } from './node-names.js';
+import {
+  NODE_FIELD_DEFAULTS,
+  NODE_PATCH_FIELDS,
+  NODE_SCHEMA,
+  NODE_WRITE_VERSIONS,
+  type NodeBody,
+} from './node-schemas.js';
+import { compileSchema, isUuid, toBoolean } from './validation.js';
+import { Minor } from './versions.js';
+
+const S = ProvisionState;
+/** States a node in a transition may still be updated in (Ironic's UPDATE_ALLOWED_STATES). */
+const UPDATE_ALLOWED_STATES: ReadonlySet<string> = new Set([
+  S.DEPLOY_FAILED,
+  S.INSPECTING,
+  S.INSPECT_FAILED,
+  S.INSPECT_WAIT,
+  S.CLEAN_FAILED,
+  S.ERROR,
+  S.VERIFYING,
+  S.ADOPT_FAILED,
+  S.RESCUE_FAILED,
+  S.UNRESCUE_FAILED,
+  S.SERVICING,
+  S.SERVICE_HOLD,
+  S.SERVICE_FAILED,
+]);
+/** States in which interfaces (and an existing resource class) may change without maintenance mode. */
+const INTERFACE_UPDATE_STATES: readonly string[] = [S.ENROLL, S.INSPECTING, S.INSPECT_WAIT, S.MANAGEABLE, S.AVAILABLE];
+
+const checkNodeBody = compileSchema<NodeBody>('node', NODE_SCHEMA);
+
+export interface NodeServiceDeps {
+  config: BmaasConfig;
+  stores: Stores;
+  conductors: ConductorClient;
+}
+
+/** The stored fields a validated node body describes. */
+interface NodeFields {
+  name: string | null;
+  driver: string;
+  requestedInterfaces: Record<InterfaceType, string | null>;
+  driverInfo: Record<string, unknown>;
+  instanceInfo: Record<string, unknown>;
+  instanceUuid: string | null;
+  properties: Record<string, unknown>;
+  extra: Record<string, unknown>;
+  conductorGroup: string;
+  resourceClass: string | null;
+  description: string | null;
+  automatedClean: boolean | null;
+  maintenance: boolean;
+}
+
+function fieldsOf(body: NodeBody, defaultGroup: string): NodeFields {
+  return {
+    name: body.name ?? null,
+    driver: body.driver,
+    requestedInterfaces: {
+      boot: body.boot_interface ?? null,
+      deploy: body.deploy_interface ?? null,
+      power: body.power_interface ?? null,
+      management: body.management_interface ?? null,
+    },
+    driverInfo: body.driver_info ?? {},
+    instanceInfo: body.instance_info ?? {},
+    instanceUuid: body.instance_uuid?.toLowerCase() ?? null,
+    properties: body.properties ?? {},
+    extra: body.extra ?? {},
+    conductorGroup: normaliseConductorGroup(body.conductor_group || defaultGroup),
+    resourceClass: body.resource_class ?? null,
+    description: body.description ?? null,
+    automatedClean:
+      body.automated_clean === undefined || body.automated_clean === null ? null : toBoolean(body.automated_clean),
+    maintenance: body.maintenance === undefined || body.maintenance === null ? false : toBoolean(body.maintenance),
+  };
+}
+
+/** The patchable view of a stored node (secrets unmasked: the patch works on real values). */
+function patchDocument(node: NodeRecord): Record<string, unknown> {
+  return {
+    name: node.name,
+    driver: node.driver,
+    boot_interface: node.bootInterface,
+    deploy_interface: node.deployInterface,
+    power_interface: node.powerInterface,
+    management_interface: node.managementInterface,
+    driver_info: node.driverInfo,
+    instance_info: node.instanceInfo,
+    instance_uuid: node.instanceUuid,
+    properties: node.properties,
+    extra: node.extra,
+    conductor_group: node.conductorGroup,
+    resource_class: node.resourceClass,
+    description: node.description,
+    automated_clean: node.automatedClean,
+    maintenance: node.maintenance,
+  };
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** Node rules of the REST API: lookup, create, patch, delete, maintenance. Throws domain errors. */
+export class NodeService {
+  constructor(private readonly deps: NodeServiceDeps) {}
+
+  /** A node by UUID, or by name from 1.5 on. */
+  async find(ident: string, minor: number): Promise<NodeRecord> {
+    let node: NodeRecord | undefined;
+    if (isUuid(ident)) {
+      node = await this.deps.stores.nodes.getByUuid(ident.toLowerCase());
+    } else if (minor >= Minor.NODE_NAME) {
+      if (!isValidLogicalName(ident, minor)) {
+        throw new InvalidParameterValue(`Expected a logical name or UUID but received ${ident}.`);
+      }
+      node = await this.deps.stores.nodes.getByName(ident);
+    }
+    if (!node) throw new NodeNotFound(ident);
+    return node;
+  }
+
+  /** Hostname of the owning conductor, or null when no alive conductor serves the node. */
+  async conductorFor(node: NodeRecord): Promise<string | null> {
+    try {
+      return await this.deps.conductors.hostFor(node);
+    } catch (error) {
+      if (error instanceof NoValidHost || error instanceof TemporaryFailure) return null;
+      throw error;
+    }
+  }
+
+  async create(body: unknown, minor: number): Promise<NodeRecord> {
+    const checked = checkNodeBody(body);
+    for (const [field, since] of Object.entries(NODE_WRITE_VERSIONS)) {
+      const value = checked[field as keyof NodeBody];
+      const empty = field === 'conductor_group' ? value === '' || value === undefined || value === null : value == null;
+      if (!empty && minor < since) throw versionTooLow(since);
+    }
+    const fields = fieldsOf(checked, this.deps.config.DEFAULT.default_conductor_group);
+    if (fields.name !== null)
+      checkNodeName(fields.name, minor, `Cannot create node with invalid name '${fields.name}'`);
+    const uuid = checked.uuid?.toLowerCase() ?? crypto.randomUUID();
+    // The ring decides whether any alive conductor serves this driver and group (NoValidHost otherwise).
+    await this.deps.conductors.hostFor({ uuid, driver: fields.driver, conductorGroup: fields.conductorGroup });
+    const catalog = await HardwareTypeCatalog.load(this.deps.stores.conductors, this.deps.config);
+    const interfaces = catalog.resolve(fields.driver, fields.requestedInterfaces);
+    return this.deps.stores.nodes.create({
+      uuid,
+      name: fields.name,
+      driver: fields.driver,
+      ...interfaces,
+      driverInfo: fields.driverInfo,
+      instanceInfo: fields.instanceInfo,
+      instanceUuid: fields.instanceUuid,
+      properties: fields.properties,
+      extra: fields.extra,
+      conductorGroup: fields.conductorGroup,
+      resourceClass: fields.resourceClass,
+      description: fields.description,
+      automatedClean: fields.automatedClean,
+      maintenance: fields.maintenance,
+    });
+  }
+
+  async patch(node: NodeRecord, body: unknown, minor: number, resetInterfaces?: boolean): Promise<NodeRecord> {
+    const ops = parsePatch(body, NODE_PATCH_FIELDS);
+    for (const op of ops) {
+      const since = NODE_WRITE_VERSIONS[rootField(op.path)];
+      if (since !== undefined && minor < since && op.op !== 'remove') throw versionTooLow(since);
+    }
+    if (resetInterfaces !== undefined) {
+      requireMinor(minor, Minor.RESET_INTERFACES);
+      if (resetInterfaces && !touches(ops, 'driver')) {
+        throw new InvalidParameterValue(
+          "The reset_interfaces parameter can only be used when changing the node's driver.",
+        );
+      }
+    }
+    this.checkUpdatable(node, ops, minor);
+    for (const name of patchValues(ops, '/name')) {
+      if (name !== null && typeof name === 'string') {
+        checkNodeName(name, minor, `Node ${node.uuid}: Cannot change name to invalid name '${name}'`);
+      }
+    }
+    const patched = checkNodeBody(applyJsonPatch(patchDocument(node), ops, NODE_FIELD_DEFAULTS));
+    const next = fieldsOf(patched, '');
+    // Ironic routes every update through the owning conductor: no conductor, no update.
+    await this.deps.conductors.hostFor({ uuid: node.uuid, driver: next.driver, conductorGroup: next.conductorGroup });
+    const changes = await this.changesFor(node, next, ops, resetInterfaces === true);
+    if (Object.keys(changes).length === 0) return node;
+    return this.save(node, changes);
+  }
+
+  private checkUpdatable(node: NodeRecord, ops: readonly PatchOperation[], minor: number): void {
+    const onlyRemovesInstance = ops.length === 1 && ops[0]?.op === 'remove' && ops[0].path === '/instance_uuid';
+    if (node.maintenance && onlyRemovesInstance) return;
+    if (node.targetProvisionState && !UPDATE_ALLOWED_STATES.has(node.provisionState)) {
+      throw new NodeInWrongState(`Node ${node.uuid} can not be updated while a state transition is in progress.`);
+    }
+    if (node.provisionState === S.INSPECTING && minor >= Minor.INSPECT_WAIT) {
+      throw new NodeInWrongState(`Cannot update node "${node.uuid}" while it is in state "${S.INSPECTING}".`);
+    }
+  }
+
+  private async changesFor(
+    node: NodeRecord,
+    next: NodeFields,
+    ops: readonly PatchOperation[],
+    resetInterfaces: boolean,
+  ): Promise<NodeChanges> {
+    const changes: NodeChanges = {};
+    const scalar = ['name', 'driver', 'instanceUuid', 'conductorGroup', 'resourceClass', 'description'] as const;
+    for (const key of scalar) if (next[key] !== node[key]) Object.assign(changes, { [key]: next[key] });
+    if (next.automatedClean !== node.automatedClean) changes.automatedClean = next.automatedClean;
+    if (next.maintenance !== node.maintenance) {
+      changes.maintenance = next.maintenance;
+      if (!next.maintenance) changes.maintenanceReason = null;
+    }
+    for (const key of ['driverInfo', 'instanceInfo', 'properties', 'extra'] as const) {
+      if (!sameJson(next[key], node[key])) changes[key] = next[key];
+    }
+    const driverChanged = changes.driver !== undefined;
+    const interfaceChanged = INTERFACE_TYPES.filter((kind) => touches(ops, `${kind}_interface`));
+    const busy = !node.maintenance && !INTERFACE_UPDATE_STATES.includes(node.provisionState);
+    if (busy && interfaceChanged.length > 0) {
+      throw new NodeInWrongState(
+        `Node ${node.uuid} can not have ${interfaceChanged[0]}_interface updated unless it is in one of allowed (${INTERFACE_UPDATE_STATES.join(', ')}) states or in maintenance mode. Current state is '${node.provisionState}'.`,
+      );
+    }
+    if (driverChanged && !node.maintenance && !STABLE_STATES.has(node.provisionState as ProvisionState)) {
+      throw new NodeInWrongState(
+        `Node ${node.uuid} can not have its driver updated in state '${node.provisionState}' unless it is in maintenance mode.`,
+      );
+    }
+    if (changes.resourceClass !== undefined && node.resourceClass && busy) {
+      throw new NodeInWrongState(
+        `Node ${node.uuid} can not have resource_class updated unless it is in one of allowed (${INTERFACE_UPDATE_STATES.join(', ')}) states. Current state is '${node.provisionState}'.`,
+      );
+    }
+    if (changes.instanceUuid && node.instanceUuid) throw new NodeAssociated(node.uuid, node.instanceUuid);
+    if (driverChanged || interfaceChanged.length > 0) {
+      const requested: Record<InterfaceType, string | null> = { ...next.requestedInterfaces };
+      if (resetInterfaces) {
+        for (const kind of INTERFACE_TYPES) if (!interfaceChanged.includes(kind)) requested[kind] = null;
+      }
+      const catalog = await HardwareTypeCatalog.load(this.deps.stores.conductors, this.deps.config);
+      const resolved = catalog.resolve(next.driver, requested);
+      for (const kind of INTERFACE_TYPES) {
+        const field = INTERFACE_FIELDS[kind];
+        if (resolved[field] !== node[field]) changes[field] = resolved[field];
+      }
+    }
+    return changes;
+  }
+
+  async delete(node: NodeRecord): Promise<void> {
+    this.checkDeletable(node);
+    const { nodes } = this.deps.stores;
+    const holder = this.deps.config.DEFAULT.host;
+    // Take the exclusive lock so no conductor starts work on a node being deleted.
+    if (!(await nodes.reserve(node.id, holder))) throw await this.lockedOrGone(node);
+    let deleted = false;
+    try {
+      const current = await nodes.getById(node.id);
+      if (!current) throw new NodeNotFound(node.uuid);
+      this.checkDeletable(current);
+      deleted = await nodes.destroy(node.id);
+    } finally {
+      if (!deleted) await nodes.release(node.id, holder);
+    }
+  }
+
+  private checkDeletable(node: NodeRecord): void {
+    if (!node.maintenance && node.instanceUuid) throw new NodeAssociated(node.uuid, node.instanceUuid);
+    if (!node.maintenance && !DELETE_ALLOWED_STATES.has(node.provisionState as ProvisionState)) {
+      throw new NodeInWrongState(
+        `Can not delete node "${node.uuid}" while it is in provision state "${node.provisionState}". Valid provision states to start deletion are: ${[...DELETE_ALLOWED_STATES].join(', ')}, or set the node in maintenance mode.`,
+      );
+    }
+  }
+
+  async setMaintenance(node: NodeRecord, maintenance: boolean, reason: string | null): Promise<NodeRecord> {
+    await this.deps.conductors.hostFor(node);
+    return this.save(node, { maintenance, maintenanceReason: maintenance ? reason : null });
+  }
+
+  /** Writes changes unless a conductor holds the node's lock (Ironic updates under the exclusive lock). */
+  private async save(node: NodeRecord, changes: NodeChanges): Promise<NodeRecord> {
+    const updated = await this.deps.stores.nodes.update(node.id, changes, { reservation: null });
+    if (updated) return updated;
+    throw await this.lockedOrGone(node);
+  }
+
+  private async lockedOrGone(node: NodeRecord): Promise<Error> {
+    const current = await this.deps.stores.nodes.getById(node.id);
+    if (!current) return new NodeNotFound(node.uuid);
+    return new NodeLocked(node.uuid, current.reservation ?? 'unknown');
+  }
+}

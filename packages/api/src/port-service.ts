@@ -1,0 +1,151 @@
+import {
+  InvalidParameterValue,
+  NodeLocked,
+  type NodeRecord,
+  PortNotFound,
+  type PortRecord,
+  parseMac,
+} from '@bmaas/common';
+import type { PortChanges, Stores } from '@bmaas/db';
+import { versionTooLow } from './errors.js';
+import { applyJsonPatch, parsePatch, rootField } from './json-patch.js';
+import { compileSchema, isUuid, schemaTypes, toBoolean } from './validation.js';
+import { Minor } from './versions.js';
+
+const LOCAL_LINK_CONNECTION = {
+  type: ['object', 'null'],
+  properties: {
+    switch_id: { type: 'string' },
+    port_id: { type: 'string' },
+    switch_info: { type: 'string' },
+    network_type: { type: 'string', enum: ['managed', 'unmanaged'] },
+  },
+  additionalProperties: false,
+} as const;
+
+const PORT_PROPERTIES = {
+  address: { type: 'string' },
+  node_uuid: schemaTypes.uuid,
+  uuid: schemaTypes.nullableUuid,
+  pxe_enabled: schemaTypes.nullableBooleanLike,
+  physical_network: schemaTypes.nullableString(64),
+  local_link_connection: LOCAL_LINK_CONNECTION,
+  extra: schemaTypes.nullableObject,
+} as const;
+
+interface PortBody {
+  address: string;
+  node_uuid: string;
+  uuid?: string | null;
+  pxe_enabled?: boolean | string | null;
+  physical_network?: string | null;
+  local_link_connection?: Record<string, unknown> | null;
+  extra?: Record<string, unknown> | null;
+}
+
+const checkPortBody = compileSchema<PortBody>('port', {
+  type: 'object',
+  properties: PORT_PROPERTIES,
+  required: ['address', 'node_uuid'],
+  additionalProperties: false,
+});
+
+const PORT_PATCH_FIELDS = Object.keys(PORT_PROPERTIES)
+  .filter((field) => field !== 'uuid')
+  .sort();
+const PORT_FIELD_DEFAULTS = { pxe_enabled: true, physical_network: null, local_link_connection: {}, extra: {} };
+const PORT_WRITE_VERSIONS: Readonly<Record<string, number>> = {
+  pxe_enabled: Minor.PORT_ADVANCED_NET_FIELDS,
+  local_link_connection: Minor.PORT_ADVANCED_NET_FIELDS,
+  physical_network: Minor.PORT_PHYSICAL_NETWORK,
+};
+
+function checkPhysicalNetwork(value: string | null | undefined): void {
+  if (value === '') throw new InvalidParameterValue('A non-empty value is required when setting physical_network');
+}
+
+/** Port rules of the REST API. MACs are accepted in every form parseMac knows and stored canonical. */
+export class PortService {
+  constructor(private readonly stores: Stores) {}
+
+  async find(ident: string): Promise<PortRecord> {
+    if (!isUuid(ident)) throw new InvalidParameterValue(`Expected a logical name or UUID but received ${ident}.`);
+    const port = await this.stores.ports.getByUuid(ident.toLowerCase());
+    if (!port) throw new PortNotFound(ident);
+    return port;
+  }
+
+  async create(body: unknown, minor: number): Promise<PortRecord> {
+    const port = checkPortBody(body);
+    for (const [field, since] of Object.entries(PORT_WRITE_VERSIONS)) {
+      if (port[field as keyof PortBody] != null && minor < since) throw versionTooLow(since);
+    }
+    checkPhysicalNetwork(port.physical_network);
+    const address = parseMac(port.address);
+    const node = await this.nodeForPort(port.node_uuid);
+    return this.stores.ports.create({
+      uuid: port.uuid?.toLowerCase() ?? crypto.randomUUID(),
+      address,
+      nodeId: node.id,
+      pxeEnabled: port.pxe_enabled == null ? true : toBoolean(port.pxe_enabled),
+      physicalNetwork: port.physical_network ?? null,
+      localLinkConnection: port.local_link_connection ?? {},
+      extra: port.extra ?? {},
+    });
+  }
+
+  async patch(port: PortRecord, body: unknown, minor: number): Promise<PortRecord> {
+    const ops = parsePatch(body, PORT_PATCH_FIELDS);
+    for (const op of ops) {
+      const since = PORT_WRITE_VERSIONS[rootField(op.path)];
+      if (since !== undefined && minor < since) throw versionTooLow(since);
+    }
+    const doc = {
+      address: port.address,
+      node_uuid: port.nodeUuid,
+      pxe_enabled: port.pxeEnabled,
+      physical_network: port.physicalNetwork,
+      local_link_connection: port.localLinkConnection,
+      extra: port.extra,
+    };
+    const next = checkPortBody(applyJsonPatch(doc, ops, PORT_FIELD_DEFAULTS));
+    checkPhysicalNetwork(next.physical_network);
+    const changes: PortChanges = {};
+    const address = parseMac(next.address);
+    if (address !== port.address) changes.address = address;
+    const node = await this.nodeForPort(next.node_uuid.toLowerCase());
+    if (node.id !== port.nodeId) changes.nodeId = node.id;
+    const pxeEnabled = next.pxe_enabled == null ? true : toBoolean(next.pxe_enabled);
+    if (pxeEnabled !== port.pxeEnabled) changes.pxeEnabled = pxeEnabled;
+    if ((next.physical_network ?? null) !== port.physicalNetwork)
+      changes.physicalNetwork = next.physical_network ?? null;
+    const localLink = next.local_link_connection ?? {};
+    if (JSON.stringify(localLink) !== JSON.stringify(port.localLinkConnection)) changes.localLinkConnection = localLink;
+    const extra = next.extra ?? {};
+    if (JSON.stringify(extra) !== JSON.stringify(port.extra)) changes.extra = extra;
+    if (Object.keys(changes).length === 0) return port;
+    await this.checkNodeUnlocked(port.nodeId);
+    if (changes.nodeId !== undefined) await this.checkNodeUnlocked(changes.nodeId);
+    const updated = await this.stores.ports.update(port.id, changes);
+    if (!updated) throw new PortNotFound(port.uuid);
+    return updated;
+  }
+
+  async delete(port: PortRecord): Promise<void> {
+    await this.checkNodeUnlocked(port.nodeId);
+    if (!(await this.stores.ports.destroy(port.id))) throw new PortNotFound(port.uuid);
+  }
+
+  /** The node a port names; a missing node is a bad request here, not a missing resource. */
+  private async nodeForPort(nodeUuid: string): Promise<NodeRecord> {
+    const node = await this.stores.nodes.getByUuid(nodeUuid.toLowerCase());
+    if (!node) throw new InvalidParameterValue(`Node ${nodeUuid} could not be found.`);
+    return node;
+  }
+
+  /** Ironic changes ports under their node's exclusive lock: refuse while a conductor holds it. */
+  private async checkNodeUnlocked(nodeId: number): Promise<void> {
+    const node = await this.stores.nodes.getById(nodeId);
+    if (node?.reservation) throw new NodeLocked(node.uuid, node.reservation);
+  }
+}

@@ -1,0 +1,173 @@
+import { InvalidStateRequested, NodeLocked } from '@bmaas/common';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ApiHarness, faultOf } from '../testing/api-harness.js';
+
+describe('/v1/nodes/{id}/states through the conductor client', () => {
+  let api: ApiHarness;
+  let uuid: string;
+  let id: number;
+  beforeAll(async () => {
+    api = await ApiHarness.start();
+    await api.registerConductor('cond-1');
+    uuid = (await api.request('POST', '/v1/nodes', { body: { driver: 'fake-hardware', name: 'st' } })).body.uuid;
+    id = (await api.stores.nodes.getByUuid(uuid))!.id;
+  });
+  afterAll(async () => {
+    await api?.close();
+  });
+  beforeEach(async () => {
+    api.conductors.calls.length = 0;
+    api.conductors.clearFailures();
+    await api.stores.nodes.update(id, {
+      provisionState: 'enroll',
+      targetProvisionState: null,
+      maintenance: false,
+      reservation: null,
+    });
+  });
+
+  const provision = (body: unknown, version?: string) =>
+    api.request('PUT', '/v1/nodes/st/states/provision', { body, ...(version ? { version } : {}) });
+  const power = (body: unknown, version?: string) =>
+    api.request('PUT', `/v1/nodes/${uuid}/states/power`, { body, ...(version ? { version } : {}) });
+  const fault = (res: { body: unknown }) => faultOf(res.body).faultstring;
+
+  it('shows both states, with the fields of the request version', async () => {
+    const res = await api.request('GET', '/v1/nodes/st/states');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      console_enabled: false,
+      last_error: null,
+      power_state: null,
+      provision_state: 'enroll',
+      target_power_state: null,
+      target_provision_state: null,
+      provision_updated_at: null,
+      raid_config: {},
+      target_raid_config: {},
+      boot_mode: null,
+      secure_boot: null,
+    });
+    const old = await api.request('GET', `/v1/nodes/${uuid}/states`, { version: '1.11' });
+    expect(Object.keys(old.body)).not.toContain('raid_config');
+  });
+
+  it('asks the owning conductor for a provision action and answers 202 with Location', async () => {
+    const res = await provision({ target: 'manage' });
+    expect(res.status).toBe(202);
+    expect(res.body).toBeUndefined();
+    expect(res.headers.get('location')).toBe(`${api.baseUrl}/v1/nodes/st/states`);
+    expect(api.conductors.calls).toEqual([
+      {
+        host: 'cond-1',
+        method: 'do_provisioning_action',
+        params: { node_id: uuid, event: 'manage' },
+        options: { requestId: res.headers.get('openstack-request-id') },
+      },
+    ]);
+  });
+
+  it('maps targets to events and passes clean steps and rescue passwords on', async () => {
+    await api.stores.nodes.update(id, { provisionState: 'available' });
+    expect((await provision({ target: 'active' })).status).toBe(202);
+    await api.stores.nodes.update(id, { provisionState: 'manageable' });
+    const steps = [{ interface: 'deploy', step: 'erase_devices' }];
+    expect((await provision({ target: 'clean', clean_steps: steps })).status).toBe(202);
+    await api.stores.nodes.update(id, { provisionState: 'active' });
+    expect((await provision({ target: 'rescue', rescue_password: 'pw' })).status).toBe(202);
+    expect((await provision({ target: 'deleted' })).status).toBe(202);
+    expect(api.conductors.callsOf('do_provisioning_action').map((c) => c.params)).toEqual([
+      { node_id: uuid, event: 'deploy' },
+      { node_id: uuid, event: 'clean', clean_steps: steps },
+      { node_id: uuid, event: 'rescue', rescue_password: 'pw' },
+      { node_id: uuid, event: 'delete' },
+    ]);
+  });
+
+  it.each([
+    [{ target: 'explode' }, 400, 'could not be understood'],
+    [{ target: 'provide' }, 400, 'while it is in state "enroll"'],
+    [{ target: 'manage', configdrive: 'x' }, 400, "('configdrive' was unexpected)"],
+    [{}, 400, "'target' is a required property"],
+    [{ target: 'manage', clean_steps: [{ step: 'x' }] }, 400, 'only valid'],
+    [{ target: 'manage', rescue_password: 'x' }, 400, 'only valid'],
+    [{ target: 'unhold' }, 406, 'minimal required API version'],
+  ])('refuses %j without calling the conductor', async (body, status, message) => {
+    const res = await provision(body);
+    expect(res.status).toBe(status);
+    expect(fault(res)).toContain(message);
+    expect(api.conductors.calls).toEqual([]);
+  });
+
+  it('checks the preconditions Ironic checks in the API', async () => {
+    await api.stores.nodes.update(id, { provisionState: 'manageable' });
+    expect(fault(await provision({ target: 'clean' }))).toContain('"clean_steps" is required');
+    await api.stores.nodes.update(id, { provisionState: 'active' });
+    expect(fault(await provision({ target: 'rescue', rescue_password: ' ' }))).toContain('rescue_password');
+    await api.stores.nodes.update(id, { provisionState: 'available', maintenance: true });
+    const blocked = await provision({ target: 'active' });
+    expect(blocked.status).toBe(400);
+    expect(fault(blocked)).toContain('maintenance mode');
+    await api.stores.nodes.update(id, { provisionState: 'enroll', maintenance: false });
+    expect((await provision({ target: 'deploy' }, '1.72')).status).toBe(406);
+    const manageAt13 = await api.request('PUT', `/v1/nodes/${uuid}/states/provision`, {
+      body: { target: 'manage' },
+      version: '1.3',
+    });
+    expect(manageAt13.status).toBe(406);
+    expect((await provision({ target: 'manage' }, '1.4')).status).toBe(404);
+    await api.stores.nodes.update(id, { provisionState: 'deploying', reservation: 'cond-1' });
+    const busy = await provision({ target: 'manage' });
+    expect(busy.status).toBe(409);
+    expect(fault(busy)).toContain('locked by host cond-1');
+    expect(api.conductors.calls).toEqual([]);
+  });
+
+  it('answers what the conductor throws: NodeLocked 409, InvalidStateRequested 400, anything else 500', async () => {
+    api.conductors.failWith('do_provisioning_action', new NodeLocked(uuid, 'cond-1'));
+    expect((await provision({ target: 'manage' })).status).toBe(409);
+    api.conductors.failWith('do_provisioning_action', new InvalidStateRequested('not now'));
+    const refused = await provision({ target: 'manage' });
+    expect(refused.status).toBe(400);
+    expect(fault(refused)).toBe('not now');
+    api.conductors.failWith('do_provisioning_action', new Error('socket hang up at 10.0.0.1'));
+    const broken = await provision({ target: 'manage' });
+    expect(broken.status).toBe(500);
+    expect(faultOf(broken.body).faultcode).toBe('Server');
+    expect(fault(broken)).not.toContain('10.0.0.1');
+  });
+
+  it('answers 503 when no conductor is alive', async () => {
+    await api.stores.conductors.markOffline('cond-1');
+    try {
+      const res = await provision({ target: 'manage' });
+      expect(res.status).toBe(503);
+    } finally {
+      await api.registerConductor('cond-1');
+    }
+  });
+
+  it('changes the power state through the conductor', async () => {
+    const res = await power({ target: 'power on' });
+    expect(res.status).toBe(202);
+    expect(res.headers.get('location')).toBe(`${api.baseUrl}/v1/nodes/${uuid}/states`);
+    expect(api.conductors.callsOf('change_node_power_state').map((c) => c.params)).toEqual([
+      { node_id: uuid, new_state: 'power on' },
+    ]);
+    expect((await power({ target: 'soft power off' }, '1.26')).status).toBe(406);
+    expect((await power({ target: 'sleep' })).status).toBe(400);
+    expect((await power({ target: 'power on', timeout: 10 })).status).toBe(400);
+    await api.stores.nodes.update(id, { provisionState: 'clean wait' });
+    expect((await power({ target: 'power off' })).status).toBe(400);
+    expect(api.conductors.calls).toHaveLength(1);
+  });
+
+  it('answers 404 for an unknown node and 405 for other methods', async () => {
+    expect((await api.request('PUT', '/v1/nodes/ghost/states/provision', { body: { target: 'manage' } })).status).toBe(
+      404,
+    );
+    const res = await api.request('GET', '/v1/nodes/st/states/provision');
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('PUT');
+  });
+});

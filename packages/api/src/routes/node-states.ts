@@ -1,0 +1,166 @@
+import {
+  findTransition,
+  InvalidParameterValue,
+  InvalidStateRequested,
+  NodeLocked,
+  type NodeRecord,
+  POWER_TARGETS,
+  PowerState,
+  PROVISION_TARGETS,
+  ProvisionState,
+} from '@bmaas/common';
+import type { Request, Response, Router } from 'express';
+import { requireMinor, versionTooLow } from '../errors.js';
+import { buildUrl } from '../links.js';
+import { onlyQuery } from '../list-query.js';
+import { baseUrlOf, type RouteDeps, resourceRouter } from '../route-deps.js';
+import { compileSchema } from '../validation.js';
+import { Minor } from '../versions.js';
+import { nodeStatesView } from '../views/node-view.js';
+
+/** Versions above our maximum: these requests are refused with 406, as Ironic at 1.78 refuses them. */
+const UNHOLD_VERB_MINOR = 85;
+const SERVICE_VERB_MINOR = 87;
+const DEPLOY_WAIT_ABORT_MINOR = 110;
+
+/** Provision targets added after 1.1, with the version that added each (Ironic's MIN_VERB_VERSIONS). */
+const TARGET_MIN_MINOR: Readonly<Record<string, number>> = {
+  manage: Minor.MANAGEABLE_STATE,
+  provide: Minor.MANAGEABLE_STATE,
+  inspect: Minor.INSPECT_STATE,
+  abort: Minor.ABORT_VERB,
+  clean: Minor.MANUAL_CLEAN,
+  adopt: Minor.ADOPT_VERB,
+  rescue: Minor.RESCUE,
+  unrescue: Minor.RESCUE,
+  deploy: Minor.DEPLOY_UNDEPLOY_VERBS,
+  undeploy: Minor.DEPLOY_UNDEPLOY_VERBS,
+  unhold: UNHOLD_VERB_MINOR,
+  service: SERVICE_VERB_MINOR,
+};
+
+interface ProvisionBody {
+  target: string;
+  clean_steps?: unknown[] | null;
+  rescue_password?: string | null;
+}
+const checkProvisionBody = compileSchema<ProvisionBody>('provision state request', {
+  type: 'object',
+  properties: {
+    target: { type: 'string' },
+    clean_steps: { type: ['array', 'null'], items: { type: 'object' } },
+    rescue_password: { type: ['string', 'null'] },
+  },
+  required: ['target'],
+  additionalProperties: false,
+});
+
+const checkPowerBody = compileSchema<{ target: string }>('power state request', {
+  type: 'object',
+  properties: { target: { type: 'string' } },
+  required: ['target'],
+  additionalProperties: false,
+});
+
+function invalidState(target: string, node: NodeRecord, state: string | null): InvalidStateRequested {
+  return new InvalidStateRequested(
+    `The requested action "${target}" can not be performed on node "${node.uuid}" while it is in state "${state}".`,
+    { node: node.uuid, action: target, state },
+  );
+}
+
+/** Checks a provision request as Ironic's API does before asking the conductor. */
+function checkProvisionRequest(node: NodeRecord, body: ProvisionBody, minor: number): string {
+  const { target } = body;
+  const since = TARGET_MIN_MINOR[target];
+  if (since !== undefined) requireMinor(minor, since);
+  const event = PROVISION_TARGETS[target];
+  if (event === undefined) {
+    throw new InvalidStateRequested(`The requested action "${target}" could not be understood.`, { action: target });
+  }
+  if ((event === 'deploy' || event === 'rebuild') && node.maintenance) {
+    throw new InvalidParameterValue(
+      `The provisioning operation can't be performed on node ${node.uuid} because it's in maintenance mode.`,
+    );
+  }
+  if (!findTransition(node.provisionState, event)) {
+    // A node busy in another operation is locked: say so (409), as Ironic does, rather than 400.
+    if (node.reservation) throw new NodeLocked(node.uuid, node.reservation);
+    throw invalidState(target, node, node.provisionState);
+  }
+  if (event === 'clean' && !body.clean_steps?.length) {
+    throw new InvalidParameterValue('"clean_steps" is required when setting target provision state to clean');
+  }
+  if (body.clean_steps?.length && event !== 'clean') {
+    throw new InvalidParameterValue('"clean_steps" is only valid when setting target provision state to clean');
+  }
+  if (event === 'rescue' && !body.rescue_password?.trim()) {
+    throw new InvalidParameterValue(
+      'A non-empty "rescue_password" is required when setting target provision state to rescue',
+    );
+  }
+  if (body.rescue_password != null && event !== 'rescue') {
+    throw new InvalidParameterValue('"rescue_password" is only valid when setting target provision state to rescue');
+  }
+  if (event === 'abort' && node.provisionState === ProvisionState.DEPLOY_WAIT && minor < DEPLOY_WAIT_ABORT_MINOR) {
+    throw versionTooLow(DEPLOY_WAIT_ABORT_MINOR);
+  }
+  return event;
+}
+
+function accepted(deps: RouteDeps, req: Request, res: Response): void {
+  res.location(buildUrl(baseUrlOf(req, deps), 'nodes', `${req.params.ident}/states`));
+  res.status(202).end();
+}
+
+/** /v1/nodes/{id}/states: read both states; change them through the owning conductor. */
+export function nodeStatesRouter(deps: RouteDeps): Router {
+  const { router, allow } = resourceRouter();
+
+  router.get('/v1/nodes/:ident/states', onlyQuery(), async (req, res) => {
+    const node = await deps.nodes.find(req.params.ident as string, req.context.minor);
+    res.json(nodeStatesView(node, req.context.minor));
+  });
+
+  router.put('/v1/nodes/:ident/states/provision', onlyQuery(), async (req, res) => {
+    const minor = req.context.minor;
+    const node = await deps.nodes.find(req.params.ident as string, minor);
+    const body = checkProvisionBody(req.body);
+    const event = checkProvisionRequest(node, body, minor);
+    const params = {
+      node_id: node.uuid,
+      event,
+      ...(body.clean_steps ? { clean_steps: body.clean_steps } : {}),
+      ...(body.rescue_password ? { rescue_password: body.rescue_password } : {}),
+    };
+    await deps.conductors.callForNode(node, 'do_provisioning_action', params, { requestId: req.context.requestId });
+    req.context.logger.info('provision action requested', { nodeUuid: node.uuid, target: body.target, event });
+    accepted(deps, req, res);
+  });
+
+  router.put('/v1/nodes/:ident/states/power', onlyQuery(), async (req, res) => {
+    const minor = req.context.minor;
+    const node = await deps.nodes.find(req.params.ident as string, minor);
+    const { target } = checkPowerBody(req.body);
+    if ((target === PowerState.SOFT_REBOOT || target === PowerState.SOFT_POWER_OFF) && minor < Minor.SOFT_POWER_OFF) {
+      throw versionTooLow(Minor.SOFT_POWER_OFF);
+    }
+    if (!(POWER_TARGETS as readonly string[]).includes(target)) throw invalidState(target, node, node.powerState);
+    if (node.provisionState === ProvisionState.CLEANING || node.provisionState === ProvisionState.CLEAN_WAIT) {
+      throw invalidState(target, node, node.provisionState);
+    }
+    await deps.conductors.callForNode(
+      node,
+      'change_node_power_state',
+      { node_id: node.uuid, new_state: target },
+      { requestId: req.context.requestId },
+    );
+    req.context.logger.info('power change requested', { nodeUuid: node.uuid, target });
+    accepted(deps, req, res);
+  });
+
+  allow('/v1/nodes/:ident/states', ['GET']);
+  allow('/v1/nodes/:ident/states/provision', ['PUT']);
+  allow('/v1/nodes/:ident/states/power', ['PUT']);
+  return router;
+}

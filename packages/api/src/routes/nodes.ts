@@ -1,0 +1,192 @@
+import { ALL_PROVISION_STATES, InvalidParameterValue, type NodeRecord } from '@bmaas/common';
+import type { NodeListQuery } from '@bmaas/db';
+import type { Request, Response, Router } from 'express';
+import { requireMinor } from '../errors.js';
+import { buildUrl } from '../links.js';
+import {
+  nextQuery,
+  onlyQuery,
+  optionalBoolean,
+  PAGE_PARAMS,
+  parsePage,
+  queryString,
+  requestedFields,
+} from '../list-query.js';
+import { baseUrlOf, queryOf, type RouteDeps, resourceRouter } from '../route-deps.js';
+import { isUuid } from '../validation.js';
+import { Minor } from '../versions.js';
+import {
+  checkNodeFields,
+  checkNodeSortKey,
+  NODE_DEFAULT_FIELDS,
+  nodeFieldAllowed,
+  nodeView,
+} from '../views/node-view.js';
+import { listPorts, PORT_LIST_PARAMS } from './ports.js';
+
+/** Filters of GET /v1/nodes with the version that added each. */
+function nodeFilters(query: Record<string, unknown>, minor: number): Partial<NodeListQuery> {
+  const filters: Partial<NodeListQuery> = {};
+  const provisionState = queryString(query, 'provision_state');
+  if (provisionState !== undefined) {
+    requireMinor(minor, Minor.PROVISION_STATE_FILTER);
+    if (!(ALL_PROVISION_STATES as readonly string[]).includes(provisionState)) {
+      throw new InvalidParameterValue(`Provision state "${provisionState}" is not valid`);
+    }
+    filters.provisionState = provisionState;
+  }
+  const versioned = [
+    ['driver', 'driver', Minor.DRIVER_FILTER],
+    ['resource_class', 'resourceClass', Minor.RESOURCE_CLASS],
+    ['conductor_group', 'conductorGroup', Minor.CONDUCTOR_GROUP],
+  ] as const;
+  for (const [param, key, since] of versioned) {
+    const value = queryString(query, param);
+    if (value === undefined) continue;
+    requireMinor(minor, since);
+    filters[key] = value;
+  }
+  const maintenance = optionalBoolean(query, 'maintenance');
+  if (maintenance !== undefined) filters.maintenance = maintenance;
+  const associated = optionalBoolean(query, 'associated');
+  if (associated !== undefined) filters.associated = associated;
+  return filters;
+}
+
+const FILTER_PARAMS = ['provision_state', 'driver', 'resource_class', 'conductor_group', 'maintenance', 'associated'];
+
+export async function nodeJson(
+  deps: RouteDeps,
+  req: Request,
+  node: NodeRecord,
+  fields?: readonly string[],
+): Promise<Record<string, unknown>> {
+  const minor = req.context.minor;
+  const wantsConductor = nodeFieldAllowed('conductor', minor) && (!fields || fields.includes('conductor'));
+  const conductor = wantsConductor ? await deps.nodes.conductorFor(node) : null;
+  return nodeView(node, { minor, baseUrl: baseUrlOf(req, deps), fields, conductor });
+}
+
+async function listNodes(deps: RouteDeps, req: Request, res: Response, detail: boolean): Promise<void> {
+  const minor = req.context.minor;
+  const query = queryOf(req);
+  const userFields = detail ? undefined : queryString(query, 'fields');
+  const fields = detail ? undefined : requestedFields(query, minor, NODE_DEFAULT_FIELDS);
+  if (userFields !== undefined) checkNodeFields(fields, minor);
+  const page = parsePage(query, deps.config.api.max_limit);
+  checkNodeSortKey(page.sortKey, minor);
+  const filters = nodeFilters(query, minor);
+  if (page.marker !== undefined) await deps.nodes.find(checkedMarker(page.marker), minor);
+  const nodes = await deps.stores.nodes.list({ ...filters, ...page });
+  const body: Record<string, unknown> = {
+    nodes: await Promise.all(nodes.map((node) => nodeJson(deps, req, node, fields))),
+  };
+  const last = nodes[nodes.length - 1];
+  if (last && nodes.length === page.limit) {
+    const params: Record<string, string | undefined> = { sort_key: page.sortKey, sort_dir: page.sortDir };
+    for (const name of [...FILTER_PARAMS, 'detail', 'fields']) params[name] = queryString(query, name);
+    body.next = buildUrl(
+      baseUrlOf(req, deps),
+      detail ? 'nodes/detail' : 'nodes',
+      nextQuery(params, page.limit, last.uuid),
+    );
+  }
+  res.json(body);
+}
+
+export function checkedMarker(marker: string): string {
+  if (!isUuid(marker)) throw new InvalidParameterValue(`Expected UUID for marker: ${marker}`);
+  return marker;
+}
+
+/** /v1/nodes: the collection, one node, its ports and its maintenance flag. */
+export function nodesRouter(deps: RouteDeps): Router {
+  const { router, allow } = resourceRouter();
+
+  const listParams = [...PAGE_PARAMS, ...FILTER_PARAMS];
+  router.get('/v1/nodes', onlyQuery(...listParams, 'fields', 'detail'), (req, res) => listNodes(deps, req, res, false));
+  router.get('/v1/nodes/detail', onlyQuery(...listParams), (req, res) => listNodes(deps, req, res, true));
+
+  router.post('/v1/nodes', onlyQuery(), async (req, res) => {
+    const node = await deps.nodes.create(req.body, req.context.minor);
+    req.context.logger.info('node created', { nodeUuid: node.uuid, driver: node.driver });
+    res.location(buildUrl(baseUrlOf(req, deps), 'nodes', node.uuid));
+    res.status(201).json(await nodeJson(deps, req, node));
+  });
+
+  router.get('/v1/nodes/:ident', onlyQuery('fields'), async (req, res) => {
+    const minor = req.context.minor;
+    const node = await deps.nodes.find(req.params.ident as string, minor);
+    const fields =
+      queryString(queryOf(req), 'fields') !== undefined ? requestedFields(queryOf(req), minor, undefined) : undefined;
+    checkNodeFields(fields, minor);
+    res.json(await nodeJson(deps, req, node, fields));
+  });
+
+  router.patch('/v1/nodes/:ident', onlyQuery('reset_interfaces'), async (req, res) => {
+    const minor = req.context.minor;
+    const node = await deps.nodes.find(req.params.ident as string, minor);
+    const reset = optionalBoolean(queryOf(req), 'reset_interfaces');
+    const updated = await deps.nodes.patch(node, req.body, minor, reset);
+    req.context.logger.info('node updated', { nodeUuid: node.uuid });
+    res.json(await nodeJson(deps, req, updated));
+  });
+
+  router.delete('/v1/nodes/:ident', onlyQuery(), async (req, res) => {
+    const node = await deps.nodes.find(req.params.ident as string, req.context.minor);
+    await deps.nodes.delete(node);
+    req.context.logger.info('node deleted', { nodeUuid: node.uuid });
+    res.status(204).end();
+  });
+
+  router.get('/v1/nodes/:ident/ports', onlyQuery(...PORT_LIST_PARAMS, 'fields', 'detail'), async (req, res) => {
+    const node = await deps.nodes.find(req.params.ident as string, req.context.minor);
+    await listPorts(deps, req, res, { node, detail: false, resource: `nodes/${req.params.ident}/ports` });
+  });
+  router.get('/v1/nodes/:ident/ports/detail', onlyQuery(...PORT_LIST_PARAMS), async (req, res) => {
+    const node = await deps.nodes.find(req.params.ident as string, req.context.minor);
+    await listPorts(deps, req, res, {
+      node,
+      detail: true,
+      resource: `nodes/${req.params.ident}/ports/detail`,
+    });
+  });
+
+  router.put('/v1/nodes/:ident/maintenance', onlyQuery('reason'), async (req, res) => {
+    const node = await deps.nodes.find(req.params.ident as string, req.context.minor);
+    const reason = maintenanceReason(req);
+    await deps.nodes.setMaintenance(node, true, reason);
+    req.context.logger.info('node maintenance set', { nodeUuid: node.uuid, reason });
+    res.status(202).end();
+  });
+  router.delete('/v1/nodes/:ident/maintenance', onlyQuery(), async (req, res) => {
+    const node = await deps.nodes.find(req.params.ident as string, req.context.minor);
+    await deps.nodes.setMaintenance(node, false, null);
+    req.context.logger.info('node maintenance cleared', { nodeUuid: node.uuid });
+    res.status(202).end();
+  });
+
+  allow('/v1/nodes', ['GET', 'POST']);
+  allow('/v1/nodes/detail', ['GET']);
+  allow('/v1/nodes/:ident', ['GET', 'PATCH', 'DELETE']);
+  allow('/v1/nodes/:ident/ports', ['GET']);
+  allow('/v1/nodes/:ident/maintenance', ['PUT', 'DELETE']);
+  return router;
+}
+
+/** `reason` from the JSON body or the query string, as Ironic accepts both. */
+function maintenanceReason(req: Request): string | null {
+  const body = req.body as unknown;
+  if (body !== undefined && body !== null) {
+    if (typeof body !== 'object' || Array.isArray(body))
+      throw new InvalidParameterValue('Expected a JSON object body.');
+    const { reason, ...rest } = body as Record<string, unknown>;
+    const unexpected = Object.keys(rest)[0];
+    if (unexpected) throw new InvalidParameterValue(`Unknown argument: "${unexpected}"`);
+    if (reason !== undefined && reason !== null && typeof reason !== 'string') {
+      throw new InvalidParameterValue('Expected a string for reason.');
+    }
+    if (typeof reason === 'string') return reason;
+  }
+  return queryString(queryOf(req), 'reason') ?? null;
+}

@@ -1,0 +1,104 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type BmaasConfig, createSilentLogger, type DeepPartial, type Logger, loadConfig } from '@bmaas/common';
+import { createStores, type Stores } from '@bmaas/db';
+import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import { FakeConductorClient } from '@bmaas/rpc-client';
+import { createApp } from '../app.js';
+
+/** The interfaces a fake-hardware conductor registers in these tests. */
+export const FAKE_HARDWARE_INTERFACES = [
+  { hardwareType: 'fake-hardware', interfaceType: 'boot', interfaceName: 'fake', isDefault: true },
+  { hardwareType: 'fake-hardware', interfaceType: 'boot', interfaceName: 'ipxe', isDefault: false },
+  { hardwareType: 'fake-hardware', interfaceType: 'deploy', interfaceName: 'fake', isDefault: true },
+  { hardwareType: 'fake-hardware', interfaceType: 'deploy', interfaceName: 'direct', isDefault: false },
+  { hardwareType: 'fake-hardware', interfaceType: 'power', interfaceName: 'fake', isDefault: true },
+  { hardwareType: 'fake-hardware', interfaceType: 'management', interfaceName: 'fake', isDefault: true },
+] as const;
+
+/** Answers are read freely in tests. */
+// biome-ignore lint/suspicious/noExplicitAny: test answers are JSON of many shapes
+type Json = any;
+
+export interface ApiResponse<T = Json> {
+  status: number;
+  headers: Headers;
+  /** Parsed JSON, or undefined for an empty body. */
+  body: T;
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  /** Raw body text (sent as application/json), for malformed documents. */
+  rawBody?: string;
+  /** Microversion header; null = none. Default: the CLI's 1.78. */
+  version?: string | null;
+  headers?: Record<string, string>;
+}
+
+/** A test database, the app on a loopback port, and a fake conductor client routing over the test DB. */
+export class ApiHarness {
+  private constructor(
+    readonly database: TestDatabase,
+    readonly stores: Stores,
+    readonly conductors: FakeConductorClient,
+    readonly config: BmaasConfig,
+    private readonly server: Server,
+    readonly baseUrl: string,
+  ) {}
+
+  static async start(options: { overrides?: DeepPartial<BmaasConfig>; logger?: Logger } = {}): Promise<ApiHarness> {
+    const database = await createTestDatabase();
+    const stores = createStores(database.db);
+    const config = loadConfig({ env: {}, overrides: options.overrides ?? {} });
+    const conductors = new FakeConductorClient({
+      conductors: stores.conductors,
+      heartbeatTimeout: config.conductor.heartbeat_timeout,
+    });
+    const app = createApp({
+      config,
+      logger: options.logger ?? createSilentLogger(),
+      db: database.db,
+      conductors,
+    });
+    const server = await new Promise<Server>((resolve) => {
+      const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    });
+    const { port } = server.address() as AddressInfo;
+    return new ApiHarness(database, stores, conductors, config, server, `http://127.0.0.1:${port}`);
+  }
+
+  /** Registers an alive conductor serving fake-hardware (or the given drivers) in `group`. */
+  async registerConductor(hostname: string, group = '', drivers: string[] = ['fake-hardware']): Promise<void> {
+    await this.stores.conductors.register({
+      hostname,
+      conductorGroup: group,
+      drivers,
+      interfaces: FAKE_HARDWARE_INTERFACES.filter((i) => drivers.includes(i.hardwareType)).map((i) => ({ ...i })),
+    });
+  }
+
+  async request<T = Json>(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
+    const headers: Record<string, string> = { Accept: 'application/json', ...options.headers };
+    const version = options.version === undefined ? '1.78' : options.version;
+    if (version !== null) headers['X-OpenStack-Ironic-API-Version'] = version;
+    let body: string | undefined;
+    if (options.rawBody !== undefined) body = options.rawBody;
+    else if (options.body !== undefined) body = JSON.stringify(options.body);
+    if (body !== undefined) headers['Content-Type'] ??= 'application/json';
+    const response = await fetch(`${this.baseUrl}${path}`, { method, headers, body });
+    const text = await response.text();
+    return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await this.database.drop();
+  }
+}
+
+/** The Ironic fault inside an error answer. */
+export function faultOf(body: unknown): { faultcode: string; faultstring: string; debuginfo: null } {
+  return JSON.parse((body as { error_message: string }).error_message);
+}

@@ -1,0 +1,80 @@
+import { InvalidParameterValue, type PortRecord } from '@bmaas/common';
+import { versionTooLow } from '../errors.js';
+import { selfAndBookmark } from '../links.js';
+import { Minor } from '../versions.js';
+import { pickFields, timestamp } from './format.js';
+
+/** Fields of GET /v1/ports without ?fields or detail. */
+export const PORT_DEFAULT_FIELDS = ['uuid', 'address'] as const;
+
+const VERSIONED_PORT_FIELDS: Readonly<Record<string, number>> = {
+  internal_info: Minor.PORT_INTERNAL_INFO,
+  pxe_enabled: Minor.PORT_ADVANCED_NET_FIELDS,
+  local_link_connection: Minor.PORT_ADVANCED_NET_FIELDS,
+  portgroup_uuid: Minor.PORTGROUPS_SUBCONTROLLERS,
+  physical_network: Minor.PORT_PHYSICAL_NETWORK,
+  is_smartnic: Minor.PORT_SMARTNIC,
+};
+
+export const PORT_FIELDS = [
+  'uuid',
+  'created_at',
+  'updated_at',
+  'address',
+  'extra',
+  'internal_info',
+  'is_smartnic',
+  'local_link_connection',
+  'physical_network',
+  'pxe_enabled',
+  'node_uuid',
+  'portgroup_uuid',
+] as const;
+
+export function portFieldAllowed(field: string, minor: number): boolean {
+  return minor >= (VERSIONED_PORT_FIELDS[field] ?? 0);
+}
+
+export function checkPortSortKey(key: string, minor: number): void {
+  const since = VERSIONED_PORT_FIELDS[key];
+  if (since !== undefined && minor < since) throw versionTooLow(since);
+}
+
+export function checkPortFields(fields: readonly string[] | undefined, minor: number): void {
+  const unknown = (fields ?? []).filter((f) => !(PORT_FIELDS as readonly string[]).includes(f));
+  if (unknown.length > 0) throw new InvalidParameterValue(`Field(s) "${unknown.join(', ')}" are not valid`);
+  for (const field of fields ?? []) {
+    const since = VERSIONED_PORT_FIELDS[field];
+    if (since !== undefined && minor < since) throw versionTooLow(since);
+  }
+}
+
+export interface PortViewOptions {
+  minor: number;
+  baseUrl: string;
+  fields?: readonly string[];
+}
+
+/** A port as Ironic answers it at the request's microversion. */
+export function portView(port: PortRecord, options: PortViewOptions): Record<string, unknown> {
+  const full: Record<string, unknown> = {
+    uuid: port.uuid,
+    created_at: timestamp(port.createdAt),
+    updated_at: timestamp(port.updatedAt),
+    address: port.address,
+    extra: port.extra,
+    internal_info: {},
+    is_smartnic: false,
+    local_link_connection: port.localLinkConnection,
+    physical_network: port.physicalNetwork,
+    pxe_enabled: port.pxeEnabled,
+    node_uuid: port.nodeUuid,
+    links: selfAndBookmark(options.baseUrl, 'ports', port.uuid),
+    portgroup_uuid: null,
+  };
+  const view = pickFields(full, options.fields);
+  for (const field of Object.keys(view)) {
+    if (!portFieldAllowed(field, options.minor)) delete view[field];
+  }
+  return view;
+}

@@ -1,0 +1,184 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { delimiter, join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { createStores } from '@bmaas/db';
+import { createTestDatabase, freePort, type TestDatabase } from '@bmaas/db/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const ROOT = resolve(import.meta.dirname, '../..');
+const API_MAIN = join(ROOT, 'packages/api/dist/main.js');
+
+function findOnPath(command: string): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (dir && existsSync(join(dir, command))) return join(dir, command);
+  }
+  return undefined;
+}
+const BAREMETAL = findOnPath('baremetal');
+
+/** Resolves with the first stderr line of `child` matching `pattern`; rejects if it exits or the time runs out. */
+function waitForLogLine(child: ChildProcess, pattern: RegExp, timeoutMs: number): Promise<string> {
+  return new Promise((resolvePromise, reject) => {
+    let seen = '';
+    const done = (error: Error | null, line?: string) => {
+      clearTimeout(timer);
+      child.stderr?.off('data', onData);
+      child.off('exit', onExit);
+      if (error) reject(error);
+      else resolvePromise(line ?? '');
+    };
+    const onData = (chunk: Buffer) => {
+      seen += chunk.toString();
+      const line = seen.split('\n').find((l) => pattern.test(l));
+      if (line) done(null, line);
+    };
+    const onExit = (code: number | null) => done(new Error(`API exited (code ${code}) before starting:\n${seen}`));
+    const timer = setTimeout(() => done(new Error(`API did not start within ${timeoutMs} ms:\n${seen}`)), timeoutMs);
+    child.stderr?.on('data', onData);
+    child.once('exit', onExit);
+  });
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  process.kill(child.pid, 'SIGTERM');
+  const timer = setTimeout(() => child.pid !== undefined && process.kill(child.pid, 'SIGKILL'), 5000);
+  await exited;
+  clearTimeout(timer);
+}
+
+const TITLE = BAREMETAL
+  ? 'the baremetal CLI (python3-ironicclient) against the API'
+  : 'the baremetal CLI against the API (skipped: no `baremetal` on PATH; apt-get install python3-ironicclient)';
+
+describe.skipIf(!BAREMETAL)(TITLE, () => {
+  let database: TestDatabase;
+  let api: ChildProcess;
+  let endpoint: string;
+
+  /** Runs `baremetal <args>` with no auth against our API; parses -f json output. */
+  async function baremetal(...args: string[]): Promise<unknown> {
+    const { stdout } = await run(BAREMETAL as string, args, {
+      timeout: 60_000,
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        LANG: 'C.UTF-8',
+        OS_AUTH_TYPE: 'none',
+        OS_ENDPOINT: endpoint,
+      },
+    });
+    return args.includes('json') ? JSON.parse(stdout) : stdout;
+  }
+
+  beforeAll(async () => {
+    await run('npx', ['tsc', '-b', 'packages/api'], { cwd: ROOT, timeout: 240_000 });
+    database = await createTestDatabase();
+    await createStores(database.db).conductors.register({
+      hostname: 'cli-conductor',
+      conductorGroup: '',
+      drivers: ['fake-hardware'],
+      interfaces: [
+        { hardwareType: 'fake-hardware', interfaceType: 'boot', interfaceName: 'fake', isDefault: true },
+        { hardwareType: 'fake-hardware', interfaceType: 'deploy', interfaceName: 'fake', isDefault: true },
+        { hardwareType: 'fake-hardware', interfaceType: 'power', interfaceName: 'fake', isDefault: true },
+        { hardwareType: 'fake-hardware', interfaceType: 'management', interfaceName: 'fake', isDefault: true },
+      ],
+    });
+    const port = await freePort();
+    endpoint = `http://127.0.0.1:${port}`;
+    api = spawn(process.execPath, [API_MAIN], {
+      cwd: ROOT,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: {
+        PATH: process.env.PATH,
+        BMAAS_DATABASE__CONNECTION: database.url,
+        BMAAS_API__PORT: String(port),
+        BMAAS_API__HOST_IP: '127.0.0.1',
+        BMAAS_DEFAULT__LOG_FORMAT: 'json',
+      },
+    });
+    await waitForLogLine(api, /API listening/, 30_000);
+  }, 300_000);
+
+  afterAll(async () => {
+    if (api) await stopChild(api);
+    await database?.drop();
+  });
+
+  it('creates, shows, lists, updates and deletes a node and its port; lists conductors and drivers', async () => {
+    const created = (await baremetal(
+      'node',
+      'create',
+      '--driver',
+      'fake-hardware',
+      '--name',
+      'n1',
+      '-f',
+      'json',
+    )) as Record<string, unknown>;
+    expect(created).toMatchObject({
+      name: 'n1',
+      driver: 'fake-hardware',
+      provision_state: 'enroll',
+      boot_interface: 'fake',
+      deploy_interface: 'fake',
+      bios_interface: 'no-bios',
+      console_interface: 'no-console',
+      conductor: 'cli-conductor',
+      maintenance: false,
+      properties: {},
+    });
+    const uuid = created.uuid as string;
+    expect(uuid).toMatch(/^[0-9a-f-]{36}$/);
+
+    const shown = (await baremetal('node', 'show', 'n1', '-f', 'json')) as Record<string, unknown>;
+    expect(shown).toMatchObject({ uuid, name: 'n1', provision_state: 'enroll', conductor_group: '' });
+
+    const listed = (await baremetal('node', 'list', '-f', 'json')) as Array<Record<string, unknown>>;
+    expect(listed).toEqual([
+      {
+        UUID: uuid,
+        Name: 'n1',
+        'Instance UUID': null,
+        'Power State': null,
+        'Provisioning State': 'enroll',
+        Maintenance: false,
+      },
+    ]);
+
+    await baremetal('node', 'set', 'n1', '--property', 'x=y');
+    expect(((await baremetal('node', 'show', 'n1', '-f', 'json')) as { properties: unknown }).properties).toEqual({
+      x: 'y',
+    });
+    await baremetal('node', 'unset', 'n1', '--property', 'x');
+    expect(((await baremetal('node', 'show', 'n1', '-f', 'json')) as { properties: unknown }).properties).toEqual({});
+
+    const port = (await baremetal('port', 'create', '52:54:00:AA:BB:01', '--node', uuid, '-f', 'json')) as Record<
+      string,
+      unknown
+    >;
+    expect(port).toMatchObject({ address: '52:54:00:aa:bb:01', node_uuid: uuid, pxe_enabled: true });
+    const portUuid = port.uuid as string;
+    expect(await baremetal('port', 'show', portUuid, '-f', 'json')).toMatchObject({
+      uuid: portUuid,
+      address: '52:54:00:aa:bb:01',
+    });
+    expect(await baremetal('port', 'list', '-f', 'json')).toEqual([{ UUID: portUuid, Address: '52:54:00:aa:bb:01' }]);
+    await baremetal('port', 'delete', portUuid);
+    expect(await baremetal('port', 'list', '-f', 'json')).toEqual([]);
+
+    expect(await baremetal('conductor', 'list', '-f', 'json')).toEqual([
+      { Hostname: 'cli-conductor', 'Conductor Group': '', Alive: true },
+    ]);
+    expect(await baremetal('driver', 'list', '-f', 'json')).toEqual([
+      { 'Supported driver(s)': 'fake-hardware', 'Active host(s)': 'cli-conductor' },
+    ]);
+
+    await baremetal('node', 'delete', 'n1');
+    expect(await baremetal('node', 'list', '-f', 'json')).toEqual([]);
+  }, 180_000);
+});
