@@ -3,6 +3,8 @@ import { createStores } from '@bmaas/db';
 import type { ConductorClient } from '@bmaas/rpc-client';
 import express, { type Express } from 'express';
 import type { Knex } from 'knex';
+import { BootConfigController } from './boot/boot-config-controller.js';
+import { createBootConfigHandler } from './boot/boot-config-router.js';
 import { HtpasswdUsers } from './htpasswd.js';
 import { httpBasicAuth } from './middleware/auth.js';
 import { errorHandler, notFound } from './middleware/errors.js';
@@ -46,6 +48,14 @@ export function createApp(deps: ApiDeps): Express {
   app.set('trust proxy', false);
   app.use(requestContext(logger));
   app.use(negotiateVersion(UNVERSIONED_PREFIXES));
+  // Firmware's bare GET: public, unversioned, and refusals are one uniform 404.
+  const bootConfig = new BootConfigController({
+    lookup: (mac) => stores.ports.bootLookup(mac),
+    conductors: deps.conductors,
+    restrictToWaitStates: deps.config.api.restrict_boot_config,
+    rpcTimeoutMs: deps.config.api.boot_config_rpc_timeout * 1000,
+  });
+  app.use('/v1/boot', createBootConfigHandler(bootConfig, logger.child({ component: 'boot-config' })));
   if (deps.config.DEFAULT.auth_strategy === 'http_basic') {
     app.use(httpBasicAuth(HtpasswdUsers.fromFile(deps.config.DEFAULT.http_basic_auth_user_file)));
   }

@@ -1,8 +1,7 @@
-import type { BootLookupRecord } from '@bmaas/common';
 import {
   BootConfigNotFound,
+  type BootLookupRecord,
   isBmaasError,
-  type Logger,
   NoValidHost,
   RpcTimeout,
   TemporaryFailure,
@@ -37,7 +36,6 @@ export interface BootConfigControllerDeps {
   restrictToWaitStates: boolean;
   /** [api]boot_config_rpc_timeout, in milliseconds. */
   rpcTimeoutMs: number;
-  logger: Logger;
 }
 
 /**
