@@ -23,6 +23,14 @@ export interface ConductorRpcMethods {
   change_node_power_state: { params: { node_id: string; new_state: string }; result: null };
   /** Boot configuration file `name` of a node, read under a shared lock. Throws BootConfigNotFound, UnsupportedDriverExtension. */
   get_boot_config: { params: { node_id: string; name: string }; result: { content: string } };
+  /**
+   * The node's agent called back. In `wait call-back`, `clean wait` or
+   * `rescue wait` the conductor takes the exclusive lock, resumes the step
+   * that waited (deploy.continueDeploy, deploy.continueCleaning, finishing
+   * the rescue) and answers; the work goes on in the background. Throws
+   * InvalidStateRequested in any other state, NodeLocked.
+   */
+  heartbeat: { params: { node_id: string; callback_url?: string; agent_version?: string }; result: null };
 }
 
 export type RpcMethodName = keyof ConductorRpcMethods;

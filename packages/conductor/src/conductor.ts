@@ -1,0 +1,221 @@
+import type { AddressInfo } from 'node:net';
+import type { BmaasConfig, Logger } from '@bmaas/common';
+import type { Stores } from '@bmaas/db';
+import { ConductorRing } from '@bmaas/rpc-client';
+import { type ConductorSetup, prepareConductor } from './conductor-setup.js';
+import { createHttpFileServer, listen } from './http-file-server.js';
+import type { NodeCheckDeps } from './periodic/node-checks.js';
+import { crashRecoveryChanges, recoverOrphanedNodes, releaseOwnLeftovers } from './periodic/orphans.js';
+import { RepeatingTask } from './periodic/repeating-task.js';
+import { TakeoverCheck } from './periodic/takeover.js';
+import { failTimedOutWaits } from './periodic/wait-timeouts.js';
+import { ProvisioningRunner } from './provisioning/runner.js';
+import type { DriverCatalog } from './registry/catalog.js';
+import { createRpcHandlers } from './rpc/handlers.js';
+import { ConductorRpcServer } from './rpc/json-rpc-server.js';
+import { TaskManager } from './task-manager.js';
+
+export interface ConductorDeps {
+  config: BmaasConfig;
+  stores: Stores;
+  /** The process's root logger; the conductor takes children per component. */
+  logger: Logger;
+  /** Interfaces and hardware types that may be enabled; default the product's list. */
+  catalog?: DriverCatalog;
+  /** The result of prepareConductor, when the caller checked the configuration first. */
+  setup?: ConductorSetup;
+  now?: () => Date;
+}
+
+export interface Conductor {
+  /** Registered hostname (host, or host:port on a non-default JSON-RPC port). */
+  readonly hostname: string;
+  /** Database id, once started. */
+  readonly id: number | undefined;
+  readonly rpcAddress: AddressInfo | undefined;
+  readonly fileServerAddress: AddressInfo | undefined;
+  readonly tasks: TaskManager;
+  readonly runner: ProvisioningRunner;
+  /** Clears its old locks, recovers, listens, registers, then heartbeats and runs the periodic checks. */
+  start(): Promise<void>;
+  /** Offline at once, refuses new calls, finishes (bounded) or fails what it holds, releases every lock. */
+  stop(): Promise<void>;
+  /** Runs every periodic check once, now (tests). */
+  runPeriodicChecks(): Promise<void>;
+}
+
+/**
+ * Builds a conductor from its dependencies. The configuration is checked
+ * here (prepareConductor) unless the caller did so first: a ConfigError
+ * stops it before it starts.
+ */
+export function createConductor(deps: ConductorDeps): Conductor {
+  const { stores } = deps;
+  const setup = deps.setup ?? prepareConductor({ config: deps.config, logger: deps.logger, catalog: deps.catalog });
+  const { config, identity, registry, auth, tls, fileServerAt } = setup;
+  const now = deps.now ?? (() => new Date());
+  const { hostname } = identity;
+  const logger = deps.logger.child({ component: 'conductor' });
+
+  let conductorId: number | undefined;
+  const tasks = new TaskManager({
+    nodes: stores.nodes,
+    ports: stores.ports,
+    driverFor: (node) => registry.driverFor(node),
+    hostname,
+    conductorId: () => conductorId,
+    lockRetry: {
+      attempts: config.conductor.node_locked_retry_attempts,
+      intervalMs: config.conductor.node_locked_retry_interval * 1000,
+    },
+    logger: deps.logger.child({ component: 'task' }),
+  });
+  const runner = new ProvisioningRunner({ tasks, automatedClean: config.conductor.automated_clean, now });
+  const ring = new ConductorRing({
+    conductors: stores.conductors,
+    heartbeatTimeout: config.conductor.heartbeat_timeout,
+    resetInterval: config.DEFAULT.hash_ring_reset_interval,
+    logger: deps.logger.child({ component: 'hash-ring' }),
+  });
+  const checks: NodeCheckDeps = {
+    stores,
+    ring,
+    tasks,
+    runner,
+    self: {
+      hostname,
+      conductorGroup: identity.conductorGroup,
+      hardwareTypes: registry.hardwareTypeNames(),
+      id: () => conductorId,
+    },
+    config: config.conductor,
+    logger: deps.logger.child({ component: 'periodic' }),
+    now,
+  };
+  const takeover = new TakeoverCheck(checks);
+  const rpcServer = new ConductorRpcServer({
+    handlers: createRpcHandlers({ runner, tasks }),
+    logger: deps.logger.child({ component: 'json-rpc' }),
+    tls,
+    auth,
+  });
+  const fileServer = fileServerAt
+    ? createHttpFileServer({ root: config.deploy.http_root, logger: deps.logger.child({ component: 'http-root' }) })
+    : undefined;
+
+  const registration = () => ({
+    hostname,
+    conductorGroup: identity.conductorGroup,
+    drivers: registry.hardwareTypeNames(),
+    interfaces: registry.registrationInterfaces(),
+  });
+  const heartbeat = new RepeatingTask(
+    'heartbeat',
+    config.conductor.heartbeat_interval * 1000,
+    async () => {
+      // False when our row is gone (someone deleted it): register again.
+      if (!(await stores.conductors.touch(hostname)))
+        conductorId = (await stores.conductors.register(registration())).id;
+    },
+    logger,
+  );
+  const provisionChecks = new RepeatingTask(
+    'check provision states',
+    config.conductor.check_provision_state_interval * 1000,
+    async () => {
+      await failTimedOutWaits(checks);
+      await recoverOrphanedNodes(checks);
+    },
+    logger,
+  );
+  const ringCheck = new RepeatingTask(
+    'takeover',
+    config.DEFAULT.hash_ring_reset_interval * 1000,
+    async () => {
+      await takeover.run();
+    },
+    logger,
+  );
+  const timers = [heartbeat, provisionChecks, ringCheck];
+
+  let rpcAddress: AddressInfo | undefined;
+  let fileAddress: AddressInfo | undefined;
+  let starting: Promise<void> | undefined;
+  let stopping: Promise<void> | undefined;
+
+  async function start(): Promise<void> {
+    const leftovers = await releaseOwnLeftovers(checks);
+    if (leftovers > 0) logger.warn('released locks left by a previous run', { count: leftovers });
+    rpcAddress = await rpcServer.listen(config.json_rpc.host_ip, config.json_rpc.port);
+    if (fileServer && fileServerAt) fileAddress = await listen(fileServer, fileServerAt.host, fileServerAt.port);
+    conductorId = (await stores.conductors.register(registration())).id;
+    ring.invalidate();
+    heartbeat.start();
+    // At once: nodes this conductor now owns may have been left in a transient state by a dead one.
+    provisionChecks.start({ runNow: true });
+    ringCheck.start({ runNow: true });
+    logger.info('conductor started', {
+      hostname,
+      conductorId,
+      conductorGroup: identity.conductorGroup,
+      hardwareTypes: registry.hardwareTypeNames(),
+      rpc: `${rpcAddress.address}:${rpcAddress.port}`,
+      ...(fileAddress ? { httpRoot: `${fileAddress.address}:${fileAddress.port}` } : {}),
+    });
+  }
+
+  async function stop(): Promise<void> {
+    await starting?.catch(() => {});
+    rpcServer.stopAccepting();
+    try {
+      await stores.conductors.markOffline(hostname);
+    } catch (error) {
+      logger.error('could not mark this conductor offline', { error: (error as Error).message });
+    }
+    logger.info('conductor going offline', { running: tasks.heldCount });
+    await Promise.all(timers.map((t) => t.stop()));
+    // Finish within half the heartbeat timeout: past a full one, others treat our locks as a dead conductor's.
+    const drained = await tasks.drain((config.conductor.heartbeat_timeout * 1000) / 2);
+    if (!drained) {
+      const abandoned = await tasks.abandonAll((node) => crashRecoveryChanges(node, `Conductor ${hostname}`, now()));
+      logger.warn('stopped before its work finished; nodes failed', { abandoned });
+    }
+    await stores.nodes.clearReservations(hostname);
+    await rpcServer.close();
+    if (fileServer?.listening) {
+      const closed = new Promise<void>((resolve) => fileServer.close(() => resolve()));
+      fileServer.closeAllConnections();
+      await closed;
+    }
+    logger.info('conductor stopped');
+  }
+
+  return {
+    hostname,
+    get id() {
+      return conductorId;
+    },
+    get rpcAddress() {
+      return rpcAddress;
+    },
+    get fileServerAddress() {
+      return fileAddress;
+    },
+    tasks,
+    runner,
+    start() {
+      starting ??= start();
+      return starting;
+    },
+    stop() {
+      stopping ??= stop();
+      return stopping;
+    },
+    async runPeriodicChecks() {
+      ring.invalidate();
+      await heartbeat.runOnce();
+      await provisionChecks.runOnce();
+      await ringCheck.runOnce();
+    },
+  };
+}

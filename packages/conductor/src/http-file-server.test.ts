@@ -1,0 +1,125 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createSilentLogger } from '@bmaas/common';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHttpFileServer, resolveInsideRoot } from './http-file-server.js';
+
+const UUID = '11111111-2222-4333-8444-555555555555';
+const SCRIPT = '#!ipxe\necho hello\n';
+let base: string;
+let root: string;
+let server: http.Server;
+let port: number;
+const kernel = randomBytes(1024 * 1024 + 17);
+
+interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+}
+
+/** A raw request: the path is sent exactly as given (no client-side normalisation). */
+function request(path: string, method = 'GET'): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, path, method }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+beforeAll(async () => {
+  base = mkdtempSync(join(tmpdir(), 'bmaas-http-root-'));
+  root = join(base, 'httpboot');
+  mkdirSync(join(root, UUID), { recursive: true });
+  mkdirSync(join(root, 'pxelinux.cfg'));
+  writeFileSync(join(root, UUID, 'config'), SCRIPT);
+  writeFileSync(join(root, UUID, 'deploy_kernel'), kernel);
+  writeFileSync(join(root, 'boot.ipxe'), SCRIPT);
+  writeFileSync(join(base, 'secret'), 'outside the root\n');
+  // As the iPXE boot interface lays them out: a relative link per MAC into the root.
+  symlinkSync(`../${UUID}/config`, join(root, 'pxelinux.cfg', '52-54-00-12-34-56'));
+  symlinkSync('../secret', join(root, 'escape'));
+  symlinkSync(join(base, 'secret'), join(root, 'pxelinux.cfg', 'absolute-escape'));
+  server = createHttpFileServer({ root, logger: createSilentLogger() });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as AddressInfo).port;
+});
+afterAll(async () => {
+  await new Promise<void>((resolve) => server?.close(() => resolve()));
+  rmSync(base, { recursive: true, force: true });
+});
+
+describe('conductor HTTP file server', () => {
+  it('serves a boot script as text with its length', async () => {
+    const answer = await request('/boot.ipxe');
+    expect(answer.status).toBe(200);
+    expect(answer.headers['content-type']).toBe('text/plain; charset=utf-8');
+    expect(answer.headers['content-length']).toBe(String(SCRIPT.length));
+    expect(answer.body.toString()).toBe(SCRIPT);
+  });
+
+  it('follows the relative pxelinux.cfg links inside the root', async () => {
+    const answer = await request('/pxelinux.cfg/52-54-00-12-34-56');
+    expect(answer.status).toBe(200);
+    expect(answer.headers['content-type']).toBe('text/plain; charset=utf-8');
+    expect(answer.body.toString()).toBe(SCRIPT);
+  });
+
+  it('streams binaries whole as octet-stream, and answers HEAD without a body', async () => {
+    const answer = await request(`/${UUID}/deploy_kernel`);
+    expect(answer.status).toBe(200);
+    expect(answer.headers['content-type']).toBe('application/octet-stream');
+    expect(answer.headers['content-length']).toBe(String(kernel.length));
+    expect(answer.body.equals(kernel)).toBe(true);
+    const head = await request(`/${UUID}/deploy_kernel`, 'HEAD');
+    expect(head.status).toBe(200);
+    expect(head.headers['content-length']).toBe(String(kernel.length));
+    expect(head.body.length).toBe(0);
+  });
+
+  it.each([
+    ['/../secret'],
+    ['/../../../../etc/passwd'],
+    ['/pxelinux.cfg/../../secret'],
+    ['/%2e%2e/secret'],
+    ['/%2E%2E%2Fsecret'],
+    ['/pxelinux.cfg/..%2f..%2fsecret'],
+    ['/boot.ipxe%00.png'],
+    ['/%E0%A4%A'],
+    ['/..\\secret'],
+    ['/escape'],
+    ['/pxelinux.cfg/absolute-escape'],
+    ['/missing'],
+  ])('never serves %s', async (path) => {
+    const answer = await request(path);
+    expect(answer.status).toBe(404);
+    expect(answer.body.toString()).not.toContain('outside the root');
+  });
+
+  it('does not list directories', async () => {
+    expect((await request('/')).status).toBe(403);
+    expect((await request(`/${UUID}/`)).status).toBe(403);
+    expect((await request('/pxelinux.cfg')).status).toBe(403);
+  });
+
+  it('takes GET and HEAD only', async () => {
+    const answer = await request('/boot.ipxe', 'POST');
+    expect(answer.status).toBe(405);
+    expect(answer.headers.allow).toBe('GET, HEAD');
+  });
+
+  it('resolves paths inside the root only', () => {
+    expect(resolveInsideRoot('/srv/root', '/a/../b?x=1')).toBe('/srv/root/b');
+    expect(resolveInsideRoot('/srv/root', '/a/../../b')).toBeUndefined();
+    expect(resolveInsideRoot('/srv/root', '/a%00')).toBeUndefined();
+    expect(resolveInsideRoot('/srv/root', '/%zz')).toBeUndefined();
+  });
+});

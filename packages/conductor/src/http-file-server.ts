@@ -1,0 +1,139 @@
+import { createReadStream } from 'node:fs';
+import { realpath, stat } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { basename, extname, resolve, sep } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { ConfigError, type ConfigSection, type Logger } from '@bmaas/common';
+
+/** Boot scripts are text; kernels, ramdisks and the rest are bytes. */
+const TEXT_EXTENSIONS: ReadonlySet<string> = new Set(['.ipxe', '.cfg', '.conf', '.txt', '.sh']);
+/** The per-node iPXE script is `<uuid>/config` (the pxelinux.cfg/<mac> links resolve to it). */
+const TEXT_NAMES: ReadonlySet<string> = new Set(['config']);
+
+export interface HttpFileServerOptions {
+  /** Directory served; nothing outside it is ever read. */
+  root: string;
+  logger: Logger;
+}
+
+function contentType(realFile: string): string {
+  const name = basename(realFile);
+  return TEXT_EXTENSIONS.has(extname(name).toLowerCase()) || TEXT_NAMES.has(name)
+    ? 'text/plain; charset=utf-8'
+    : 'application/octet-stream';
+}
+
+function plain(res: http.ServerResponse, status: number, text: string, headers: http.OutgoingHttpHeaders = {}): void {
+  const body = `${text}\n`;
+  res
+    .writeHead(status, {
+      'content-type': 'text/plain; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+      ...headers,
+    })
+    .end(body);
+}
+
+function isInside(root: string, path: string): boolean {
+  return path === root || path.startsWith(root + sep);
+}
+
+/**
+ * The path a URL asks for, resolved inside root, or undefined when it
+ * cannot be a file there (bad encoding, NUL, or a path leaving the root).
+ */
+export function resolveInsideRoot(root: string, rawUrl: string): string | undefined {
+  const rawPath = rawUrl.split(/[?#]/, 1)[0] ?? '';
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(rawPath);
+  } catch {
+    return undefined;
+  }
+  if (decoded.includes('\0') || decoded.includes('\\')) return undefined;
+  const full = resolve(root, `.${decoded.startsWith('/') ? '' : '/'}${decoded}`);
+  return isInside(root, full) ? full : undefined;
+}
+
+/**
+ * Serves the boot files under [deploy]http_root to booting machines: GET and
+ * HEAD of regular files only, streamed with their length. Directories are
+ * never listed. Symbolic links are followed only when they end inside the
+ * root (the pxelinux.cfg/<mac> links are relative links into it).
+ */
+export function createHttpFileServer(options: HttpFileServerOptions): http.Server {
+  const root = resolve(options.root);
+  const logger = options.logger;
+  let realRoot: string | undefined;
+
+  async function serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      plain(res, 405, 'Method not allowed', { allow: 'GET, HEAD' });
+      return;
+    }
+    const wanted = resolveInsideRoot(root, req.url ?? '/');
+    if (!wanted) {
+      plain(res, 404, 'Not found');
+      return;
+    }
+    let real: string;
+    try {
+      realRoot ??= await realpath(root);
+      real = await realpath(wanted);
+    } catch {
+      plain(res, 404, 'Not found');
+      return;
+    }
+    if (!isInside(realRoot, real)) {
+      logger.warn('refused a path leading outside the HTTP root', { url: req.url });
+      plain(res, 404, 'Not found');
+      return;
+    }
+    const info = await stat(real);
+    if (info.isDirectory()) {
+      plain(res, 403, 'Directory listing is not allowed');
+      return;
+    }
+    if (!info.isFile()) {
+      plain(res, 404, 'Not found');
+      return;
+    }
+    res.writeHead(200, { 'content-type': contentType(real), 'content-length': info.size });
+    if (req.method === 'HEAD') {
+      res.end();
+      return;
+    }
+    await pipeline(createReadStream(real), res);
+  }
+
+  return http.createServer((req, res) => {
+    serve(req, res).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ERR_STREAM_PREMATURE_CLOSE') return;
+      logger.error('HTTP file server failed', { url: req.url, error: error.message });
+      if (!res.headersSent) plain(res, 500, 'Internal error');
+      else res.destroy();
+    });
+  });
+}
+
+/** Address of the built-in file server: [deploy]http_server_host_ip and the port of [deploy]http_url. */
+export function fileServerAddress(deploy: ConfigSection<'deploy'>): { host: string; port: number } {
+  if (!deploy.http_url) throw new ConfigError('[deploy]serve_http_root needs [deploy]http_url (the port to serve on)');
+  const url = new URL(deploy.http_url);
+  if (url.protocol !== 'http:') {
+    throw new ConfigError(`[deploy]http_url ${deploy.http_url}: the built-in file server speaks plain http only`);
+  }
+  const port = url.port ? Number(url.port) : 80;
+  return { host: deploy.http_server_host_ip, port };
+}
+
+export async function listen(server: http.Server, host: string, port: number): Promise<AddressInfo> {
+  return new Promise((resolvePromise, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolvePromise(server.address() as AddressInfo);
+    });
+  });
+}

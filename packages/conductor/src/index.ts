@@ -1,0 +1,11 @@
+export { type Conductor, type ConductorDeps, createConductor } from './conductor.js';
+export { type ConductorSetup, prepareConductor } from './conductor-setup.js';
+export { DirectDeployInterface, directDeployInterface } from './deploy/direct-deploy.js';
+export { createHttpFileServer, resolveInsideRoot } from './http-file-server.js';
+export { type ConductorIdentity, conductorIdentity, DEFAULT_JSON_RPC_PORT } from './identity.js';
+export { ProvisioningRunner } from './provisioning/runner.js';
+export type { DriverCatalog, HardwareTypeDescriptor, InterfaceCatalog } from './registry/catalog.js';
+export { DriverRegistry } from './registry/driver-registry.js';
+export { DRIVER_CATALOG, INTERFACES } from './registry/enabled-interfaces.js';
+export { type ConductorRpcHandlers, ConductorRpcServer } from './rpc/json-rpc-server.js';
+export { type AcquireOptions, type ConductorTask, TaskManager } from './task-manager.js';

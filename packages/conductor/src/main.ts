@@ -1,0 +1,59 @@
+#!/usr/bin/env node
+import { ConfigError, configFilesFromArgs, createRootLogger, loadConfig } from '@bmaas/common';
+import { createStores, openDatabase, resolveDatabaseUrl } from '@bmaas/db';
+import { createConductor } from './conductor.js';
+import { prepareConductor } from './conductor-setup.js';
+import { conductorIdentity } from './identity.js';
+
+/** `bmaas-conductor [--config-file PATH]...`: runs one conductor until SIGTERM or SIGINT. */
+async function main(argv: string[]): Promise<void> {
+  const config = loadConfig({ configFiles: configFilesFromArgs(argv) });
+  const { hostname } = conductorIdentity(config);
+  const logger = createRootLogger({
+    level: config.DEFAULT.log_level,
+    format: config.DEFAULT.log_format,
+    defaultMeta: { service: 'conductor', conductor: hostname },
+  });
+  // Refuse a bad configuration before touching the database.
+  const setup = prepareConductor({ config, logger });
+  const database = await resolveDatabaseUrl(config, logger.child({ component: 'database' }));
+  const db = openDatabase({
+    connection: database.url,
+    maxPoolSize: config.database.max_pool_size,
+    applicationName: 'bmaas-conductor',
+  });
+  const conductor = createConductor({ config, stores: createStores(db), logger, setup });
+
+  let stopping = false;
+  const shutdown = (signal: NodeJS.Signals): void => {
+    if (stopping) {
+      logger.warn('second signal: exiting at once', { signal });
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info('stopping', { signal });
+    conductor
+      .stop()
+      .then(async () => {
+        await db.destroy();
+        await database.embedded?.stop();
+      })
+      .then(
+        () => process.exit(0),
+        (error: Error) => {
+          logger.error('unclean stop', { error: error.message, stack: error.stack });
+          process.exit(1);
+        },
+      );
+  };
+  process.on('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
+  await conductor.start();
+}
+
+main(process.argv.slice(2)).catch((error: Error) => {
+  process.stderr.write(
+    `${error instanceof ConfigError ? 'config error: ' : 'conductor failed to start: '}${error.message}\n`,
+  );
+  process.exit(1);
+});

@@ -1,0 +1,274 @@
+import {
+  findTransition,
+  InvalidParameterValue,
+  InvalidStateRequested,
+  isBmaasError,
+  MissingParameterValue,
+  type NodeRecord,
+  POWER_TARGETS,
+  type PowerState,
+  ProvisionState as S,
+  UnsupportedDriverExtension,
+  USER_EVENTS,
+  WAIT_TIMEOUT_FAILURE,
+} from '@bmaas/common';
+import type { NodeChanges } from '@bmaas/db';
+import type { ConductorTask, TaskManager } from '../task-manager.js';
+import { type ActionContext, type ActionWork, CONTINUE_BY_WAIT, tearDownWait, WORK_BY_STATE } from './actions.js';
+import { failAction } from './transitions.js';
+
+export interface ProvisioningRunnerOptions {
+  tasks: TaskManager;
+  /** [conductor]automated_clean. */
+  automatedClean: boolean;
+  now?: () => Date;
+}
+
+export interface ProvisioningRequest {
+  requestId?: string | undefined;
+  cleanSteps?: unknown[] | undefined;
+  rescuePassword?: string | undefined;
+}
+
+/** Actions refused while the node is in maintenance (Ironic's NodeInMaintenance). */
+const BLOCKED_IN_MAINTENANCE: ReadonlySet<string> = new Set(['deploy', 'rebuild']);
+
+/** How each failed action is named in last_error. */
+const ACTION_NAMES: Readonly<Record<string, string>> = {
+  [S.VERIFYING]: 'verify',
+  [S.CLEANING]: 'clean',
+  [S.DEPLOYING]: 'deploy',
+  [S.DELETING]: 'tear down',
+  [S.INSPECTING]: 'inspect',
+  [S.ADOPTING]: 'adopt',
+  [S.RESCUING]: 'rescue',
+  [S.UNRESCUING]: 'unrescue',
+};
+
+/** The operation a wait belongs to, for messages. */
+const WAIT_OPERATION: Readonly<Record<string, string>> = {
+  [S.DEPLOY_WAIT]: 'deploy',
+  [S.CLEAN_WAIT]: 'clean',
+  [S.INSPECT_WAIT]: 'inspect',
+  [S.RESCUE_WAIT]: 'rescue',
+  [S.SERVICE_WAIT]: 'service',
+};
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Runs the provision state machine on this conductor: checks and records
+ * the transition under the node's exclusive lock, answers, then does the
+ * work in the background under the same lock. A failure ends the action in
+ * its failed state with last_error.
+ */
+export class ProvisioningRunner {
+  private readonly ctx: ActionContext;
+
+  constructor(private readonly options: ProvisioningRunnerOptions) {
+    const now = options.now ?? (() => new Date());
+    this.ctx = { automatedClean: options.automatedClean, now };
+  }
+
+  /** `do_provisioning_action`: fires a user event (deploy, delete, manage, provide, …). */
+  async doProvisioningAction(nodeUuid: string, event: string, request: ProvisioningRequest = {}): Promise<void> {
+    if (!USER_EVENTS.has(event as never)) {
+      throw new InvalidParameterValue(`"${event}" is not a valid provision action.`, { event });
+    }
+    const extra = this.eventParameters(event, request);
+    await this.options.tasks.withTask(
+      nodeUuid,
+      { purpose: `provision action ${event}`, requestId: request.requestId },
+      async (task) => {
+        const { node } = task;
+        const transition = findTransition(node.provisionState, event);
+        if (!transition) {
+          throw new InvalidStateRequested(
+            `The requested action "${event}" can not be performed on node "${node.uuid}" while it is in state "${node.provisionState}".`,
+            { node: node.uuid, action: event, state: node.provisionState },
+          );
+        }
+        if (node.maintenance && BLOCKED_IN_MAINTENANCE.has(event)) {
+          throw new InvalidStateRequested(
+            `The requested action "${event}" can not be performed on node "${node.uuid}" while it is in maintenance mode.`,
+            { node: node.uuid, action: event },
+          );
+        }
+        if (event === 'service') throw new UnsupportedDriverExtension(node.driver, 'service');
+        await this.validateBefore(event, task);
+        const changes: NodeChanges = {
+          provisionState: transition.to,
+          targetProvisionState: transition.target ?? null,
+          provisionUpdatedAt: this.ctx.now(),
+          lastError: null,
+          ...extra(node),
+        };
+        if (event === 'abort') {
+          changes.lastError = `By request, the ${WAIT_OPERATION[node.provisionState] ?? 'current'} operation was aborted.`;
+        }
+        await task.updateNode(changes);
+        task.logger.info('provision action accepted', { action: event, from: node.provisionState, to: transition.to });
+        const work = event === 'abort' ? this.abortWork(node.provisionState) : WORK_BY_STATE[transition.to];
+        if (work) task.spawnAfter((t) => this.runWork(t, work));
+      },
+    );
+  }
+
+  /** `heartbeat`: the agent is up in a wait state; resume what waited. Its URL and version are recorded. */
+  async heartbeat(
+    nodeUuid: string,
+    request: {
+      requestId?: string | undefined;
+      callbackUrl?: string | undefined;
+      agentVersion?: string | undefined;
+    } = {},
+  ): Promise<void> {
+    await this.options.tasks.withTask(
+      nodeUuid,
+      { purpose: 'agent heartbeat', requestId: request.requestId },
+      async (task) => {
+        const waitState = task.node.provisionState;
+        const work = CONTINUE_BY_WAIT[waitState as S];
+        if (!work) {
+          throw new InvalidStateRequested(
+            `Node ${task.node.uuid} is not waiting for its agent (provision state "${waitState}").`,
+            { node: task.node.uuid, state: waitState },
+          );
+        }
+        const agent = {
+          ...(request.callbackUrl ? { agent_url: request.callbackUrl } : {}),
+          ...(request.agentVersion ? { agent_version: request.agentVersion } : {}),
+        };
+        await task.updateNode({
+          provisionState: (findTransition(waitState, 'resume')?.to ?? waitState) as string,
+          provisionUpdatedAt: this.ctx.now(),
+          driverInternalInfo: { ...task.node.driverInternalInfo, ...agent },
+        });
+        task.logger.info('agent called back', { from: waitState });
+        task.spawnAfter((t) => this.runWork(t, work));
+      },
+    );
+  }
+
+  /** `change_node_power_state`: records the target, answers, then drives the power interface. */
+  async changePowerState(
+    nodeUuid: string,
+    target: string,
+    request: { requestId?: string | undefined } = {},
+  ): Promise<void> {
+    if (!(POWER_TARGETS as readonly string[]).includes(target)) {
+      throw new InvalidParameterValue(`"${target}" is not a valid power state (${POWER_TARGETS.join(', ')}).`, {
+        target,
+      });
+    }
+    await this.options.tasks.withTask(
+      nodeUuid,
+      { purpose: `power ${target}`, requestId: request.requestId },
+      async (task) => {
+        await task.driver.power.validate(task);
+        await task.updateNode({ targetPowerState: target, lastError: null });
+        task.spawnAfter(async (t) => {
+          try {
+            await t.driver.power.setPowerState(t, target as PowerState);
+            await t.updateNode({ targetPowerState: null });
+          } catch (error) {
+            t.logger.warn('power change failed', { target, error: message(error) });
+            await t.updateNode({
+              targetPowerState: null,
+              lastError: `Failed to change power state to '${target}': ${message(error)}`,
+            });
+          }
+        });
+      },
+    );
+  }
+
+  /**
+   * Fails a node whose wait timed out (periodic task). Re-checks under the
+   * lock that it is still in that wait and still late; false when it moved on.
+   */
+  async failTimedOutWait(nodeUuid: string, timeoutSeconds: (state: string) => number): Promise<boolean> {
+    return this.options.tasks.withTask(nodeUuid, { purpose: 'wait timeout' }, async (task) => {
+      const { node } = task;
+      const limit = timeoutSeconds(node.provisionState);
+      if (!(node.provisionState in WAIT_TIMEOUT_FAILURE) || limit <= 0 || !isLate(node, limit, this.ctx.now())) {
+        return false;
+      }
+      const operation = WAIT_OPERATION[node.provisionState] ?? 'current';
+      const lastError = `Timeout reached while waiting for callback for node ${node.uuid} (${operation}, ${limit} s).`;
+      task.logger.warn('wait timed out', { state: node.provisionState, timeoutSeconds: limit });
+      try {
+        await tearDownWait(task, node.provisionState);
+      } catch (error) {
+        task.logger.warn('tear down after timeout failed', { error: message(error) });
+      }
+      await failAction(task, lastError, this.ctx.now);
+      return true;
+    });
+  }
+
+  /** Per-event parameters, checked before the lock is taken; returns the node changes they imply. */
+  private eventParameters(event: string, request: ProvisioningRequest): (node: NodeRecord) => NodeChanges {
+    if (event === 'clean') {
+      const steps = request.cleanSteps;
+      if (!Array.isArray(steps) || steps.length === 0) {
+        throw new MissingParameterValue(
+          'An explicit list of clean steps (clean_steps) is required for manual cleaning.',
+        );
+      }
+      return (node) => ({ driverInternalInfo: { ...node.driverInternalInfo, clean_steps: steps } });
+    }
+    if (event === 'rescue') {
+      const password = request.rescuePassword;
+      if (typeof password !== 'string' || password.trim() === '') {
+        throw new MissingParameterValue('A non-empty rescue_password is required to rescue a node.');
+      }
+      return (node) => ({ instanceInfo: { ...node.instanceInfo, rescue_password: password } });
+    }
+    return () => ({});
+  }
+
+  /** Checks made before accepting an action, so a bad node is refused with 400 instead of failing later. */
+  private async validateBefore(event: string, task: ConductorTask): Promise<void> {
+    const { driver } = task;
+    if (event === 'deploy' || event === 'rebuild') {
+      await driver.boot.validate(task);
+      await driver.deploy.validate(task);
+      await driver.power.validate(task);
+    } else if (event === 'rescue') {
+      await driver.boot.validate(task);
+      await driver.power.validate(task);
+    }
+  }
+
+  private abortWork(waitState: string): ActionWork {
+    return async (task) => {
+      try {
+        await tearDownWait(task, waitState);
+      } catch (error) {
+        task.logger.warn('tear down after abort failed', { error: message(error) });
+      }
+    };
+  }
+
+  private async runWork(task: ConductorTask, work: ActionWork): Promise<void> {
+    const state = task.node.provisionState;
+    try {
+      await work(task, this.ctx);
+      task.logger.info('provision step finished', { from: state, to: task.node.provisionState });
+    } catch (error) {
+      const action = ACTION_NAMES[task.node.provisionState] ?? ACTION_NAMES[state] ?? 'provision';
+      const lastError = `Failed to ${action} node ${task.node.uuid}: ${message(error)}`;
+      if (isBmaasError(error)) task.logger.warn('provision step failed', { state, error: message(error) });
+      else task.logger.error('provision step failed', { state, error: message(error), stack: (error as Error).stack });
+      await failAction(task, lastError, this.ctx.now);
+    }
+  }
+}
+
+function isLate(node: NodeRecord, limitSeconds: number, now: Date): boolean {
+  const since = node.provisionUpdatedAt ?? node.updatedAt ?? node.createdAt;
+  return now.getTime() - since.getTime() > limitSeconds * 1000;
+}

@@ -1,0 +1,193 @@
+import {
+  type BmaasConfig,
+  ConfigError,
+  DriverNotFound,
+  INTERFACE_TYPES,
+  type InterfaceType,
+  InvalidParameterValue,
+  type Logger,
+  type NodeRecord,
+} from '@bmaas/common';
+import type { ConductorRegistration } from '@bmaas/db';
+import type { NodeDriver } from '@bmaas/driver-api';
+import type { DriverCatalog, InterfaceKinds } from './catalog.js';
+
+/** A hardware type as this conductor enabled it. */
+interface EnabledHardwareType {
+  name: string;
+  /** Enabled interface names per kind, the default first. */
+  interfaces: Record<InterfaceType, string[]>;
+}
+
+type InterfaceInstances = { [K in InterfaceType]: Map<string, InterfaceKinds[K]> };
+
+export interface DriverRegistryDeps {
+  config: BmaasConfig;
+  logger: Logger;
+  /** Registered hostname of this conductor. */
+  conductorHostname: string;
+}
+
+const NODE_FIELD: Record<
+  InterfaceType,
+  'bootInterface' | 'deployInterface' | 'powerInterface' | 'managementInterface'
+> = {
+  boot: 'bootInterface',
+  deploy: 'deployInterface',
+  power: 'powerInterface',
+  management: 'managementInterface',
+};
+
+function duplicateOf(names: readonly string[]): string | undefined {
+  return names.find((name, index) => names.indexOf(name) !== index);
+}
+
+/**
+ * The hardware types and interfaces this conductor enabled, created once at
+ * start from the catalog and [DEFAULT]enabled_* / default_*_interface. Any
+ * unknown or duplicate name, or a default that is not enabled, is a
+ * ConfigError: the conductor refuses to start.
+ */
+export class DriverRegistry {
+  private readonly drivers = new Map<string, NodeDriver>();
+
+  private constructor(
+    private readonly hardwareTypes: ReadonlyMap<string, EnabledHardwareType>,
+    private readonly instances: InterfaceInstances,
+  ) {}
+
+  static create(catalog: DriverCatalog, deps: DriverRegistryDeps): DriverRegistry {
+    const { config } = deps;
+    const instances = {} as InterfaceInstances;
+    for (const kind of INTERFACE_TYPES) {
+      instances[kind] = createEnabled(catalog, kind, deps) as never;
+    }
+
+    const knownTypes = catalog.hardwareTypes.map((h) => h.name);
+    const catalogDuplicate = duplicateOf(knownTypes);
+    if (catalogDuplicate) throw new ConfigError(`hardware type "${catalogDuplicate}" is registered twice`);
+    const enabledTypes = config.DEFAULT.enabled_hardware_types;
+    if (enabledTypes.length === 0) throw new ConfigError('[DEFAULT]enabled_hardware_types: no hardware type enabled');
+    const duplicate = duplicateOf(enabledTypes);
+    if (duplicate) throw new ConfigError(`[DEFAULT]enabled_hardware_types: "${duplicate}" is listed twice`);
+
+    const hardwareTypes = new Map<string, EnabledHardwareType>();
+    for (const name of enabledTypes) {
+      const descriptor = catalog.hardwareTypes.find((h) => h.name === name);
+      if (!descriptor) {
+        throw new ConfigError(
+          `[DEFAULT]enabled_hardware_types: unknown hardware type "${name}" (known: ${knownTypes.join(', ')})`,
+        );
+      }
+      const interfaces = {} as Record<InterfaceType, string[]>;
+      for (const kind of INTERFACE_TYPES) {
+        const usable = descriptor.supported[kind].filter((n) => instances[kind].has(n));
+        if (usable.length === 0) {
+          throw new ConfigError(
+            `hardware type "${name}" supports none of the enabled ${kind} interfaces ` +
+              `(enabled: ${[...instances[kind].keys()].join(', ')}; supported: ${descriptor.supported[kind].join(', ')})`,
+          );
+        }
+        const wanted = defaultOption(config, kind);
+        const preferred = wanted !== null && usable.includes(wanted) ? wanted : (usable[0] as string);
+        interfaces[kind] = [preferred, ...usable.filter((n) => n !== preferred)];
+      }
+      hardwareTypes.set(name, { name, interfaces });
+    }
+    return new DriverRegistry(hardwareTypes, instances);
+  }
+
+  /** Names of the enabled hardware types. */
+  hardwareTypeNames(): string[] {
+    return [...this.hardwareTypes.keys()];
+  }
+
+  /** What the conductor registers: every enabled interface per hardware type, its default flagged. */
+  registrationInterfaces(): ConductorRegistration['interfaces'] {
+    return [...this.hardwareTypes.values()].flatMap((hw) =>
+      INTERFACE_TYPES.flatMap((kind) =>
+        hw.interfaces[kind].map((interfaceName, index) => ({
+          hardwareType: hw.name,
+          interfaceType: kind,
+          interfaceName,
+          isDefault: index === 0,
+        })),
+      ),
+    );
+  }
+
+  /**
+   * The interface instances a node names. DriverNotFound when its hardware
+   * type is not enabled here; InvalidParameterValue when one of its
+   * *_interface fields names an interface not enabled for that type.
+   */
+  driverFor(node: Pick<NodeRecord, 'uuid' | 'driver' | `${InterfaceType}Interface`>): NodeDriver {
+    const key = `${node.driver}\0${node.bootInterface}\0${node.deployInterface}\0${node.powerInterface}\0${node.managementInterface}`;
+    const cached = this.drivers.get(key);
+    if (cached) return cached;
+    const hw = this.hardwareTypes.get(node.driver);
+    if (!hw) throw new DriverNotFound(node.driver);
+    for (const kind of INTERFACE_TYPES) {
+      const name = node[NODE_FIELD[kind]];
+      if (!hw.interfaces[kind].includes(name)) {
+        throw new InvalidParameterValue(
+          `Node ${node.uuid}: ${kind}_interface "${name}" is not enabled for hardware type ${hw.name} ` +
+            `(enabled: ${hw.interfaces[kind].join(', ')}).`,
+          { node: node.uuid, interfaceType: kind, interfaceName: name },
+        );
+      }
+    }
+    const driver: NodeDriver = {
+      boot: this.instances.boot.get(node.bootInterface) as InterfaceKinds['boot'],
+      deploy: this.instances.deploy.get(node.deployInterface) as InterfaceKinds['deploy'],
+      power: this.instances.power.get(node.powerInterface) as InterfaceKinds['power'],
+      management: this.instances.management.get(node.managementInterface) as InterfaceKinds['management'],
+    };
+    this.drivers.set(key, driver);
+    return driver;
+  }
+}
+
+function defaultOption(config: BmaasConfig, kind: InterfaceType): string | null {
+  return config.DEFAULT[`default_${kind}_interface`];
+}
+
+function createEnabled<K extends InterfaceType>(
+  catalog: DriverCatalog,
+  kind: K,
+  deps: DriverRegistryDeps,
+): Map<string, InterfaceKinds[K]> {
+  const descriptors = catalog.interfaces[kind];
+  const known = descriptors.map((d) => d.name);
+  const catalogDuplicate = duplicateOf(known);
+  if (catalogDuplicate) throw new ConfigError(`${kind} interface "${catalogDuplicate}" is registered twice`);
+
+  const option = `[DEFAULT]enabled_${kind}_interfaces`;
+  const enabled: readonly string[] = deps.config.DEFAULT[`enabled_${kind as InterfaceType}_interfaces`];
+  if (enabled.length === 0) throw new ConfigError(`${option}: no ${kind} interface enabled`);
+  const duplicate = duplicateOf(enabled);
+  if (duplicate) throw new ConfigError(`${option}: "${duplicate}" is listed twice`);
+  const wanted = defaultOption(deps.config, kind);
+  if (wanted !== null && !enabled.includes(wanted)) {
+    throw new ConfigError(
+      `[DEFAULT]default_${kind}_interface: "${wanted}" is not in enabled_${kind}_interfaces (${enabled.join(', ')})`,
+    );
+  }
+
+  const instances = new Map<string, InterfaceKinds[K]>();
+  for (const name of enabled) {
+    const descriptor = descriptors.find((d) => d.name === name);
+    if (!descriptor) {
+      throw new ConfigError(`${option}: unknown ${kind} interface "${name}" (known: ${known.join(', ')})`);
+    }
+    instances.set(
+      name,
+      descriptor.create({
+        config: deps.config,
+        logger: deps.logger.child({ component: `${kind}:${name}` }),
+        conductorHostname: deps.conductorHostname,
+      }),
+    );
+  }
+  return instances;
+}

@@ -1,0 +1,181 @@
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { InvalidParameterValue, isBmaasError, type Logger, TemporaryFailure, toErrorPayload } from '@bmaas/common';
+import type { RpcMethodName, RpcParams, RpcResult } from '@bmaas/rpc-client';
+import { JSONRPCErrorException, JSONRPCServer } from 'json-rpc-2.0';
+import type { HtpasswdFile } from './htpasswd.js';
+
+/** What a handler knows of its call. */
+export interface RpcCall {
+  requestId: string;
+  /** Carries requestId and method. */
+  logger: Logger;
+}
+
+/** One handler per method of the shared table: a method missing here fails the build. */
+export type ConductorRpcHandlers = {
+  [M in RpcMethodName]: (params: RpcParams<M>, call: RpcCall) => Promise<RpcResult<M>>;
+};
+
+export interface ConductorRpcServerOptions {
+  handlers: ConductorRpcHandlers;
+  logger: Logger;
+  /** PEM certificate and key: serve HTTPS ([json_rpc]use_ssl). */
+  tls?: { cert: Buffer; key: Buffer } | undefined;
+  /** [json_rpc]auth_strategy = http_basic. */
+  auth?: HtpasswdFile | undefined;
+  /** Largest request body accepted. */
+  maxBodyBytes?: number;
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json' };
+
+class BodyTooLarge extends Error {}
+
+function readBody(req: http.IncomingMessage, limit: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        // Keep reading (and dropping) so the 413 can still be written; the connection is closed after it.
+        reject(new BodyTooLarge());
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function send(res: http.ServerResponse, status: number, body?: unknown, headers: http.OutgoingHttpHeaders = {}): void {
+  if (body === undefined) {
+    res.writeHead(status, headers).end();
+    return;
+  }
+  const text = JSON.stringify(body);
+  res.writeHead(status, { ...JSON_HEADERS, 'content-length': Buffer.byteLength(text), ...headers }).end(text);
+}
+
+/**
+ * The conductor's JSON-RPC 2.0 server over HTTP(S) POST (any path). Domain
+ * errors become JSON-RPC errors whose code is their status and whose data is
+ * their payload (the class name crosses the wire); anything else is logged
+ * and answered as a generic 500. Notifications (no id) get 204.
+ */
+export class ConductorRpcServer {
+  readonly server: http.Server;
+  private readonly rpc = new JSONRPCServer({ errorListener: () => {} });
+  private readonly logger: Logger;
+  private accepting = true;
+  private closed: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: ConductorRpcServerOptions) {
+    this.logger = options.logger;
+    const listener = (req: http.IncomingMessage, res: http.ServerResponse): void => {
+      this.handle(req, res).catch((error: Error) => {
+        this.logger.error('JSON-RPC request failed', { error: error.message, stack: error.stack });
+        if (!res.headersSent) send(res, 500, { error: 'internal error' });
+        else res.destroy();
+      });
+    };
+    this.server = options.tls
+      ? https.createServer({ cert: options.tls.cert, key: options.tls.key }, listener)
+      : http.createServer(listener);
+    // Idle pooled API connections stay open a minute (the client retries once if a reused one was closed).
+    this.server.keepAliveTimeout = 65_000;
+    for (const name of Object.keys(options.handlers) as RpcMethodName[]) {
+      const handler = options.handlers[name] as (params: unknown, call: RpcCall) => Promise<unknown>;
+      this.rpc.addMethod(name, (params: unknown) => this.dispatch(name, handler, params));
+    }
+  }
+
+  listen(host: string, port: number): Promise<AddressInfo> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, host, () => {
+        this.server.off('error', reject);
+        resolve(this.server.address() as AddressInfo);
+      });
+    });
+  }
+
+  /**
+   * From now on every call is refused with TemporaryFailure (the conductor is
+   * stopping) and no new connection is taken; calls in progress finish.
+   */
+  stopAccepting(): void {
+    if (!this.accepting) return;
+    this.accepting = false;
+    this.closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.server.closeIdleConnections();
+  }
+
+  /** Stops listening and drops the remaining connections. */
+  async close(): Promise<void> {
+    this.stopAccepting();
+    this.server.closeAllConnections();
+    await this.closed;
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    if (req.method !== 'POST') {
+      send(res, 405, { error: 'JSON-RPC takes POST only' }, { allow: 'POST' });
+      return;
+    }
+    if (this.options.auth && !(await this.options.auth.verifyHeader(req.headers.authorization))) {
+      send(res, 401, { error: 'authentication required' }, { 'www-authenticate': 'Basic realm="bmaas-conductor"' });
+      return;
+    }
+    let body: string;
+    try {
+      body = await readBody(req, this.options.maxBodyBytes ?? 1024 * 1024);
+    } catch (error) {
+      if (error instanceof BodyTooLarge) send(res, 413, { error: 'request body too large' }, { connection: 'close' });
+      return;
+    }
+    const response = await this.rpc.receiveJSON(body);
+    if (response === null) send(res, 204);
+    else send(res, 200, response);
+  }
+
+  private async dispatch(
+    method: RpcMethodName,
+    handler: (params: unknown, call: RpcCall) => Promise<unknown>,
+    params: unknown,
+  ): Promise<unknown> {
+    const context = (params as { context?: { request_id?: unknown } } | undefined)?.context;
+    const given = context?.request_id;
+    const requestId =
+      typeof given === 'string' && given.length > 0 && given.length <= 128 ? given : `req-${randomUUID()}`;
+    const logger = this.logger.child({ requestId, method });
+    try {
+      if (!this.accepting) throw new TemporaryFailure('The conductor is shutting down, please retry.');
+      if (params === null || typeof params !== 'object' || Array.isArray(params)) {
+        throw new InvalidParameterValue('JSON-RPC params must be an object.');
+      }
+      const { context: _, ...rest } = params as Record<string, unknown>;
+      const result = await handler(rest, { requestId, logger });
+      return result ?? null;
+    } catch (error) {
+      if (isBmaasError(error)) {
+        // A refusal is the caller's business; only a fault of ours is an error in our log.
+        if (error.status >= 500 && !(error instanceof TemporaryFailure)) {
+          logger.error('RPC call failed', { error: error.message, code: error.code });
+        } else {
+          logger.debug('RPC call refused', { error: error.message, code: error.code });
+        }
+        throw new JSONRPCErrorException(error.message, error.status, toErrorPayload(error));
+      }
+      logger.error('unexpected error in an RPC method', {
+        error: (error as Error)?.message,
+        stack: (error as Error)?.stack,
+      });
+      throw new JSONRPCErrorException('Internal error in the conductor; see its log.', 500);
+    }
+  }
+}

@@ -1,0 +1,170 @@
+import { createSilentLogger, NodeLocked, NodeNotFound, type NodeRecord } from '@bmaas/common';
+import { createStores, type Stores } from '@bmaas/db';
+import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DriverRegistry } from './registry/driver-registry.js';
+import { DRIVER_CATALOG } from './registry/enabled-interfaces.js';
+import { TaskManager } from './task-manager.js';
+import { createNode, testConfig } from './test-fixtures.js';
+
+let database: TestDatabase;
+let stores: Stores;
+const config = testConfig();
+const registry = DriverRegistry.create(DRIVER_CATALOG, {
+  config,
+  logger: createSilentLogger(),
+  conductorHostname: 'test',
+});
+
+function manager(hostname: string, lockRetry = { attempts: 1, intervalMs: 10 }, conductorId = 7): TaskManager {
+  return new TaskManager({
+    nodes: stores.nodes,
+    ports: stores.ports,
+    driverFor: (node) => registry.driverFor(node),
+    hostname,
+    conductorId: () => conductorId,
+    lockRetry,
+    logger: createSilentLogger(),
+  });
+}
+
+async function reservationOf(node: NodeRecord): Promise<string | null | undefined> {
+  return (await stores.nodes.getById(node.id))?.reservation;
+}
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  stores = createStores(database.db);
+});
+afterAll(async () => {
+  await database?.drop();
+});
+
+describe('TaskManager', () => {
+  it('lets exactly one of many concurrent acquirers win the exclusive lock', async () => {
+    const node = await createNode(stores);
+    const managers = Array.from({ length: 16 }, (_, i) => manager(`conductor-${i}`));
+    const started = performance.now();
+    for (let round = 0; round < 5; round++) {
+      const outcomes = await Promise.allSettled(
+        managers.map((m) => m.acquire(node.uuid, { purpose: 'contention test' })),
+      );
+      const winners = outcomes.filter((o) => o.status === 'fulfilled');
+      const losers = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
+      expect(winners).toHaveLength(1);
+      expect(losers.every((o) => o.reason instanceof NodeLocked)).toBe(true);
+      const holder = await reservationOf(node);
+      expect(holder).toMatch(/^conductor-\d+$/);
+      expect(String(losers[0]?.reason)).toContain(`locked by host ${holder}`);
+      const won = winners[0] as PromiseFulfilledResult<Awaited<ReturnType<TaskManager['acquire']>>>;
+      await won.value.release();
+      expect(await reservationOf(node)).toBeNull();
+    }
+    console.info(`16 concurrent acquirers: ${((performance.now() - started) / 5).toFixed(1)} ms per round`);
+  });
+
+  it('releases the lock when the work throws', async () => {
+    const node = await createNode(stores);
+    const tasks = manager('c1');
+    await expect(
+      tasks.withTask(node.uuid, { purpose: 'failing work' }, async (task) => {
+        expect(await reservationOf(node)).toBe('c1');
+        await task.updateNode({ lastError: 'half done' });
+        throw new Error('work failed');
+      }),
+    ).rejects.toThrow('work failed');
+    expect(await reservationOf(node)).toBeNull();
+    expect(tasks.heldCount).toBe(0);
+    expect((await stores.nodes.getById(node.id))?.lastError).toBe('half done');
+  });
+
+  it('retries a held lock and gets it once the holder lets go', async () => {
+    const node = await createNode(stores);
+    const holder = manager('holder');
+    const waiter = manager('waiter', { attempts: 5, intervalMs: 50 });
+    const held = await holder.acquire(node.uuid, { purpose: 'hold' });
+    const waiting = waiter.withTask(node.uuid, { purpose: 'wait' }, async (task) => task.node.reservation);
+    setTimeout(() => void held.release(), 80);
+    expect(await waiting).toBe('waiter');
+  });
+
+  it('takes no reservation for a shared lock and refuses writes until upgraded', async () => {
+    const node = await createNode(stores);
+    const tasks = manager('c1');
+    const other = manager('c2');
+    await tasks.withTask(node.uuid, { shared: true, purpose: 'read' }, async (task) => {
+      expect(task.shared).toBe(true);
+      expect(await reservationOf(node)).toBeNull();
+      await expect(task.updateNode({ lastError: 'x' })).rejects.toThrow(/needs the exclusive lock/);
+      await task.upgradeLock();
+      expect(task.shared).toBe(false);
+      expect(await reservationOf(node)).toBe('c1');
+      await expect(other.acquire(node.uuid, { purpose: 'steal' })).rejects.toBeInstanceOf(NodeLocked);
+      await task.updateNode({ lastError: 'written after upgrade' });
+    });
+    expect(await reservationOf(node)).toBeNull();
+  });
+
+  it('fails an upgrade with NodeLocked when someone else holds the node', async () => {
+    const node = await createNode(stores);
+    const held = await manager('c2').acquire(node.uuid, { purpose: 'hold' });
+    await manager('c1').withTask(node.uuid, { shared: true, purpose: 'read' }, async (task) => {
+      await expect(task.upgradeLock()).rejects.toBeInstanceOf(NodeLocked);
+    });
+    expect(await reservationOf(node)).toBe('c2');
+    await held.release();
+  });
+
+  it('keeps the lock for background work and releases it when the work ends', async () => {
+    const node = await createNode(stores);
+    const tasks = manager('c1');
+    let finish: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    const answer = await tasks.withTask(node.uuid, { purpose: 'spawn' }, async (task) => {
+      task.spawnAfter(async (t) => {
+        await gate;
+        await t.updateNode({ lastError: 'background wrote this' });
+      });
+      return 'answered';
+    });
+    expect(answer).toBe('answered');
+    expect(await reservationOf(node)).toBe('c1');
+    finish();
+    expect(await tasks.drain(5000)).toBe(true);
+    expect(await stores.nodes.getById(node.id)).toMatchObject({
+      reservation: null,
+      lastError: 'background wrote this',
+    });
+  });
+
+  it('stops writes of abandoned work: its reservation is gone', async () => {
+    const node = await createNode(stores, {}, { provisionState: 'deploying' });
+    const tasks = manager('c1');
+    const task = await tasks.acquire(node.uuid, { purpose: 'abandon' });
+    expect(await tasks.abandonAll(() => ({ provisionState: 'deploy failed' }))).toBe(1);
+    expect(await stores.nodes.getById(node.id)).toMatchObject({ reservation: null, provisionState: 'deploy failed' });
+    await expect(task.updateNode({ provisionState: 'active' })).rejects.toThrow();
+  });
+
+  it('records this conductor as conductor_affinity when boot files are prepared', async () => {
+    const node = await createNode(stores);
+    await manager('c1', undefined, 42).withTask(node.uuid, { purpose: 'prepare' }, async (task) => {
+      await task.driver.boot.prepareRamdisk(task, 'deploy');
+    });
+    expect(await stores.nodes.getById(node.id)).toMatchObject({
+      conductorAffinity: 42,
+      driverInternalInfo: { fake_boot: 'ramdisk:deploy' },
+    });
+  });
+
+  it('answers NodeNotFound for an unknown node and releases when its interfaces are not enabled', async () => {
+    await expect(
+      manager('c1').acquire('00000000-0000-4000-8000-000000000000', { purpose: 'x' }),
+    ).rejects.toBeInstanceOf(NodeNotFound);
+    const node = await createNode(stores, { powerInterface: 'ipmitool' });
+    await expect(manager('c1').acquire(node.uuid, { purpose: 'x' })).rejects.toThrow(/not enabled/);
+    expect(await reservationOf(node)).toBeNull();
+  });
+});

@@ -1,0 +1,280 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type Logger, NodeLocked, NodeNotFound, type NodeRecord, type PortRecord } from '@bmaas/common';
+import type { NodeChanges, NodeStore, PortStore } from '@bmaas/db';
+import type { BootInterface, NodeDriver, RamdiskMode, Task } from '@bmaas/driver-api';
+
+export interface TaskManagerOptions {
+  nodes: NodeStore;
+  ports: Pick<PortStore, 'listByNode'>;
+  /** The node's interfaces; throws when they are not enabled here. */
+  driverFor(node: NodeRecord): NodeDriver;
+  /** Registered hostname: the value written to nodes.reservation. */
+  hostname: string;
+  /** Database id of this conductor once registered, recorded as conductor_affinity when boot files are prepared. */
+  conductorId(): number | undefined;
+  /** [conductor]node_locked_retry_attempts and _interval (ms). */
+  lockRetry: { attempts: number; intervalMs: number };
+  logger: Logger;
+}
+
+export interface AcquireOptions {
+  /** Shared: read only, no reservation. Default exclusive. */
+  shared?: boolean;
+  /** What the lock is for, for the logs. */
+  purpose: string;
+  requestId?: string | undefined;
+}
+
+/** Work that goes on after the RPC answer, under the same lock (Ironic's spawn_after). */
+export type BackgroundWork = (task: ConductorTask) => Promise<void>;
+
+/**
+ * A Task as the conductor holds it: the driver-api contract plus what only
+ * the conductor may do (wider updates, lock upgrade, background work).
+ */
+export interface ConductorTask extends Task {
+  /** Any node column (exclusive lock only); compare-and-set on our reservation. */
+  updateNode(changes: NodeChanges): Promise<NodeRecord>;
+  /** Shared -> exclusive, with the same retries as acquire; NodeLocked when it cannot. */
+  upgradeLock(): Promise<void>;
+  /** Keeps the lock when the caller's function returns and runs `work`, then releases. */
+  spawnAfter(work: BackgroundWork): void;
+}
+
+class NodeTask implements ConductorTask {
+  background: BackgroundWork | undefined;
+  released = false;
+
+  constructor(
+    private readonly manager: TaskManager,
+    private current: NodeRecord,
+    readonly ports: readonly PortRecord[],
+    readonly driver: NodeDriver,
+    private exclusive: boolean,
+    readonly logger: Logger,
+    readonly requestId: string | undefined,
+  ) {}
+
+  get node(): NodeRecord {
+    return this.current;
+  }
+
+  get shared(): boolean {
+    return !this.exclusive;
+  }
+
+  async updateNode(changes: NodeChanges): Promise<NodeRecord> {
+    if (!this.exclusive || this.released) {
+      throw new Error(`node ${this.current.uuid}: updateNode needs the exclusive lock`);
+    }
+    this.current = await this.manager.writeUnderLock(this.current, changes);
+    return this.current;
+  }
+
+  async upgradeLock(): Promise<void> {
+    if (this.exclusive) return;
+    await this.manager.reserveWithRetries(this.current);
+    this.exclusive = true;
+    this.manager.track(this);
+    const fresh = await this.manager.options.nodes.getById(this.current.id);
+    if (fresh) this.current = fresh;
+  }
+
+  spawnAfter(work: BackgroundWork): void {
+    if (!this.exclusive) throw new Error(`node ${this.current.uuid}: background work needs the exclusive lock`);
+    this.background = work;
+  }
+
+  async release(): Promise<void> {
+    if (this.released) return;
+    this.released = true;
+    if (this.exclusive) await this.manager.releaseLock(this);
+  }
+}
+
+/**
+ * Node locks, as Ironic's task manager: exclusive = a reservation written
+ * with one conditional UPDATE (retried, then NodeLocked); shared = a plain
+ * read. Every lock is released when the work ends, thrown or not; background
+ * work keeps it until it finishes.
+ */
+export class TaskManager {
+  private readonly held = new Map<number, NodeTask>();
+  private readonly running = new Set<Promise<void>>();
+  private readonly wrapped = new WeakMap<NodeDriver, NodeDriver>();
+
+  constructor(readonly options: TaskManagerOptions) {}
+
+  /** Locks held right now (foreground and background). */
+  get heldCount(): number {
+    return this.held.size;
+  }
+
+  /** Takes a lock and builds the task; the caller must release it (prefer withTask). */
+  async acquire(nodeUuid: string, options: AcquireOptions): Promise<ConductorTask & { release(): Promise<void> }> {
+    const { nodes } = this.options;
+    let node = await nodes.getByUuid(nodeUuid);
+    if (!node) throw new NodeNotFound(nodeUuid);
+    const exclusive = !options.shared;
+    if (exclusive) {
+      await this.reserveWithRetries(node);
+      node = (await nodes.getById(node.id)) ?? node;
+    }
+    const logger = this.options.logger.child({ nodeUuid, requestId: options.requestId, purpose: options.purpose });
+    let task: NodeTask;
+    try {
+      const driver = this.wrapDriver(this.options.driverFor(node));
+      const ports = await this.options.ports.listByNode(node.id);
+      task = new NodeTask(this, node, ports, driver, exclusive, logger, options.requestId);
+    } catch (error) {
+      if (exclusive) await nodes.release(node.id, this.options.hostname);
+      throw error;
+    }
+    if (exclusive) this.track(task);
+    return task;
+  }
+
+  /**
+   * Runs `fn` under a lock and releases it afterwards, also when `fn` throws.
+   * When `fn` called task.spawnAfter(work), the lock passes to `work`, which
+   * runs after `fn`'s result is returned and releases the lock when done.
+   */
+  async withTask<T>(nodeUuid: string, options: AcquireOptions, fn: (task: ConductorTask) => Promise<T>): Promise<T> {
+    const task = (await this.acquire(nodeUuid, options)) as NodeTask;
+    let result: T;
+    try {
+      result = await fn(task);
+    } catch (error) {
+      await this.releaseQuietly(task);
+      throw error;
+    }
+    const work = task.background;
+    if (work) this.runInBackground(task, work);
+    else await this.releaseQuietly(task);
+    return result;
+  }
+
+  /**
+   * Waits up to timeoutMs for background work to finish. True when nothing
+   * is left running.
+   */
+  async drain(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.running.size > 0) {
+      const left = deadline - Date.now();
+      if (left <= 0) return false;
+      const timer = sleep(left, undefined, { ref: false });
+      await Promise.race([Promise.allSettled([...this.running]), timer]);
+    }
+    return true;
+  }
+
+  /**
+   * Gives up every lock still held (on stop, after drain timed out): each node
+   * moves to `changesFor(node)` and its reservation is cleared in one
+   * compare-and-set, so late writes of the abandoned work fail.
+   */
+  async abandonAll(changesFor: (node: NodeRecord) => NodeChanges): Promise<number> {
+    const tasks = [...this.held.values()];
+    for (const task of tasks) {
+      task.released = true;
+      this.held.delete(task.node.id);
+      const changes = { ...changesFor(task.node), reservation: null };
+      await this.options.nodes.update(task.node.id, changes, { reservation: this.options.hostname });
+      task.logger.warn('lock abandoned on stop', {
+        provisionState: changes.provisionState ?? task.node.provisionState,
+      });
+    }
+    return tasks.length;
+  }
+
+  /** @internal */
+  track(task: NodeTask): void {
+    this.held.set(task.node.id, task);
+  }
+
+  /** @internal One conditional UPDATE per attempt; NodeLocked naming the holder after the last. */
+  async reserveWithRetries(node: NodeRecord): Promise<void> {
+    const { nodes, hostname, lockRetry } = this.options;
+    const attempts = Math.max(1, lockRetry.attempts);
+    for (let attempt = 1; ; attempt++) {
+      if (await nodes.reserve(node.id, hostname)) return;
+      if (attempt >= attempts) break;
+      await sleep(lockRetry.intervalMs);
+    }
+    const holder = (await nodes.getById(node.id))?.reservation;
+    throw new NodeLocked(node.uuid, holder ?? 'another host');
+  }
+
+  /** @internal */
+  async writeUnderLock(node: NodeRecord, changes: NodeChanges): Promise<NodeRecord> {
+    const updated = await this.options.nodes.update(node.id, changes, { reservation: this.options.hostname });
+    if (updated) return updated;
+    const now = await this.options.nodes.getById(node.id);
+    if (!now) throw new NodeNotFound(node.uuid);
+    // Our reservation was cleared under us (stop, or an orphan cleanup): stop writing.
+    throw new NodeLocked(node.uuid, now.reservation ?? 'nobody (lock lost)');
+  }
+
+  /** @internal */
+  async releaseLock(task: NodeTask): Promise<void> {
+    this.held.delete(task.node.id);
+    await this.options.nodes.release(task.node.id, this.options.hostname);
+  }
+
+  private runInBackground(task: NodeTask, work: BackgroundWork): void {
+    const run = (async () => {
+      try {
+        await work(task);
+      } catch (error) {
+        task.logger.error('background work failed', { error: (error as Error).message, stack: (error as Error).stack });
+      } finally {
+        await this.releaseQuietly(task);
+      }
+    })();
+    this.running.add(run);
+    void run.finally(() => this.running.delete(run));
+  }
+
+  private async releaseQuietly(task: NodeTask): Promise<void> {
+    try {
+      await task.release();
+    } catch (error) {
+      task.logger.error('could not release the node lock', { error: (error as Error).message });
+    }
+  }
+
+  /** The node's interfaces, with this conductor recorded as conductor_affinity whenever it prepares boot files. */
+  private wrapDriver(driver: NodeDriver): NodeDriver {
+    let wrapped = this.wrapped.get(driver);
+    if (!wrapped) {
+      wrapped = this.recordingAffinity(driver);
+      this.wrapped.set(driver, wrapped);
+    }
+    return wrapped;
+  }
+
+  private recordingAffinity(driver: NodeDriver): NodeDriver {
+    const conductorId = this.options.conductorId;
+    const boot = driver.boot;
+    const record = async (task: Task): Promise<void> => {
+      const id = conductorId();
+      if (id !== undefined && task.node.conductorAffinity !== id) await task.updateNode({ conductorAffinity: id });
+    };
+    const recording: BootInterface = Object.create(boot, {
+      prepareRamdisk: {
+        value: async (task: Task, mode: RamdiskMode) => {
+          await boot.prepareRamdisk(task, mode);
+          await record(task);
+        },
+      },
+      prepareInstance: {
+        value: async (task: Task) => {
+          await boot.prepareInstance(task);
+          await record(task);
+        },
+      },
+    });
+    return { ...driver, boot: recording };
+  }
+}

@@ -1,0 +1,248 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  createSilentLogger,
+  NodeLocked,
+  RpcTimeout,
+  TemporaryFailure,
+  toErrorPayload,
+  UnexpectedRpcError,
+} from '@bmaas/common';
+import { freePort } from '@bmaas/db/testing';
+import { JSONRPCErrorException, JSONRPCServer } from 'json-rpc-2.0';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { conductorUrl, type JsonRpcClientConfig, JsonRpcConductorClient } from './json-rpc-client.js';
+
+const NODE = { uuid: '11111111-2222-4333-8444-555555555555', driver: 'fake-hardware', conductorGroup: '' };
+
+/** A small JSON-RPC server standing in for a conductor; records what it received. */
+function createFakeConductor(): { rpc: JSONRPCServer; received: unknown[] } {
+  const rpc = new JSONRPCServer({ errorListener: () => {} });
+  const received: unknown[] = [];
+  rpc.addMethod('get_boot_config', async (params: { node_id: string; name: string }) => {
+    received.push(params);
+    if (params.node_id === 'slow') await new Promise((resolve) => setTimeout(resolve, 2000));
+    return { content: `config ${params.name} of ${params.node_id}` };
+  });
+  rpc.addMethod('do_provisioning_action', async (params: { node_id: string }) => {
+    received.push(params);
+    if (params.node_id === 'locked') {
+      const error = new NodeLocked(params.node_id, 'conductor-2');
+      throw new JSONRPCErrorException(error.message, error.status, toErrorPayload(error));
+    }
+    throw new JSONRPCErrorException('boom', 500, { class: 'SomethingInternal', message: 'boom' });
+  });
+  return { rpc, received };
+}
+
+async function serve(
+  rpc: JSONRPCServer,
+  options: { tls?: { cert: Buffer; key: Buffer }; onConnection?: () => void; requireAuth?: string } = {},
+): Promise<{ server: http.Server; port: number; authHeaders: Array<string | undefined> }> {
+  const authHeaders: Array<string | undefined> = [];
+  const listener = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    authHeaders.push(req.headers.authorization);
+    if (options.requireAuth && req.headers.authorization !== options.requireAuth) {
+      res.writeHead(401).end();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      const answer = await rpc.receiveJSON(Buffer.concat(chunks).toString());
+      if (answer === null) res.writeHead(204).end();
+      else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+    });
+  };
+  const server = options.tls ? https.createServer(options.tls, listener) : http.createServer(listener);
+  server.on('connection', () => options.onConnection?.());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, port: (server.address() as AddressInfo).port, authHeaders };
+}
+
+const baseConfig: JsonRpcClientConfig = {
+  port: 8089,
+  timeout: 120,
+  use_ssl: false,
+  cafile: null,
+  username: null,
+  password: null,
+};
+
+function clientFor(host: string, config: Partial<JsonRpcClientConfig> = {}) {
+  const ring = { invalidations: 0, hostFor: async () => host, invalidate: () => ring.invalidations++ };
+  const client = new JsonRpcConductorClient({
+    ring,
+    config: { ...baseConfig, ...config },
+    logger: createSilentLogger(),
+  });
+  return { client, ring };
+}
+
+const servers: http.Server[] = [];
+const clients: JsonRpcConductorClient[] = [];
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close()));
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    server.close();
+  }
+});
+
+describe('conductorUrl', () => {
+  it.each([
+    ['conductor-1', 8089, false, 'http://conductor-1:8089/'],
+    ['conductor-1:9000', 8089, false, 'http://conductor-1:9000/'],
+    ['127.0.0.1:41000', 8089, true, 'https://127.0.0.1:41000/'],
+    ['[::1]:41000', 8089, false, 'http://[::1]:41000/'],
+    ['::1', 8089, false, 'http://[::1]:8089/'],
+  ])('%s', (hostname, port, ssl, expected) => {
+    expect(conductorUrl(hostname, port, ssl).toString()).toBe(expected);
+  });
+});
+
+describe('JsonRpcConductorClient', () => {
+  it('calls the owner at host:port, sends the request id in context, and reuses one connection', async () => {
+    const fake = createFakeConductor();
+    let connections = 0;
+    const { server, port } = await serve(fake.rpc, { onConnection: () => connections++ });
+    servers.push(server);
+    const { client } = clientFor(`127.0.0.1:${port}`);
+    clients.push(client);
+
+    const result = await client.callForNode(
+      NODE,
+      'get_boot_config',
+      { node_id: NODE.uuid, name: 'boot.ipxe' },
+      {
+        requestId: 'req-abc',
+      },
+    );
+    expect(result).toEqual({ content: `config boot.ipxe of ${NODE.uuid}` });
+    expect(fake.received[0]).toEqual({ node_id: NODE.uuid, name: 'boot.ipxe', context: { request_id: 'req-abc' } });
+
+    for (let i = 0; i < 20; i++) await client.callForNode(NODE, 'get_boot_config', { node_id: 'n', name: 'x' });
+    expect(connections).toBe(1);
+    // Without a given id, one is made up so the conductor's log still has one.
+    expect((fake.received[1] as { context: { request_id: string } }).context.request_id).toMatch(/^req-[0-9a-f-]{36}$/);
+    expect(await client.hostFor(NODE)).toBe(`127.0.0.1:${port}`);
+  });
+
+  it('rethrows a domain error as the same class, with status and message', async () => {
+    const fake = createFakeConductor();
+    const { server, port } = await serve(fake.rpc);
+    servers.push(server);
+    const { client } = clientFor(`127.0.0.1:${port}`);
+    clients.push(client);
+
+    const error = await client
+      .callForNode(NODE, 'do_provisioning_action', { node_id: 'locked', event: 'deploy' })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NodeLocked);
+    expect((error as NodeLocked).status).toBe(409);
+    expect((error as NodeLocked).message).toBe(
+      'Node locked is locked by host conductor-2, please retry after the current operation is completed.',
+    );
+  });
+
+  it('turns an error outside the allow-list into UnexpectedRpcError', async () => {
+    const fake = createFakeConductor();
+    const { server, port } = await serve(fake.rpc);
+    servers.push(server);
+    const { client } = clientFor(`127.0.0.1:${port}`);
+    clients.push(client);
+    await expect(
+      client.callForNode(NODE, 'do_provisioning_action', { node_id: 'other', event: 'deploy' }),
+    ).rejects.toBeInstanceOf(UnexpectedRpcError);
+  });
+
+  it('gives up after timeoutMs with RpcTimeout', async () => {
+    const fake = createFakeConductor();
+    const { server, port } = await serve(fake.rpc);
+    servers.push(server);
+    const { client } = clientFor(`127.0.0.1:${port}`);
+    clients.push(client);
+    const started = Date.now();
+    await expect(
+      client.callForNode(NODE, 'get_boot_config', { node_id: 'slow', name: 'x' }, { timeoutMs: 200 }),
+    ).rejects.toBeInstanceOf(RpcTimeout);
+    expect(Date.now() - started).toBeLessThan(1500);
+  });
+
+  it('answers TemporaryFailure and invalidates the ring when the conductor is gone', async () => {
+    const { client, ring } = clientFor(`127.0.0.1:${await freePort()}`);
+    clients.push(client);
+    await expect(client.callForNode(NODE, 'get_boot_config', { node_id: 'n', name: 'x' })).rejects.toBeInstanceOf(
+      TemporaryFailure,
+    );
+    expect(ring.invalidations).toBe(1);
+  });
+
+  it('sends HTTP basic credentials and reports a refusal', async () => {
+    const fake = createFakeConductor();
+    const expected = `Basic ${Buffer.from('api:s3cret').toString('base64')}`;
+    const { server, port, authHeaders } = await serve(fake.rpc, { requireAuth: expected });
+    servers.push(server);
+    const good = clientFor(`127.0.0.1:${port}`, { username: 'api', password: 's3cret' }).client;
+    const bad = clientFor(`127.0.0.1:${port}`, { username: 'api', password: 'wrong' }).client;
+    clients.push(good, bad);
+    await expect(good.callForNode(NODE, 'get_boot_config', { node_id: 'n', name: 'x' })).resolves.toEqual({
+      content: 'config x of n',
+    });
+    await expect(bad.callForNode(NODE, 'get_boot_config', { node_id: 'n', name: 'x' })).rejects.toThrow(
+      /refused our JSON-RPC credentials/,
+    );
+    expect(authHeaders[0]).toBe(expected);
+  });
+
+  describe('over TLS', () => {
+    let dir: string;
+    let tls: { cert: Buffer; key: Buffer };
+    beforeAll(() => {
+      dir = mkdtempSync(join(tmpdir(), 'bmaas-rpc-tls-'));
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'rsa:2048',
+          '-nodes',
+          '-keyout',
+          join(dir, 'key.pem'),
+          '-out',
+          join(dir, 'cert.pem'),
+          '-days',
+          '1',
+          '-subj',
+          '/CN=127.0.0.1',
+          '-addext',
+          'subjectAltName=IP:127.0.0.1',
+        ],
+        { stdio: 'ignore' },
+      );
+      tls = { cert: readFileSync(join(dir, 'cert.pem')), key: readFileSync(join(dir, 'key.pem')) };
+    });
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+    it('trusts the CA in cafile and nothing else', async () => {
+      const fake = createFakeConductor();
+      const { server, port } = await serve(fake.rpc, { tls });
+      servers.push(server);
+      const trusting = clientFor(`127.0.0.1:${port}`, { use_ssl: true, cafile: join(dir, 'cert.pem') }).client;
+      const untrusting = clientFor(`127.0.0.1:${port}`, { use_ssl: true }).client;
+      clients.push(trusting, untrusting);
+      await expect(trusting.callForNode(NODE, 'get_boot_config', { node_id: 'n', name: 'x' })).resolves.toEqual({
+        content: 'config x of n',
+      });
+      await expect(untrusting.callForNode(NODE, 'get_boot_config', { node_id: 'n', name: 'x' })).rejects.toBeInstanceOf(
+        UnexpectedRpcError,
+      );
+    });
+  });
+});

@@ -1,0 +1,128 @@
+import { randomUUID } from 'node:crypto';
+import { createSilentLogger, NoValidHost, TemporaryFailure } from '@bmaas/common';
+import { ConductorStore } from '@bmaas/db';
+import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ConductorRing } from './ring.js';
+
+let database: TestDatabase;
+let conductors: ConductorStore;
+let clock: number;
+
+function ringOf(resetInterval = 15): ConductorRing {
+  return new ConductorRing({
+    conductors,
+    heartbeatTimeout: 60,
+    resetInterval,
+    logger: createSilentLogger(),
+    now: () => clock,
+  });
+}
+
+async function register(hostname: string, drivers = ['fake-hardware'], conductorGroup = ''): Promise<void> {
+  await conductors.register({ hostname, conductorGroup, drivers, interfaces: [] });
+}
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  conductors = new ConductorStore(database.db);
+});
+afterAll(async () => {
+  await database?.drop();
+});
+beforeEach(async () => {
+  clock = 1_000_000;
+  await database.db('conductors').delete();
+});
+
+describe('ConductorRing', () => {
+  it('spreads nodes evenly over three conductors', async () => {
+    const hosts = ['127.0.0.1:41873', '127.0.0.1:52904', '127.0.0.1:38117'];
+    for (const host of hosts) await register(host);
+    const ring = ringOf();
+    const counts = new Map(hosts.map((h) => [h, 0]));
+    const total = 3000;
+    for (let i = 0; i < total; i++) {
+      const host = await ring.hostFor({ uuid: randomUUID(), driver: 'fake-hardware', conductorGroup: '' });
+      counts.set(host, (counts.get(host) ?? 0) + 1);
+    }
+    for (const count of counts.values()) {
+      expect(Math.abs(count - total / 3) / (total / 3)).toBeLessThan(0.2);
+    }
+  });
+
+  it('maps a node to the same conductor every time and moves few nodes when one joins', async () => {
+    await register('a');
+    await register('b');
+    const ring = ringOf();
+    const nodes = Array.from({ length: 600 }, () => ({
+      uuid: randomUUID(),
+      driver: 'fake-hardware',
+      conductorGroup: '',
+    }));
+    const before = await Promise.all(nodes.map((n) => ring.hostFor(n)));
+    expect(await Promise.all(nodes.map((n) => ring.hostFor(n)))).toEqual(before);
+
+    await register('c');
+    ring.invalidate();
+    const after = await Promise.all(nodes.map((n) => ring.hostFor(n)));
+    const moved = after.filter((host, i) => host !== before[i]);
+    // Consistent hashing: only nodes now owned by the newcomer move (about a third).
+    expect(moved.every((host) => host === 'c')).toBe(true);
+    expect(moved.length).toBeGreaterThan(100);
+    expect(moved.length).toBeLessThan(300);
+  });
+
+  it('rebuilds once on a miss, so a conductor that just joined is found before the reset interval', async () => {
+    await register('a', ['fake-hardware']);
+    const ring = ringOf(3600);
+    const other = { uuid: randomUUID(), driver: 'other-hardware', conductorGroup: '' };
+    await expect(ring.hostFor(other)).rejects.toBeInstanceOf(NoValidHost);
+    await register('b', ['other-hardware']);
+    clock += 1;
+    expect(await ring.hostFor(other)).toBe('b');
+  });
+
+  it('keys rings by conductor group (case-insensitive) and hardware type', async () => {
+    await register('rack1-conductor', ['fake-hardware'], 'rack1');
+    await register('default-conductor', ['fake-hardware'], '');
+    const ring = ringOf();
+    const uuid = randomUUID();
+    expect(await ring.hostFor({ uuid, driver: 'fake-hardware', conductorGroup: 'RACK1' })).toBe('rack1-conductor');
+    expect(await ring.hostFor({ uuid, driver: 'fake-hardware', conductorGroup: '' })).toBe('default-conductor');
+    await expect(ring.hostFor({ uuid, driver: 'fake-hardware', conductorGroup: 'rack2' })).rejects.toBeInstanceOf(
+      NoValidHost,
+    );
+  });
+
+  it('drops a conductor whose heartbeat is older than the timeout, or that went offline', async () => {
+    await register('a');
+    await register('b');
+    await register('c');
+    const ring = ringOf(10);
+    expect([...(await ring.members()).values()]).toEqual([['a', 'b', 'c']]);
+
+    await database
+      .db('conductors')
+      .where({ hostname: 'b' })
+      .update({ updated_at: database.db.raw("now() - interval '2 minutes'") });
+    await conductors.markOffline('c');
+    // Still cached until the reset interval passes.
+    expect([...(await ring.members()).values()]).toEqual([['a', 'b', 'c']]);
+    clock += 10_000;
+    expect([...(await ring.members()).values()]).toEqual([['a']]);
+    const nodes = Array.from({ length: 50 }, () => ({
+      uuid: randomUUID(),
+      driver: 'fake-hardware',
+      conductorGroup: '',
+    }));
+    expect(new Set(await Promise.all(nodes.map((n) => ring.hostFor(n))))).toEqual(new Set(['a']));
+  });
+
+  it('answers TemporaryFailure when no conductor is alive at all', async () => {
+    const ring = ringOf();
+    await expect(
+      ring.hostFor({ uuid: randomUUID(), driver: 'fake-hardware', conductorGroup: '' }),
+    ).rejects.toBeInstanceOf(TemporaryFailure);
+  });
+});

@@ -1,0 +1,298 @@
+import { randomUUID } from 'node:crypto';
+import {
+  createSilentLogger,
+  InvalidStateRequested,
+  NodeLocked,
+  type NodeRecord,
+  TemporaryFailure,
+} from '@bmaas/common';
+import { createStores, type Stores } from '@bmaas/db';
+import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import { ConductorRing, JsonRpcConductorClient } from '@bmaas/rpc-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ConductorProcess, type Stack, startStack } from '../support/stack.js';
+import { mapLimit, waitFor } from '../support/wait-for.js';
+
+/**
+ * Three real conductor processes on one database, with this test process
+ * playing the API through the JSON-RPC client. Tests run in order: the
+ * later ones kill conductors.
+ */
+
+const NODE_COUNT = 300;
+const HEARTBEAT_TIMEOUT = 3;
+
+let database: TestDatabase;
+let stores: Stores;
+let stack: Stack;
+let client: JsonRpcConductorClient;
+let nodes: NodeRecord[];
+/** Registered hostname -> conductor id. */
+const idOf = new Map<string, number>();
+
+async function reload(node: NodeRecord): Promise<NodeRecord> {
+  return (await stores.nodes.getById(node.id)) as NodeRecord;
+}
+
+type NodeState = Pick<NodeRecord, 'id' | 'provisionState' | 'reservation' | 'conductorAffinity' | 'driverInternalInfo'>;
+
+/** The state of the nodes now, in the given order, in one query (it is polled: keep the database load low). */
+async function reloadAll(list: readonly NodeRecord[]): Promise<NodeState[]> {
+  const rows = await database
+    .db('nodes')
+    .select('id', 'provision_state', 'reservation', 'conductor_affinity', 'driver_internal_info')
+    .whereIn(
+      'id',
+      list.map((n) => n.id),
+    );
+  const byId = new Map<number, NodeState>(
+    rows.map((row: Record<string, unknown>) => [
+      row.id as number,
+      {
+        id: row.id as number,
+        provisionState: row.provision_state as string,
+        reservation: row.reservation as string | null,
+        conductorAffinity: row.conductor_affinity as number | null,
+        driverInternalInfo: row.driver_internal_info as Record<string, unknown>,
+      },
+    ]),
+  );
+  return list.map((n) => byId.get(n.id) as NodeState);
+}
+
+async function insertNodes(count: number, fields: Partial<NodeRecord>): Promise<NodeRecord[]> {
+  const rows = Array.from({ length: count }, () => ({
+    uuid: randomUUID(),
+    driver: 'fake-hardware',
+    boot_interface: 'fake',
+    deploy_interface: fields.deployInterface ?? 'direct',
+    power_interface: 'fake',
+    management_interface: 'fake',
+    provision_state: fields.provisionState ?? 'available',
+  }));
+  const inserted = await database.db('nodes').insert(rows).returning('id');
+  return Promise.all(inserted.map((row: { id: number }) => stores.nodes.getById(row.id) as Promise<NodeRecord>));
+}
+
+/** Node uuids each conductor logged accepting an action for. */
+function acceptedBy(conductor: ConductorProcess, action: string): Set<string> {
+  return new Set(
+    conductor.lines
+      .filter((l) => l.message === 'provision action accepted' && l.action === action)
+      .map((l) => l.nodeUuid as string),
+  );
+}
+
+function describeStates(list: NodeState[]): string {
+  const counts = new Map<string, number>();
+  for (const n of list) counts.set(n.provisionState, (counts.get(n.provisionState) ?? 0) + 1);
+  return JSON.stringify(Object.fromEntries(counts));
+}
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  stores = createStores(database.db);
+  stack = await startStack({
+    databaseUrl: database.url,
+    conductors: 3,
+    api: false,
+    env: {
+      BMAAS_CONDUCTOR__HEARTBEAT_TIMEOUT: String(HEARTBEAT_TIMEOUT),
+      BMAAS_CONDUCTOR__AUTOMATED_CLEAN: 'false',
+      BMAAS_DEFAULT__ENABLED_BOOT_INTERFACES: 'fake',
+      BMAAS_DEFAULT__ENABLED_DEPLOY_INTERFACES: 'fake,direct',
+    },
+  });
+  for (const c of await stores.conductors.list(HEARTBEAT_TIMEOUT)) idOf.set(c.hostname, c.id);
+  const ring = new ConductorRing({
+    conductors: stores.conductors,
+    heartbeatTimeout: HEARTBEAT_TIMEOUT,
+    resetInterval: 1,
+    logger: createSilentLogger(),
+  });
+  client = new JsonRpcConductorClient({
+    ring,
+    config: { port: 8089, timeout: 10, use_ssl: false, cafile: null, username: null, password: null },
+    logger: createSilentLogger(),
+  });
+});
+
+afterAll(async () => {
+  await client?.close();
+  await stack?.stop();
+  await database?.drop();
+});
+
+describe('three conductors', () => {
+  it('spread 300 nodes evenly, and each node is deployed by the conductor that owns it', async () => {
+    expect(idOf.size).toBe(3);
+    nodes = await insertNodes(NODE_COUNT, { deployInterface: 'direct', provisionState: 'available' });
+    const owners = await mapLimit(nodes, 20, async (node, i) => {
+      await client.callForNode(
+        node,
+        'do_provisioning_action',
+        { node_id: node.uuid, event: 'deploy' },
+        {
+          requestId: `req-spread-${i}`,
+        },
+      );
+      return client.hostFor(node);
+    });
+
+    const perOwner = new Map<string, number>();
+    for (const owner of owners) perOwner.set(owner, (perOwner.get(owner) ?? 0) + 1);
+    expect([...perOwner.keys()].sort()).toEqual(stack.conductors.map((c) => c.hostname).sort());
+    console.info(`nodes per conductor: ${[...perOwner.values()].join(', ')}`);
+    for (const count of perOwner.values())
+      expect(Math.abs(count - NODE_COUNT / 3)).toBeLessThanOrEqual(NODE_COUNT * 0.1);
+
+    const waiting = await waitFor(
+      'every node in wait call-back',
+      async () => {
+        const now = await reloadAll(nodes);
+        return now.every((n) => n.provisionState === 'wait call-back' && n.reservation === null) ? now : undefined;
+      },
+      {
+        timeoutMs: 20_000,
+        intervalMs: 200,
+        describe: async () => describeStates(await reloadAll(nodes)),
+      },
+    );
+    // The field: conductor_affinity is the owner's id (it prepared the ramdisk boot).
+    waiting.forEach((node, i) => {
+      expect(node.conductorAffinity).toBe(idOf.get(owners[i] as string));
+    });
+    // The logs: each conductor accepted exactly the deployments of the nodes it owns.
+    for (const conductor of stack.conductors) {
+      const owned = new Set(nodes.filter((_, i) => owners[i] === conductor.hostname).map((n) => n.uuid));
+      expect(acceptedBy(conductor, 'deploy')).toEqual(owned);
+    }
+  });
+
+  it('lets exactly one of concurrent provision actions on one node through', async () => {
+    const [enrolled, available] = [
+      ...(await insertNodes(1, { deployInterface: 'fake', provisionState: 'enroll' })),
+      ...(await insertNodes(1, { deployInterface: 'direct', provisionState: 'available' })),
+    ] as [NodeRecord, NodeRecord];
+    for (const [node, event] of [
+      [enrolled, 'manage'],
+      [available, 'deploy'],
+    ] as const) {
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 12 }, () =>
+          client.callForNode(node, 'do_provisioning_action', { node_id: node.uuid, event }),
+        ),
+      );
+      const refused = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
+      expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+      for (const o of refused) {
+        expect(o.reason instanceof NodeLocked || o.reason instanceof InvalidStateRequested, String(o.reason)).toBe(
+          true,
+        );
+      }
+    }
+    await waitFor(
+      'both nodes to settle',
+      async () =>
+        (await reload(enrolled)).provisionState === 'manageable' &&
+        (await reload(available)).provisionState === 'wait call-back'
+          ? true
+          : undefined,
+      { timeoutMs: 10_000 },
+    );
+  });
+
+  it('after kill -9 of a conductor, the others take its nodes over and act on them', async () => {
+    const victim = stack.conductors[0] as ConductorProcess;
+    const victimId = idOf.get(victim.hostname);
+    const before = await reloadAll(nodes);
+    const orphaned = nodes.filter((_, i) => before[i]?.conductorAffinity === victimId);
+    const others = nodes.filter((_, i) => before[i]?.conductorAffinity !== victimId);
+    expect(orphaned.length).toBeGreaterThan(50);
+
+    const killedAt = Date.now();
+    victim.signal('SIGKILL');
+    expect((await victim.exited()).signal).toBe('SIGKILL');
+
+    const survivorIds = new Set(stack.conductors.slice(1).map((c) => idOf.get(c.hostname)));
+    await waitFor(
+      "the victim's nodes to be taken over",
+      async () => {
+        const now = await reloadAll(orphaned);
+        return now.every((n) => survivorIds.has(n.conductorAffinity ?? -1) && n.reservation === null) ? now : undefined;
+      },
+      {
+        timeoutMs: 20_000,
+        intervalMs: 200,
+        describe: async () => {
+          const now = await reloadAll(orphaned);
+          return `${now.filter((n) => n.conductorAffinity === victimId).length} still on the victim`;
+        },
+      },
+    );
+    const takeoverSeconds = (Date.now() - killedAt) / 1000;
+    expect(takeoverSeconds).toBeGreaterThanOrEqual(HEARTBEAT_TIMEOUT - 1);
+    // Consistent hashing: nodes of the survivors stayed where they were.
+    expect((await reloadAll(others)).map((n) => n.conductorAffinity)).toEqual(
+      before.filter((n) => n.conductorAffinity !== victimId).map((n) => n.conductorAffinity),
+    );
+    const tookOver = new Set(
+      stack.conductors
+        .slice(1)
+        .flatMap((c) => c.lines.filter((l) => l.message === 'took the node over').map((l) => l.nodeUuid)),
+    );
+    for (const node of orphaned) expect(tookOver.has(node.uuid)).toBe(true);
+
+    // Acting on them: the agent's call-back reaches the new owner, which finishes the deployment.
+    await waitFor(
+      'the client ring to forget the dead conductor',
+      async () => {
+        try {
+          await client.callForNode(orphaned[0] as NodeRecord, 'heartbeat', {
+            node_id: (orphaned[0] as NodeRecord).uuid,
+          });
+          return true;
+        } catch (error) {
+          if (error instanceof TemporaryFailure) return undefined;
+          throw error;
+        }
+      },
+      { timeoutMs: 10_000, intervalMs: 200 },
+    );
+    await mapLimit(orphaned.slice(1), 20, (node) =>
+      client.callForNode(node, 'heartbeat', { node_id: node.uuid }, { requestId: `req-callback-${node.uuid}` }),
+    );
+    const finished = await waitFor(
+      "the victim's nodes to become active",
+      async () => {
+        const now = await reloadAll(orphaned);
+        return now.every((n) => n.provisionState === 'active' && n.reservation === null) ? now : undefined;
+      },
+      { timeoutMs: 15_000, intervalMs: 200 },
+    );
+    for (const [i, node] of finished.entries()) {
+      expect(node.driverInternalInfo.fake_boot).toBe('instance');
+      expect(idOf.get(await client.hostFor(orphaned[i] as NodeRecord))).toBe(node.conductorAffinity);
+    }
+    console.info(`takeover of ${orphaned.length} nodes done ${takeoverSeconds.toFixed(1)} s after kill -9`);
+  });
+
+  it('SIGTERM takes a conductor offline at once and it exits 0', async () => {
+    const leaving = stack.conductors[1] as ConductorProcess;
+    const signalledAt = Date.now();
+    leaving.signal('SIGTERM');
+    await waitFor(
+      'the conductor to show as not alive',
+      async () =>
+        (await stores.conductors.get(leaving.hostname, HEARTBEAT_TIMEOUT))?.alive === false ? true : undefined,
+      { timeoutMs: 2000, intervalMs: 20 },
+    );
+    const offlineAfterMs = Date.now() - signalledAt;
+    expect(offlineAfterMs).toBeLessThan(HEARTBEAT_TIMEOUT * 1000);
+    expect(await leaving.exited()).toEqual({ code: 0, signal: null });
+    expect(
+      await stores.nodes.list({ reservation: leaving.hostname, limit: 10, sortKey: 'id', sortDir: 'asc' }),
+    ).toEqual([]);
+    console.info(`conductor offline ${offlineAfterMs} ms after SIGTERM`);
+  });
+});
