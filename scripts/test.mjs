@@ -2,7 +2,7 @@
 // `npm test`: the formatter and linter, then every test (unit, integration,
 // CLI compatibility and end-to-end boots), then one summary line.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -54,7 +54,8 @@ if (!step('format and lint (biome)', [bin('biome'), 'check', '.'])) process.exit
 const resultsDir = join(root, '.state');
 mkdirSync(resultsDir, { recursive: true });
 const resultsFile = join(resultsDir, 'test-results.json');
-const ok = step('tests (vitest)', [
+rmSync(resultsFile, { force: true });
+const vitestExitedCleanly = step('tests (vitest)', [
   bin('vitest'),
   'run',
   '--reporter=default',
@@ -63,9 +64,17 @@ const ok = step('tests (vitest)', [
   ...process.argv.slice(2),
 ]);
 
+// vitest's exit status alone is not trusted (with the JSON reporter it has
+// exited 0 on failures): the report must also say every suite and test passed.
+let ok = false;
 if (existsSync(resultsFile)) {
   const results = JSON.parse(readFileSync(resultsFile, 'utf8'));
   const skipped = results.numPendingTests + results.numTodoTests;
+  ok =
+    vitestExitedCleanly &&
+    results.success === true &&
+    results.numFailedTests === 0 &&
+    results.numFailedTestSuites === 0;
   process.stdout.write(
     `\ntests: ${results.numPassedTests} passed, ${results.numFailedTests} failed, ${skipped} skipped\n`,
   );

@@ -146,6 +146,7 @@ export function createConductor(deps: ConductorDeps): Conductor {
   async function start(): Promise<void> {
     const leftovers = await releaseOwnLeftovers(checks);
     if (leftovers > 0) logger.warn('released locks left by a previous run', { count: leftovers });
+    for (const boot of registry.enabledBootInterfaces()) await boot.prepareHttpRoot();
     rpcAddress = await rpcServer.listen(config.json_rpc.host_ip, config.json_rpc.port);
     if (fileServer && fileServerAt) fileAddress = await listen(fileServer, fileServerAt.host, fileServerAt.port);
     conductorId = (await stores.conductors.register(registration())).id;

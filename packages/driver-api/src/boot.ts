@@ -12,6 +12,13 @@ export type RamdiskMode = 'deploy' | 'rescue';
  */
 export interface BootInterface extends HardwareInterface {
   /**
+   * Writes the files shared by every node, such as iPXE's root `boot.ipxe`
+   * that static DHCP points machines at. Called once when the conductor
+   * starts, before it registers, and needs no lock. Idempotent. The default
+   * does nothing.
+   */
+  prepareHttpRoot(): Promise<void>;
+  /**
    * Makes the node boot the deploy (or rescue) ramdisk on its next network
    * boot: renders its boot script and links its images. Called before
    * deploy, clean, inspect and rescue. Idempotent: calling it again rewrites
@@ -50,6 +57,8 @@ export abstract class BaseBootInterface implements BootInterface {
   abstract cleanUpRamdisk(task: Task): Promise<void>;
   abstract prepareInstance(task: Task): Promise<void>;
   abstract cleanUpInstance(task: Task): Promise<void>;
+
+  async prepareHttpRoot(): Promise<void> {}
 
   async getBootConfig(task: Task, _name: string): Promise<string> {
     throw new UnsupportedDriverExtension(task.node.driver, 'get_boot_config');

@@ -36,7 +36,7 @@ describe('ipxe boot interface', () => {
     const { node, iface, task } = await setUp();
     await iface.prepareRamdisk(task(), 'deploy');
 
-    expect(await files()).toEqual([node.uuid, 'boot.ipxe', 'pxelinux.cfg']);
+    expect(await files()).toEqual([node.uuid, 'boot.ipxe', 'pxelinux.cfg'].sort());
     expect(await files(node.uuid)).toEqual(['config', 'deploy_kernel', 'deploy_ramdisk']);
     expect(await readFile(at(node.uuid, 'deploy_kernel'), 'utf8')).toBe('deploy_kernel bytes');
     expect(await files('pxelinux.cfg')).toEqual(['52-54-00-00-00-01', '52-54-00-00-00-02']);
@@ -95,7 +95,7 @@ describe('ipxe boot interface', () => {
     await first.iface.prepareRamdisk(createTestTask(second, secondPorts), 'deploy');
 
     await first.iface.cleanUpRamdisk(first.task());
-    expect(await files()).toEqual([second.uuid, 'boot.ipxe', 'pxelinux.cfg']);
+    expect(await files()).toEqual([second.uuid, 'boot.ipxe', 'pxelinux.cfg'].sort());
     expect(await files('pxelinux.cfg')).toEqual(['52-54-00-00-00-09']);
   });
 

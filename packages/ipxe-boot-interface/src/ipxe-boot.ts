@@ -83,6 +83,11 @@ export class IpxeBootInterface extends BaseBootInterface {
     renderRootBootScript(this.config);
   }
 
+  /** The root boot.ipxe must exist before any node is prepared: static DHCP points every machine at it. */
+  override async prepareHttpRoot(): Promise<void> {
+    if (await writeRootBootScript(this.config)) this.logger.info(`wrote ${this.layout.rootScript}`);
+  }
+
   /**
    * Images first, then the node script, then the MAC links: a machine that
    * finds its link also finds what the script names.

@@ -89,7 +89,7 @@ describe('GET /v1/boot/<MAC>/<NAME>', () => {
 
   it.each([
     ['colon', '52:54:00:aa:00:01'],
-    ['percent-encoded colon, as iPXE sends ${mac}', '52%3A54%3A00%3Aaa%3A00%3A01'],
+    ['percent-encoded colon, as iPXE sends mac', '52%3A54%3A00%3Aaa%3A00%3A01'],
     ['lower-case percent encoding', '52%3a54%3a00%3aaa%3a00%3a01'],
     ['hyphen', '52-54-00-aa-00-01'],
     ['raw hex', '525400aa0001'],

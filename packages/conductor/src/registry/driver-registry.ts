@@ -9,7 +9,7 @@ import {
   type NodeRecord,
 } from '@bmaas/common';
 import type { ConductorRegistration } from '@bmaas/db';
-import type { NodeDriver } from '@bmaas/driver-api';
+import type { BootInterface, NodeDriver } from '@bmaas/driver-api';
 import type { DriverCatalog, InterfaceKinds } from './catalog.js';
 
 /** A hardware type as this conductor enabled it. */
@@ -95,6 +95,11 @@ export class DriverRegistry {
       hardwareTypes.set(name, { name, interfaces });
     }
     return new DriverRegistry(hardwareTypes, instances);
+  }
+
+  /** Every enabled boot interface, for the work they do once at start. */
+  enabledBootInterfaces(): BootInterface[] {
+    return [...this.instances.boot.values()];
   }
 
   /** Names of the enabled hardware types. */

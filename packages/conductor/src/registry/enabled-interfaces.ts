@@ -1,5 +1,7 @@
 import type { InterfaceType } from '@bmaas/common';
 import { fakeBootInterface, fakeDeployInterface, fakeManagementInterface, fakePowerInterface } from '@bmaas/driver-api';
+import { ipxeBootInterface } from '@bmaas/ipxe-boot-interface';
+import { qemuPowerInterface } from '@bmaas/qemu-power-interface';
 import { directDeployInterface } from '../deploy/direct-deploy.js';
 import type { DriverCatalog, InterfaceCatalog } from './catalog.js';
 
@@ -9,9 +11,9 @@ import type { DriverCatalog, InterfaceCatalog } from './catalog.js';
  * implementation is one line here.
  */
 export const INTERFACES: InterfaceCatalog = {
-  boot: [fakeBootInterface],
+  boot: [fakeBootInterface, ipxeBootInterface],
   deploy: [fakeDeployInterface, directDeployInterface],
-  power: [fakePowerInterface],
+  power: [fakePowerInterface, qemuPowerInterface],
   management: [fakeManagementInterface],
 };
 
