@@ -1,11 +1,10 @@
-import type { BmaasConfig, Logger } from '@bmaas/common';
+import { type BmaasConfig, HtpasswdUsers, type Logger } from '@bmaas/common';
 import { createStores } from '@bmaas/db';
 import type { ConductorClient } from '@bmaas/rpc-client';
 import express, { type Express } from 'express';
 import type { Knex } from 'knex';
 import { BootConfigController } from './boot/boot-config-controller.js';
 import { createBootConfigHandler } from './boot/boot-config-router.js';
-import { HtpasswdUsers } from './htpasswd.js';
 import { httpBasicAuth } from './middleware/auth.js';
 import { errorHandler, notFound } from './middleware/errors.js';
 import { requestContext } from './middleware/request-id.js';

@@ -3,6 +3,7 @@ export { renderConfigReference } from './config/reference.js';
 export { configSchema } from './config/schema.js';
 export * from './errors.js';
 export { renderErrorReference } from './errors-reference.js';
+export * from './htpasswd.js';
 export * from './logging.js';
 export * from './mac.js';
 export * from './records.js';

@@ -1,11 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { type BmaasConfig, ConfigError, type Logger } from '@bmaas/common';
+import { type BmaasConfig, ConfigError, HtpasswdUsers, type Logger } from '@bmaas/common';
 import { fileServerAddress } from './http-file-server.js';
 import { type ConductorIdentity, conductorIdentity } from './identity.js';
 import type { DriverCatalog } from './registry/catalog.js';
 import { DriverRegistry } from './registry/driver-registry.js';
 import { DRIVER_CATALOG } from './registry/enabled-interfaces.js';
-import { HtpasswdFile } from './rpc/htpasswd.js';
 
 /** Everything a conductor derives from its configuration alone. */
 export interface ConductorSetup {
@@ -13,7 +12,7 @@ export interface ConductorSetup {
   identity: ConductorIdentity;
   registry: DriverRegistry;
   /** [json_rpc]auth_strategy = http_basic. */
-  auth: HtpasswdFile | undefined;
+  auth: HtpasswdUsers | undefined;
   /** [json_rpc]use_ssl. */
   tls: { cert: Buffer; key: Buffer } | undefined;
   /** [deploy]serve_http_root: where the file server listens. */
@@ -57,7 +56,7 @@ export function prepareConductor(options: {
     registry,
     auth:
       config.json_rpc.auth_strategy === 'http_basic'
-        ? HtpasswdFile.read(config.json_rpc.http_basic_auth_user_file)
+        ? HtpasswdUsers.fromFile(config.json_rpc.http_basic_auth_user_file)
         : undefined,
     tls: config.json_rpc.use_ssl ? readTls(config.json_rpc) : undefined,
     fileServerAt: config.deploy.serve_http_root ? fileServerAddress(config.deploy) : undefined,

@@ -1,6 +1,5 @@
-import { NotAuthorized } from '@bmaas/common';
+import { type HtpasswdUsers, NotAuthorized, parseBasicAuthorization } from '@bmaas/common';
 import type { RequestHandler } from 'express';
-import type { HtpasswdUsers } from '../htpasswd.js';
 
 /** Paths anyone may read: version discovery, and what firmware and ramdisks call. */
 const PUBLIC_EXACT = new Set(['/', '/v1', '/v1/']);
@@ -21,7 +20,7 @@ export function httpBasicAuth(users: HtpasswdUsers): RequestHandler {
       next();
       return;
     }
-    const credentials = parseBasic(req.get('Authorization'));
+    const credentials = parseBasicAuthorization(req.get('Authorization'));
     if (credentials && (await users.verify(credentials.user, credentials.password))) {
       next();
       return;
@@ -29,13 +28,4 @@ export function httpBasicAuth(users: HtpasswdUsers): RequestHandler {
     res.setHeader('WWW-Authenticate', 'Basic realm="Baremetal API"');
     throw new NotAuthorized(credentials ? 'Incorrect username or password' : 'Authorization required');
   };
-}
-
-function parseBasic(header: string | undefined): { user: string; password: string } | undefined {
-  const match = header ? /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header) : null;
-  if (!match) return undefined;
-  const decoded = Buffer.from(match[1] as string, 'base64').toString('utf8');
-  const colon = decoded.indexOf(':');
-  if (colon < 0) return undefined;
-  return { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }

@@ -2,10 +2,16 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { InvalidParameterValue, isBmaasError, type Logger, TemporaryFailure, toErrorPayload } from '@bmaas/common';
+import {
+  type HtpasswdUsers,
+  InvalidParameterValue,
+  isBmaasError,
+  type Logger,
+  TemporaryFailure,
+  toErrorPayload,
+} from '@bmaas/common';
 import type { RpcMethodName, RpcParams, RpcResult } from '@bmaas/rpc-client';
 import { JSONRPCErrorException, JSONRPCServer } from 'json-rpc-2.0';
-import type { HtpasswdFile } from './htpasswd.js';
 
 /** What a handler knows of its call. */
 export interface RpcCall {
@@ -25,7 +31,7 @@ export interface ConductorRpcServerOptions {
   /** PEM certificate and key: serve HTTPS ([json_rpc]use_ssl). */
   tls?: { cert: Buffer; key: Buffer } | undefined;
   /** [json_rpc]auth_strategy = http_basic. */
-  auth?: HtpasswdFile | undefined;
+  auth?: HtpasswdUsers | undefined;
   /** Largest request body accepted. */
   maxBodyBytes?: number;
 }

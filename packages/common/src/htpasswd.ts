@@ -1,16 +1,31 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { ConfigError } from '@bmaas/common';
 import bcrypt from 'bcryptjs';
+import { ConfigError } from './errors.js';
 
 const BCRYPT = /^\$2[aby]\$\d{2}\$[./A-Za-z0-9]{53}$/;
-/** Verified credentials are remembered (as digests) so each request does not pay a bcrypt round. */
+/** Verified credentials are remembered (as digests): a bcrypt round per request would dominate hot paths. */
 const MAX_REMEMBERED = 1024;
+
+export interface BasicCredentials {
+  user: string;
+  password: string;
+}
+
+/** The user and password of a `Basic …` Authorization header, or undefined when it is not one. */
+export function parseBasicAuthorization(header: string | undefined): BasicCredentials | undefined {
+  const match = header ? /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header) : null;
+  if (!match) return undefined;
+  const decoded = Buffer.from(match[1] as string, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return undefined;
+  return { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
 
 /**
  * Users of an Apache htpasswd file with bcrypt entries (`user:$2y$…`), read
- * once at start. Other digest kinds are refused at load time, as Ironic only
- * accepts bcrypt.
+ * once at start, for the REST API's and JSON-RPC's http_basic auth. Other
+ * digest kinds are refused at load time: as Ironic, bcrypt only.
  */
 export class HtpasswdUsers {
   private readonly remembered = new Set<string>();
@@ -33,12 +48,11 @@ export class HtpasswdUsers {
       const line = raw.trim();
       if (line === '' || line.startsWith('#')) return;
       const colon = line.indexOf(':');
-      const user = line.slice(0, colon);
       const hash = line.slice(colon + 1);
       if (colon <= 0 || !BCRYPT.test(hash)) {
         throw new ConfigError(`${source}:${index + 1}: only "user:<bcrypt hash>" entries are supported`);
       }
-      hashes.set(user, hash);
+      hashes.set(line.slice(0, colon), hash);
     });
     return new HtpasswdUsers(hashes);
   }
@@ -52,5 +66,11 @@ export class HtpasswdUsers {
     if (this.remembered.size >= MAX_REMEMBERED) this.remembered.clear();
     this.remembered.add(digest);
     return true;
+  }
+
+  /** Checks a `Basic …` Authorization header. */
+  async verifyHeader(header: string | undefined): Promise<boolean> {
+    const credentials = parseBasicAuthorization(header);
+    return credentials !== undefined && this.verify(credentials.user, credentials.password);
   }
 }
