@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Entry point of `npm start`, `npm test` and friends: installs what is missing
+// Entry point of `npm start`, `npm test`, `npm run bench` and friends: installs what is missing
 // (pnpm, the workspace's dependencies, the compiled packages), then runs the
 // command. Only Node.js 20+ and npm are assumed.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
@@ -54,8 +54,9 @@ function ensureBuilt() {
 
 function exec(argv) {
   const child = spawn(argv[0], argv.slice(1), { cwd: root, stdio: 'inherit' });
-  // The child gets the terminal's signals itself; we only wait for it.
-  for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
+  // A Ctrl-C reaches the child from the terminal too; passing signals on covers
+  // `kill <this pid>`. The child stops in its own order; we wait for it.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 }
 
@@ -68,6 +69,10 @@ switch (command) {
   case 'test':
     ensureBuilt();
     exec([process.execPath, join(root, 'scripts', 'test.mjs'), ...rest]);
+    break;
+  case 'bench':
+    ensureBuilt();
+    exec([process.execPath, join(root, 'bench', 'dist', 'main.js'), ...rest]);
     break;
   case 'build':
     ensureBuilt();

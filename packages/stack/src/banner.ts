@@ -1,20 +1,26 @@
 import type { BmaasConfig } from '@bmaas/common';
 import type { Stack } from './stack.js';
 
-/** What runs where, and how to enrol a first node with the `baremetal` CLI. */
+/** What runs where (with PIDs), and how to enrol a first node with the `baremetal` CLI. */
 export function renderStackBanner(stack: Stack, config: BmaasConfig): string {
-  const database = config.database.connection
-    ? 'PostgreSQL at [database]connection'
-    : `embedded PostgreSQL (127.0.0.1:${config.database.embedded_port}, data under ${config.DEFAULT.state_path})`;
+  const database = stack.embeddedDatabase
+    ? `embedded PostgreSQL 127.0.0.1:${config.database.embedded_port}, data under ${config.DEFAULT.state_path}`
+    : 'PostgreSQL at [database]connection';
   const rows = stack.conductors.map(
     (c) =>
       `  ${c.name.padEnd(13)} ${c.hostname.padEnd(16)} JSON-RPC ${c.jsonRpc}  files ${c.httpUrl}  http_root ${c.httpRoot}`,
+  );
+  const pids = stack.processes.map((p) =>
+    p.name === 'database' && stack.postmasterPid
+      ? `database ${p.pid} (postgres ${stack.postmasterPid})`
+      : `${p.name} ${p.pid}`,
   );
   return `
 The stack is running.
   database      ${database}
   API           ${stack.apiUrl}  (boot configuration API: ${stack.apiUrl}/v1/boot/<MAC>/boot.ipxe)
 ${rows.join('\n')}
+  PIDs          stack ${process.pid}, ${pids.join(', ')}
 
 Enrol a first node with the baremetal CLI (Debian/Ubuntu: apt install python3-ironicclient):
   export OS_AUTH_TYPE=none OS_ENDPOINT=${stack.apiUrl}
@@ -23,6 +29,6 @@ Enrol a first node with the baremetal CLI (Debian/Ubuntu: apt install python3-ir
   baremetal node manage node-1 --wait && baremetal node provide node-1 --wait
   baremetal node deploy node-1 --wait && baremetal node list
 
-Press Ctrl-C to stop everything.
+Press Ctrl-C (or \`kill ${process.pid}\`) to stop everything.
 `;
 }

@@ -1,3 +1,4 @@
 export { parseStackOptions, type StackOptions } from './options.js';
-export { acquireLock, lockHolder } from './pid-lock.js';
-export { type ConductorEndpoint, Stack, type StackDeps } from './stack.js';
+export { acquireLock, lockHolder, processStartTime } from './pid-lock.js';
+export { assertPortsFree, type PortClaim, StackStartRefused } from './port-check.js';
+export { type ConductorEndpoint, Stack, type StackDeps, StackStopped } from './stack.js';

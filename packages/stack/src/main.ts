@@ -4,8 +4,12 @@ import { ConfigError, createRootLogger, loadConfig } from '@bmaas/common';
 import { renderStackBanner } from './banner.js';
 import { parseStackOptions, STACK_USAGE } from './options.js';
 import { acquireLock } from './pid-lock.js';
+import { StackStartRefused } from './port-check.js';
 import { Stack } from './stack.js';
 
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+/** `npm start`: runs the stack until a signal; 0 after a stop asked for, 1 when anything failed. */
 async function main(argv: string[]): Promise<number> {
   const options = parseStackOptions(argv);
   if (options === 'help') {
@@ -23,49 +27,65 @@ async function main(argv: string[]): Promise<number> {
   const lock = acquireLock(lockFile);
   if ('heldBy' in lock) {
     process.stderr.write(
-      `A stack is already running from this checkout (pid ${lock.heldBy}, ${lockFile}).\n` +
+      `A stack is already running from this state directory (pid ${lock.heldBy}, ${lockFile}).\n` +
         `Stop it with Ctrl-C in its terminal or \`kill ${lock.heldBy}\`, then run npm start again.\n`,
     );
     return 1;
   }
 
+  // A closed terminal or pipe must not turn an orderly stop into a crash: output is best effort.
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
   const stack = new Stack({ config, options, logger, output: (line) => process.stdout.write(`${line}\n`) });
-  let stopping: Promise<void> | undefined;
-  const stop = () => {
-    stopping ??= (async () => {
-      logger.info('stopping the stack…');
-      await stack.stop();
-      lock.release();
-      logger.info('stopped');
-    })();
-    return stopping;
-  };
-  const exitCode = new Promise<number>((resolveExit) => {
-    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  // However this process ends, it leaves no child behind and no lock file.
+  process.on('exit', () => {
+    stack.killChildren();
+    lock.release();
+  });
+  // Ctrl-C reaches npm, its script and this process, and each passes it on:
+  // the first signal stops the stack, the repeats change nothing.
+  const stopAsked = new Promise<NodeJS.Signals>((resolveSignal) => {
+    for (const signal of STOP_SIGNALS) {
       process.on(signal, () => {
-        stop().then(() => resolveExit(0));
+        if (!stack.stopRequested) {
+          logger.info(`${signal}: stopping the conductors, then the API, then the database`);
+          void stack.stop();
+        }
+        resolveSignal(signal);
       });
     }
   });
 
-  try {
-    await stack.start();
-    await stack.waitUntilReady();
-  } catch (error) {
-    logger.error(String((error as Error).message ?? error));
-    await stop();
-    return 1;
+  let exitCode = 0;
+  const outcome = await Promise.race([
+    stack.start().then(
+      () => 'ready' as const,
+      (error: Error) => error,
+    ),
+    stopAsked.then(() => 'stop' as const),
+  ]);
+  if (outcome === 'ready') {
+    process.stdout.write(renderStackBanner(stack, config));
+    const failure = await Promise.race([stack.failure, stopAsked.then(() => undefined)]);
+    if (failure !== undefined) {
+      logger.error(`${failure}: stopping everything`);
+      exitCode = 1;
+    }
+  } else if (outcome instanceof StackStartRefused) {
+    process.stderr.write(`Cannot start the stack: ${outcome.message}\n`);
+    exitCode = 1;
+  } else if (outcome instanceof Error && !stack.stopRequested) {
+    logger.error(`the stack did not start: ${outcome.message}; stopping what did`);
+    exitCode = 1;
   }
-  process.stdout.write(renderStackBanner(stack, config));
+  await stack.stop();
+  if (stack.processes.length > 0) logger.info('stopped');
   return exitCode;
 }
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
-  (error) => {
-    process.stderr.write(
-      `${error instanceof ConfigError ? 'config error: ' : ''}${(error as Error).message ?? error}\n`,
-    );
+  (error: Error) => {
+    process.stderr.write(`${error instanceof ConfigError ? 'config error: ' : ''}${error.message ?? error}\n`);
     process.exit(1);
   },
 );

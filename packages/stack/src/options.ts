@@ -15,7 +15,20 @@ export const STACK_USAGE = `usage: npm start -- [--conductors N] [--api-host IP]
                     [--json-rpc-base-port PORT] [--http-base-port PORT] [--config-file PATH]...
 
 Starts PostgreSQL (embedded unless [database]connection is set), applies migrations,
-then the API and N conductors, each with its own JSON-RPC port, http_root and HTTP file server.`;
+then the API and N conductors (default 3), each with its own JSON-RPC port, http_root
+and HTTP file server; conductor i listens on base port + i. Ctrl-C or SIGTERM stops the
+conductors, then the API, then the database.
+
+  --conductors N            how many conductors (1-50, default 3)
+  --api-host IP             address of the API (default 127.0.0.1)
+  --api-port PORT           port of the API (default 6385)
+  --json-rpc-base-port PORT conductors' JSON-RPC ports are PORT+1..PORT+N (default 8090)
+  --http-base-port PORT     conductors' file servers are on PORT+1..PORT+N (default 8080)
+  --config-file PATH        ironic.conf-style file for every process (repeatable)
+
+The state directory is [DEFAULT]state_path (BMAAS_DEFAULT__STATE_PATH, default .state);
+the embedded PostgreSQL listens on [database]embedded_port (BMAAS_DATABASE__EMBEDDED_PORT,
+default 5433).`;
 
 function integer(name: string, text: string | undefined, min: number, max: number): number {
   const value = Number(text);

@@ -1,12 +1,21 @@
 import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { BmaasConfig, Logger } from '@bmaas/common';
-import { type EmbeddedPostgresServer, openDatabase, resolveDatabaseUrl, upgradeSchema } from '@bmaas/db';
-import { ManagedProcess } from './managed-process.js';
+import { openDatabase, upgradeSchema } from '@bmaas/db';
+import { type ChildRecord, ChildRegistry } from './child-registry.js';
+import type { DatabaseReport } from './database-process.js';
+import { type ExitStatus, ManagedProcess } from './managed-process.js';
 import type { StackOptions } from './options.js';
+import { processStartTime } from './pid-lock.js';
+import { assertPortsFree, type PortClaim } from './port-check.js';
 
 const require = createRequire(import.meta.url);
+const DATABASE_SCRIPT = fileURLToPath(new URL('./database-process.js', import.meta.url));
+const API_STOP_GRACE_MS = 10_000;
+const DATABASE_STOP_GRACE_MS = 30_000;
+const LEFTOVER_STOP_GRACE_MS = 15_000;
 
 export interface ConductorEndpoint {
   name: string;
@@ -21,16 +30,46 @@ export interface StackDeps {
   options: StackOptions;
   logger: Logger;
   output: (line: string) => void;
-  /** Scripts of the API and conductor processes (defaults: the built packages). */
+  /** Scripts of the child processes (defaults: the built packages). */
   apiScript?: string;
   conductorScript?: string;
+  databaseScript?: string;
+  /** Bound on the whole start, from the first process to every conductor alive. */
+  readyTimeoutMs?: number;
 }
 
-/** The whole system on one machine: PostgreSQL, migrations, the API and N conductors. */
+/** Thrown by `start()` when `stop()` was called meanwhile. */
+export class StackStopped extends Error {
+  override readonly name = 'StackStopped';
+  constructor() {
+    super('the stack was stopped while starting');
+  }
+}
+
+function describeExit({ code, signal }: ExitStatus): string {
+  return signal ? `killed by ${signal}` : `exit code ${code}`;
+}
+
+/**
+ * The whole system on one machine: PostgreSQL (embedded, in a child process,
+ * unless [database]connection is set), migrations, the API and N conductors.
+ * Each child runs in a process group of its own; `stop()` stops them in order.
+ */
 export class Stack {
-  private embedded: EmbeddedPostgresServer | undefined;
-  private readonly processes: ManagedProcess[] = [];
+  private database: ManagedProcess | undefined;
+  private api: ManagedProcess | undefined;
+  private readonly conductorProcesses: ManagedProcess[] = [];
+  private readonly registry: ChildRegistry;
+  private stopping: Promise<void> | undefined;
+  private ready = false;
+  private resolveFailure: (message: string) => void = () => {};
+  /** Resolves with a message when the API or the database exits on its own. */
+  readonly failure = new Promise<string>((resolveFailure) => {
+    this.resolveFailure = resolveFailure;
+  });
   databaseUrl = '';
+  /** PID of the embedded PostgreSQL server (the postmaster), when the stack runs one. */
+  postmasterPid: number | null = null;
   readonly conductors: ConductorEndpoint[];
   readonly apiUrl: string;
 
@@ -38,6 +77,7 @@ export class Stack {
     const { options, config } = deps;
     this.apiUrl = `http://${options.apiHost}:${options.apiPort}`;
     const stateDir = resolve(config.DEFAULT.state_path, 'stack');
+    this.registry = new ChildRegistry(join(stateDir, 'processes.json'));
     this.conductors = Array.from({ length: options.conductors }, (_, index) => {
       const i = index + 1;
       const port = options.jsonRpcBasePort + i;
@@ -51,98 +91,253 @@ export class Stack {
     });
   }
 
-  get pids(): number[] {
-    return this.processes.flatMap((p) => (p.pid ? [p.pid] : []));
+  /** Every process the stack started, in start order. */
+  get processes(): ManagedProcess[] {
+    return [this.database, this.api, ...this.conductorProcesses].filter((p): p is ManagedProcess => p !== undefined);
   }
 
+  get stopRequested(): boolean {
+    return this.stopping !== undefined;
+  }
+
+  get embeddedDatabase(): boolean {
+    return !this.deps.config.database.connection;
+  }
+
+  /**
+   * Starts everything and resolves once the API answers, every conductor shows
+   * alive and every file server serves boot.ipxe. Throws StackStartRefused when
+   * a port is taken (nothing started), StackStopped after `stop()`, else an
+   * Error naming what failed; the caller then calls `stop()`.
+   */
   async start(): Promise<void> {
-    const { logger } = this.deps;
-    const database = await resolveDatabaseUrl(this.deps.config, logger);
-    this.embedded = database.embedded;
-    this.databaseUrl = database.url;
-    const db = openDatabase({ connection: database.url, applicationName: 'bmaas-stack' });
+    const deadline = Date.now() + (this.deps.readyTimeoutMs ?? 120_000);
+    await this.registry.stopLeftovers(this.deps.logger, LEFTOVER_STOP_GRACE_MS);
+    await assertPortsFree(this.portClaims());
+    this.checkNotStopping();
+    this.databaseUrl = this.deps.config.database.connection ?? (await this.startDatabase());
+    this.checkNotStopping();
+    await this.migrate();
+    this.checkNotStopping();
+    this.startApiAndConductors();
+    await this.waitUntilReady(deadline);
+    this.ready = true;
+  }
+
+  private portClaims(): PortClaim[] {
+    const { options, config } = this.deps;
+    const claims: PortClaim[] = [
+      { host: options.apiHost, port: options.apiPort, owner: 'the API', option: '--api-port' },
+    ];
+    if (this.embeddedDatabase) {
+      claims.push({
+        host: '127.0.0.1',
+        port: config.database.embedded_port,
+        owner: 'the embedded PostgreSQL',
+        option: '[database]embedded_port (BMAAS_DATABASE__EMBEDDED_PORT)',
+      });
+    }
+    for (const c of this.conductors) {
+      const rpc = new URL(c.jsonRpc);
+      const files = new URL(c.httpUrl);
+      claims.push(
+        { host: rpc.hostname, port: Number(rpc.port), owner: `${c.name}'s JSON-RPC`, option: '--json-rpc-base-port' },
+        {
+          host: files.hostname,
+          port: Number(files.port),
+          owner: `${c.name}'s file server`,
+          option: '--http-base-port',
+        },
+      );
+    }
+    return claims;
+  }
+
+  private checkNotStopping(): void {
+    if (this.stopping) throw new StackStopped();
+  }
+
+  /** Starts the database process and waits for the URL it reports. */
+  private async startDatabase(): Promise<string> {
+    let reported: (report: DatabaseReport) => void = () => {};
+    const report = new Promise<DatabaseReport>((resolveReport) => {
+      reported = resolveReport;
+    });
+    const env = { ...process.env, ...this.logFormatEnvironment() };
+    this.database = this.spawn('database', this.deps.databaseScript ?? DATABASE_SCRIPT, env, {
+      stdinPipe: true,
+      // The report carries the database password: it is read, never shown.
+      takeStdoutLine: (line) => {
+        if (!line.startsWith('{"url":')) return false;
+        reported(JSON.parse(line) as DatabaseReport);
+        return true;
+      },
+    });
+    const exited = this.database.exited.then((status) => {
+      throw new Error(`the database process exited during start-up (${describeExit(status)}; see its output above)`);
+    });
+    exited.catch(() => {}); // only the race below cares, and only until the report
+    this.recordChildren();
+    const { url, postmasterPid } = await Promise.race([report, exited]);
+    this.postmasterPid = postmasterPid;
+    this.recordChildren();
+    return url;
+  }
+
+  private async migrate(): Promise<void> {
+    const db = openDatabase({ connection: this.databaseUrl, applicationName: 'bmaas-stack' });
     try {
       const applied = await upgradeSchema(db);
-      logger.info(applied.length ? `migrations applied: ${applied.join(', ')}` : 'database schema is up to date');
+      this.deps.logger.info(
+        applied.length ? `migrations applied: ${applied.join(', ')}` : 'database schema is up to date',
+      );
     } finally {
       await db.destroy();
     }
+  }
+
+  private startApiAndConductors(): void {
     const common = this.childEnvironment();
-    const apiScript = this.deps.apiScript ?? require.resolve('@bmaas/api/main');
-    const conductorScript = this.deps.conductorScript ?? require.resolve('@bmaas/conductor/main');
-    this.spawn('api', apiScript, {
+    this.api = this.spawn('api', this.deps.apiScript ?? require.resolve('@bmaas/api/main'), {
       ...common,
       BMAAS_API__HOST_IP: this.deps.options.apiHost,
       BMAAS_API__PORT: String(this.deps.options.apiPort),
     });
+    const conductorScript = this.deps.conductorScript ?? require.resolve('@bmaas/conductor/main');
     for (const conductor of this.conductors) {
       mkdirSync(conductor.httpRoot, { recursive: true });
-      const port = new URL(conductor.jsonRpc).port;
-      this.spawn(conductor.name, conductorScript, {
+      const files = new URL(conductor.httpUrl);
+      const child = this.spawn(conductor.name, conductorScript, {
         ...common,
         BMAAS_DEFAULT__HOST: '127.0.0.1',
         BMAAS_JSON_RPC__HOST_IP: '127.0.0.1',
-        BMAAS_JSON_RPC__PORT: port,
+        BMAAS_JSON_RPC__PORT: new URL(conductor.jsonRpc).port,
         BMAAS_DEPLOY__HTTP_ROOT: conductor.httpRoot,
         BMAAS_DEPLOY__HTTP_URL: conductor.httpUrl,
         BMAAS_DEPLOY__SERVE_HTTP_ROOT: 'true',
-        BMAAS_DEPLOY__HTTP_SERVER_HOST_IP: '127.0.0.1',
+        BMAAS_DEPLOY__HTTP_SERVER_HOST_IP: files.hostname,
       });
+      this.conductorProcesses.push(child);
     }
+    this.recordChildren();
   }
 
-  /** Environment shared by every child: the user's config files plus the database the stack resolved. */
+  private recordChildren(): void {
+    const children: ChildRecord[] = this.processes.flatMap((p) =>
+      p.pid ? [{ name: p.name, pid: p.pid, startTime: processStartTime(p.pid) }] : [],
+    );
+    if (this.postmasterPid) {
+      const pid = this.postmasterPid;
+      children.push({ name: 'postgres', pid, startTime: processStartTime(pid), stopSignal: 'SIGINT' });
+    }
+    this.registry.record(children);
+  }
+
+  /** Environment shared by the API and the conductors: the user's settings plus what the stack resolved. */
   private childEnvironment(): NodeJS.ProcessEnv {
     return {
       ...process.env,
+      ...this.logFormatEnvironment(),
       BMAAS_DATABASE__CONNECTION: this.databaseUrl,
       BMAAS_API__PUBLIC_ENDPOINT: process.env.BMAAS_API__PUBLIC_ENDPOINT ?? this.apiUrl,
     };
   }
 
-  private spawn(name: string, script: string, env: NodeJS.ProcessEnv): void {
-    const args = this.deps.options.configFiles.flatMap((file) => ['--config-file', resolve(file)]);
-    const child = new ManagedProcess({ name, script, args, env, output: this.deps.output });
-    child.exited.then(({ code, signal }) => {
-      if (!this.stopping) this.deps.logger.error(`${name} exited unexpectedly (code ${code}, signal ${signal})`);
-    });
-    this.processes.push(child);
+  /** Children write to a pipe, where "auto" means JSON: they follow what the stack itself writes. */
+  private logFormatEnvironment(): NodeJS.ProcessEnv {
+    if (this.deps.config.DEFAULT.log_format !== 'auto') return {};
+    return { BMAAS_DEFAULT__LOG_FORMAT: process.stdout.isTTY ? 'text' : 'json' };
   }
 
-  /** Resolves when the API answers and every conductor shows alive; rejects after timeoutMs. */
-  async waitUntilReady(timeoutMs = 60_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    const expected = new Set(this.conductors.map((c) => c.hostname));
-    for (;;) {
-      const dead = this.processes.find((p) => !p.running);
-      if (dead) throw new Error(`${dead.name} exited during start-up (see its output above)`);
-      try {
-        const response = await fetch(`${this.apiUrl}/v1/conductors`, {
-          headers: { 'X-OpenStack-Ironic-API-Version': 'latest' },
-          signal: AbortSignal.timeout(2000),
-        });
-        if (response.ok) {
-          const body = (await response.json()) as { conductors: Array<{ hostname: string; alive: boolean }> };
-          const alive = body.conductors.filter((c) => c.alive && expected.has(c.hostname));
-          if (alive.length === expected.size) return;
-        }
-      } catch {
-        // Not listening yet.
+  private spawn(
+    name: string,
+    script: string,
+    env: NodeJS.ProcessEnv,
+    extra: { stdinPipe?: boolean; takeStdoutLine?: (line: string) => boolean } = {},
+  ): ManagedProcess {
+    const args = this.deps.options.configFiles.flatMap((file) => ['--config-file', resolve(file)]);
+    const child = new ManagedProcess({ name, script, args, env, output: this.deps.output, ...extra });
+    void child.exited.then((status) => {
+      if (this.stopping) return;
+      const what = `${name} (pid ${child.pid}) exited on its own (${describeExit(status)})`;
+      if (this.ready && name.startsWith('conductor-')) {
+        this.deps.logger.warn(`${what}; the other conductors take its nodes over`);
+      } else {
+        this.resolveFailure(what);
       }
-      if (Date.now() > deadline) throw new Error(`the stack was not ready after ${timeoutMs / 1000} s`);
+    });
+    return child;
+  }
+
+  private async waitUntilReady(deadline: number): Promise<void> {
+    const expected = new Set(this.conductors.map((c) => c.hostname));
+    let missing = 'the API';
+    for (;;) {
+      this.checkNotStopping();
+      const dead = this.processes.find((p) => !p.running);
+      if (dead) {
+        throw new Error(
+          `${dead.name} exited during start-up (${describeExit(dead.exitStatus as ExitStatus)}; see its output above)`,
+        );
+      }
+      try {
+        const alive = await this.aliveConductors();
+        const notAlive = [...expected].filter((hostname) => !alive.has(hostname));
+        const noFiles = [];
+        for (const c of this.conductors) if (!(await this.servesBootScript(c))) noFiles.push(c.name);
+        if (notAlive.length === 0 && noFiles.length === 0) return;
+        missing = notAlive.length
+          ? `conductors not alive: ${notAlive.join(', ')}`
+          : `file servers not serving boot.ipxe: ${noFiles.join(', ')}`;
+      } catch {
+        missing = 'the API (not answering)';
+      }
+      if (Date.now() > deadline) throw new Error(`the stack was not ready in time; still waiting for ${missing}`);
       await new Promise((r) => setTimeout(r, 250));
     }
   }
 
-  private stopping = false;
+  private async aliveConductors(): Promise<Set<string>> {
+    const response = await fetch(`${this.apiUrl}/v1/conductors`, {
+      headers: { 'X-OpenStack-Ironic-API-Version': 'latest' },
+      signal: AbortSignal.timeout(2000),
+    });
+    if (!response.ok) throw new Error(`GET /v1/conductors: ${response.status}`);
+    const body = (await response.json()) as { conductors: Array<{ hostname: string; alive: boolean }> };
+    return new Set(body.conductors.filter((c) => c.alive).map((c) => c.hostname));
+  }
 
-  /** Stops every child (conductors first, then the API), then the embedded database. */
-  async stop(): Promise<void> {
-    this.stopping = true;
-    const api = this.processes.filter((p) => p.name === 'api');
-    await Promise.all(this.processes.filter((p) => p.name !== 'api').map((p) => p.stop()));
-    await Promise.all(api.map((p) => p.stop()));
-    await this.embedded?.stop();
-    this.embedded = undefined;
+  private async servesBootScript(conductor: ConductorEndpoint): Promise<boolean> {
+    try {
+      const response = await fetch(`${conductor.httpUrl}/boot.ipxe`, { signal: AbortSignal.timeout(2000) });
+      await response.body?.cancel();
+      return response.ok;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Stops every child in order: the conductors (each marks itself offline and
+   * releases its locks), then the API, then the database. Idempotent.
+   */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      const conductorGrace = (this.deps.config.conductor.heartbeat_timeout / 2 + 5) * 1000;
+      await Promise.all(this.conductorProcesses.map((p) => p.stop(conductorGrace)));
+      await this.api?.stop(API_STOP_GRACE_MS);
+      await this.database?.stop(DATABASE_STOP_GRACE_MS);
+      this.registry.clear();
+    })();
+    return this.stopping;
+  }
+
+  /**
+   * For a stack that exits without `stop()`: SIGKILL to the API and the
+   * conductors at once. The database process is left to notice its standard
+   * input close and stop PostgreSQL properly.
+   */
+  killChildren(): void {
+    for (const p of [...this.conductorProcesses, this.api]) p?.kill();
   }
 }

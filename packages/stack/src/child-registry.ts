@@ -1,0 +1,81 @@
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Logger } from '@bmaas/common';
+import { procStat } from './pid-lock.js';
+
+export interface ChildRecord {
+  name: string;
+  pid: number;
+  /** From /proc, to tell the process from a later one given the same PID. */
+  startTime?: string;
+  /** What asks it to stop (default SIGTERM; PostgreSQL's fast shutdown is SIGINT). */
+  stopSignal?: NodeJS.Signals;
+}
+
+/** The recorded process is still there (not a zombie, not another process given its PID). */
+function alive(child: ChildRecord): boolean {
+  try {
+    process.kill(child.pid, 0);
+  } catch {
+    return false;
+  }
+  const now = procStat(child.pid);
+  if (now === undefined) return true;
+  return now.state !== 'Z' && (child.startTime === undefined || now.startTime === child.startTime);
+}
+
+/** Sends `signal`; SIGKILL goes to the whole process group when the child leads one. */
+function send(child: ChildRecord, signal: NodeJS.Signals): void {
+  const targets = signal === 'SIGKILL' ? [-child.pid, child.pid] : [child.pid];
+  for (const target of targets) {
+    try {
+      process.kill(target, signal);
+      return;
+    } catch {
+      // Not a group leader, or already gone.
+    }
+  }
+}
+
+/**
+ * The stack's children, listed in a file while they run. A stack killed
+ * outright (SIGKILL, the OOM killer) cannot stop them; the next start finds
+ * them here and stops them before it needs their ports.
+ */
+export class ChildRegistry {
+  constructor(private readonly file: string) {}
+
+  record(children: readonly ChildRecord[]): void {
+    mkdirSync(dirname(this.file), { recursive: true });
+    const staging = `${this.file}.${process.pid}`;
+    writeFileSync(staging, `${JSON.stringify(children)}\n`);
+    renameSync(staging, this.file);
+  }
+
+  clear(): void {
+    rmSync(this.file, { force: true });
+  }
+
+  /** Stops the children a previous stack left running (SIGTERM, SIGKILL after graceMs); returns their PIDs. */
+  async stopLeftovers(logger: Logger, graceMs: number): Promise<number[]> {
+    let recorded: ChildRecord[];
+    try {
+      recorded = JSON.parse(readFileSync(this.file, 'utf8')) as ChildRecord[];
+    } catch {
+      return [];
+    }
+    const leftovers = recorded.filter(alive);
+    if (leftovers.length > 0) {
+      const list = leftovers.map((c) => `${c.name} ${c.pid}`).join(', ');
+      logger.warn(`stopping processes left by a stack that did not stop them: ${list}`);
+      for (const child of leftovers) send(child, child.stopSignal ?? 'SIGTERM');
+      const deadline = Date.now() + graceMs;
+      while (leftovers.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      const stubborn = leftovers.filter(alive);
+      for (const child of stubborn) send(child, 'SIGKILL');
+      while (stubborn.some(alive) && Date.now() < deadline + 2000) await new Promise((r) => setTimeout(r, 50));
+    }
+    this.clear();
+    return leftovers.map((c) => c.pid);
+  }
+}

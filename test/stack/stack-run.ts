@@ -1,0 +1,176 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { freePort } from '@bmaas/db/testing';
+
+/**
+ * One run of the built stack launcher (`packages/stack/dist/main.js`, what
+ * `npm start` runs) in a process group of its own, as a terminal would run it,
+ * with its output, exit status and process tree.
+ */
+
+export const STACK_MAIN = fileURLToPath(new URL('../../packages/stack/dist/main.js', import.meta.url));
+
+export interface ExitStatus {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export class StackRun {
+  output = '';
+  readonly exited: Promise<ExitStatus>;
+  private readonly child: ChildProcess;
+  private exitStatus: ExitStatus | undefined;
+
+  constructor(args: readonly string[], env: NodeJS.ProcessEnv) {
+    this.child = spawn(process.execPath, [STACK_MAIN, ...args], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    for (const stream of [this.child.stdout, this.child.stderr]) {
+      stream?.on('data', (chunk: Buffer) => {
+        this.output += chunk.toString();
+      });
+    }
+    this.exited = new Promise((resolve) =>
+      this.child.on('exit', (code, signal) => {
+        this.exitStatus = { code, signal };
+        resolve(this.exitStatus);
+      }),
+    );
+  }
+
+  get pid(): number {
+    return this.child.pid as number;
+  }
+
+  get running(): boolean {
+    return this.exitStatus === undefined;
+  }
+
+  /** Resolves when the output matches; fails when the process exits first or time runs out. */
+  async waitForOutput(pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const match = this.output.match(pattern);
+      if (match) return match;
+      if (!this.running) throw new Error(`the stack exited before printing ${pattern}:\n${this.tail()}`);
+      if (Date.now() > deadline) throw new Error(`no ${pattern} within ${timeoutMs} ms:\n${this.tail()}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  /** Exit status, or a failure naming the timeout; SIGKILLs the group when it is late. */
+  async waitForExit(timeoutMs: number): Promise<ExitStatus> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        this.killGroup();
+        reject(new Error(`the stack did not exit within ${timeoutMs} ms:\n${this.tail()}`));
+      }, timeoutMs);
+    });
+    try {
+      return await Promise.race([this.exited, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Ctrl-C on a terminal: SIGINT to every process of the foreground group. */
+  interruptGroup(): void {
+    process.kill(-this.pid, 'SIGINT');
+  }
+
+  signal(signal: NodeJS.Signals): void {
+    process.kill(this.pid, signal);
+  }
+
+  killGroup(): void {
+    try {
+      process.kill(-this.pid, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  }
+
+  tail(lines = 40): string {
+    return this.output.split('\n').slice(-lines).join('\n');
+  }
+}
+
+interface ProcStat {
+  pid: number;
+  ppid: number;
+  state: string;
+}
+
+function readStat(pid: number): ProcStat | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { pid, ppid: Number(ppid), state: state as string };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every live descendant of `root` (children, their children, …), from /proc. */
+export function descendants(root: number): number[] {
+  const all = readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .map((name) => readStat(Number(name)))
+    .filter((s): s is ProcStat => s !== undefined && s.state !== 'Z');
+  const found: number[] = [];
+  const queue = [root];
+  while (queue.length > 0) {
+    const parent = queue.shift() as number;
+    for (const s of all) {
+      if (s.ppid === parent) {
+        found.push(s.pid);
+        queue.push(s.pid);
+      }
+    }
+  }
+  return found;
+}
+
+/** The PIDs of `pids` that still exist (zombies count as gone: they hold nothing). */
+export function stillRunning(pids: readonly number[]): number[] {
+  return pids.filter((pid) => {
+    const stat = readStat(pid);
+    return stat !== undefined && stat.state !== 'Z';
+  });
+}
+
+/** The commands of the given processes, for failure messages. */
+export function commandLines(pids: readonly number[]): string[] {
+  return pids.map((pid) => {
+    try {
+      return `${pid}: ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ')}`;
+    } catch {
+      return `${pid}: (gone)`;
+    }
+  });
+}
+
+/** Whether a port on 127.0.0.1 can be listened on (nothing holds it). */
+export function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen({ host: '127.0.0.1', port, exclusive: true }, () => server.close(() => resolve(true)));
+  });
+}
+
+/** A base port B such that B+1..B+count are free on 127.0.0.1. */
+export async function freePortRange(count: number): Promise<number> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const first = await freePort();
+    if (first + count > 65535) continue;
+    const rest = await Promise.all(Array.from({ length: count - 1 }, (_, i) => portIsFree(first + 1 + i)));
+    if (rest.every(Boolean)) return first - 1;
+  }
+  throw new Error(`no ${count} consecutive free ports found`);
+}

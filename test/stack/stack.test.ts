@@ -1,0 +1,276 @@
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from '@bmaas/db/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  commandLines,
+  descendants,
+  freePortRange,
+  portIsFree,
+  STACK_MAIN,
+  StackRun,
+  stillRunning,
+} from './stack-run.js';
+
+/**
+ * `npm start` as an operator runs it: the built launcher from a clean state
+ * directory, with the embedded PostgreSQL, the API and the conductors as real
+ * processes on free loopback ports. Tests run in order and share the state
+ * directory (the second start reuses the initialised database).
+ */
+
+const START_TIMEOUT_MS = 90_000;
+const STOP_TIMEOUT_MS = 30_000;
+const API_VERSION = { 'X-OpenStack-Ironic-API-Version': 'latest' };
+
+let stateDir: string;
+let apiPort: number;
+let databasePort: number;
+let rpcBase: number;
+let httpBase: number;
+const runs: StackRun[] = [];
+/** API and conductor PIDs a killed stack left running. */
+let leftovers: number[] = [];
+
+function environment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('BMAAS_')));
+  return {
+    ...env,
+    BMAAS_DEFAULT__STATE_PATH: stateDir,
+    BMAAS_DATABASE__EMBEDDED_PORT: String(databasePort),
+    BMAAS_DEFAULT__LOG_FORMAT: 'json',
+    ...extra,
+  };
+}
+
+function startStack(conductors: number, extraEnv: Record<string, string> = {}): StackRun {
+  const args = [
+    '--conductors',
+    String(conductors),
+    '--api-port',
+    String(apiPort),
+    '--json-rpc-base-port',
+    String(rpcBase),
+    '--http-base-port',
+    String(httpBase),
+  ];
+  const run = new StackRun(args, environment(extraEnv));
+  runs.push(run);
+  return run;
+}
+
+/** Every port a stack of `conductors` conductors listens on. */
+function stackPorts(conductors: number): number[] {
+  const numbered = Array.from({ length: conductors }, (_, i) => [rpcBase + i + 1, httpBase + i + 1]).flat();
+  return [apiPort, databasePort, ...numbered];
+}
+
+/** The PIDs the banner names: the stack's children and the postgres server. */
+function bannerPids(run: StackRun): Map<string, number> {
+  const line = run.output.match(/^ {2}PIDs +(.*)$/m)?.[1] ?? '';
+  return new Map([...line.matchAll(/([\w-]+) (\d+)/g)].map((m) => [m[1] as string, Number(m[2])]));
+}
+
+async function api<T>(
+  path: string,
+  init: { method?: string; body?: unknown } = {},
+): Promise<{ status: number; body: T }> {
+  const response = await fetch(`http://127.0.0.1:${apiPort}${path}`, {
+    method: init.method ?? 'GET',
+    headers: { ...API_VERSION, 'Content-Type': 'application/json' },
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    signal: AbortSignal.timeout(5000),
+  });
+  const text = await response.text();
+  return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
+}
+
+async function provisionTo(uuid: string, target: string, expected: string): Promise<Record<string, unknown>> {
+  const answer = await api(`/v1/nodes/${uuid}/states/provision`, { method: 'PUT', body: { target } });
+  expect(answer.status, JSON.stringify(answer.body)).toBe(202);
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const node = (await api<Record<string, unknown>>(`/v1/nodes/${uuid}`)).body;
+    if (node.provision_state === expected && !node.target_provision_state) return node;
+    if (Date.now() > deadline) throw new Error(`node did not reach ${expected}: ${JSON.stringify(node)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** No process of the tree seen while the stack ran, no port of it held, no PID file. */
+async function expectNothingLeft(run: StackRun, tree: readonly number[], conductors: number): Promise<void> {
+  expect(commandLines(stillRunning([run.pid, ...tree])), 'processes left behind').toEqual([]);
+  for (const port of stackPorts(conductors)) expect(await portIsFree(port), `port ${port} still held`).toBe(true);
+  expect(existsSync(join(stateDir, 'stack.pid'))).toBe(false);
+}
+
+/**
+ * Stops a running stack with `stop`, then checks it exited 0, in order, and
+ * left no process (from the tree seen while it ran) and no listening port.
+ */
+async function expectCleanStop(run: StackRun, conductors: number, stop: () => void): Promise<void> {
+  const tree = descendants(run.pid);
+  const pids = bannerPids(run);
+  expect(tree).toEqual(expect.arrayContaining([...pids.entries()].filter(([n]) => n !== 'stack').map(([, p]) => p)));
+  expect(pids.get('stack')).toBe(run.pid);
+  expect(pids.get('postgres')).toBeGreaterThan(0);
+
+  stop();
+  const status = await run.waitForExit(STOP_TIMEOUT_MS);
+  expect(status, run.tail()).toEqual({ code: 0, signal: null });
+  await expectNothingLeft(run, tree, conductors);
+
+  expect(run.output).not.toMatch(/unclean stop|second signal|shutting down|exited on its own|did not start/);
+  // The order the stack chose: every conductor stopped, then the API, then the database.
+  const conductorsStopped = [...run.output.matchAll(/^\[conductor-\d+\] .*"message":"conductor stopped"/gm)];
+  expect(conductorsStopped).toHaveLength(conductors);
+  const apiStopping = run.output.search(/^\[api\] .*received, stopping/m);
+  expect(apiStopping).toBeGreaterThan(Math.max(...conductorsStopped.map((m) => m.index ?? 0)));
+  const apiStopped = run.output.search(/^\[api\] .*"message":"API stopped"/m);
+  expect(apiStopped).toBeGreaterThan(apiStopping);
+  expect(run.output.search(/^\[database\] .*stopping the embedded PostgreSQL/m)).toBeGreaterThan(apiStopped);
+}
+
+beforeAll(async () => {
+  if (!existsSync(STACK_MAIN)) throw new Error(`${STACK_MAIN} is missing: build first (npx tsc -b packages/stack)`);
+  stateDir = mkdtempSync(join(tmpdir(), 'bmaas-stack-'));
+  // As root the embedded PostgreSQL runs as the postgres user, which must reach the data directory.
+  chmodSync(stateDir, 0o755);
+  apiPort = await freePort();
+  databasePort = await freePort();
+  rpcBase = await freePortRange(3);
+  httpBase = await freePortRange(3);
+});
+
+afterAll(() => {
+  for (const run of runs) if (run.running) run.killGroup();
+  for (const pid of stillRunning(leftovers)) process.kill(-pid, 'SIGKILL');
+  rmSync(stateDir, { recursive: true, force: true });
+});
+
+describe('npm start: the native stack', () => {
+  let run: StackRun;
+
+  it('starts from a clean state, past a stale PID file: three alive conductors with file servers', async () => {
+    // The PID file of a crashed run: its process is gone.
+    const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    writeFileSync(join(stateDir, 'stack.pid'), `${gone.stdout}\n`);
+
+    run = startStack(3);
+    await run.waitForOutput(/Press Ctrl-C/, START_TIMEOUT_MS);
+
+    const { body } = await api<{ conductors: Array<{ hostname: string; alive: boolean }> }>('/v1/conductors');
+    const alive = body.conductors.filter((c) => c.alive).map((c) => c.hostname);
+    expect(alive.sort()).toEqual([1, 2, 3].map((i) => `127.0.0.1:${rpcBase + i}`).sort());
+    for (const i of [1, 2, 3]) {
+      const response = await fetch(`http://127.0.0.1:${httpBase + i}/boot.ipxe`, { signal: AbortSignal.timeout(5000) });
+      expect(response.status).toBe(200);
+      expect(await response.text()).toMatch(/^#!ipxe/);
+    }
+    expect(run.output).toContain(`export OS_AUTH_TYPE=none OS_ENDPOINT=http://127.0.0.1:${apiPort}`);
+    expect(run.output).toContain('baremetal node create --driver fake-hardware');
+  });
+
+  it('enrols a fake-hardware node and deploys it through the REST API', async () => {
+    const created = await api<{ uuid: string; provision_state: string }>('/v1/nodes', {
+      method: 'POST',
+      body: { driver: 'fake-hardware', name: 'node-1' },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.provision_state).toBe('enroll');
+    const { uuid } = created.body;
+    const port = await api('/v1/ports', { method: 'POST', body: { address: '52:54:00:12:34:56', node_uuid: uuid } });
+    expect(port.status).toBe(201);
+
+    await provisionTo(uuid, 'manage', 'manageable');
+    await provisionTo(uuid, 'provide', 'available');
+    const deployed = await provisionTo(uuid, 'active', 'active');
+    expect([1, 2, 3].map((i) => `127.0.0.1:${rpcBase + i}`)).toContain(deployed.conductor);
+  });
+
+  it('refuses a second start while one runs, naming the running PID', async () => {
+    const second = startStack(3);
+    const status = await second.waitForExit(20_000);
+    expect(status.code).toBe(1);
+    expect(second.output).toContain(`A stack is already running from this state directory (pid ${run.pid}`);
+    expect(run.running).toBe(true);
+  });
+
+  it('stops everything on Ctrl-C (SIGINT to the whole process group): conductors, API, database', async () => {
+    await expectCleanStop(run, 3, () => run.interruptGroup());
+  });
+
+  it('when the stack is killed outright, its database process stops PostgreSQL by itself', async () => {
+    run = startStack(1);
+    await run.waitForOutput(/Press Ctrl-C/, START_TIMEOUT_MS);
+    const pids = bannerPids(run);
+    const database = [pids.get('database'), pids.get('postgres')] as number[];
+    const tree = descendants(pids.get('database') as number);
+    expect(tree).toContain(pids.get('postgres'));
+    run.signal('SIGKILL');
+    await run.waitForExit(5000);
+    // The database process sees its standard input close and stops the server (a fast shutdown).
+    const deadline = Date.now() + 20_000;
+    while (stillRunning([...database, ...tree]).length > 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(commandLines(stillRunning([...database, ...tree]))).toEqual([]);
+    leftovers = [pids.get('api'), pids.get('conductor-1')] as number[];
+  });
+
+  it('stops the processes a killed stack left, then starts; SIGTERM to the stack alone stops everything', async () => {
+    run = startStack(1);
+    await run.waitForOutput(/Press Ctrl-C/, START_TIMEOUT_MS);
+    expect(run.output).toMatch(/stopping processes left by a stack that did not stop them: .*api \d+/);
+    expect(stillRunning(leftovers)).toEqual([]);
+    const { body } = await api<{ conductors: Array<{ hostname: string; alive: boolean }> }>('/v1/conductors');
+    expect(body.conductors.filter((c) => c.alive).map((c) => c.hostname)).toEqual([`127.0.0.1:${rpcBase + 1}`]);
+    await expectCleanStop(run, 1, () => run.signal('SIGTERM'));
+  });
+
+  it('keeps running when a conductor dies, and stops everything with exit code 1 when the API dies', async () => {
+    const dying = startStack(2);
+    await dying.waitForOutput(/Press Ctrl-C/, START_TIMEOUT_MS);
+    const tree = descendants(dying.pid);
+    const pids = bannerPids(dying);
+    process.kill(pids.get('conductor-1') as number, 'SIGKILL');
+    await dying.waitForOutput(
+      /conductor-1 \(pid \d+\) exited on its own \(killed by SIGKILL\); the other conductors/,
+      10_000,
+    );
+    expect(dying.running).toBe(true);
+    process.kill(pids.get('api') as number, 'SIGKILL');
+    const status = await dying.waitForExit(STOP_TIMEOUT_MS);
+    expect(status, dying.tail()).toEqual({ code: 1, signal: null });
+    expect(dying.output).toMatch(/api \(pid \d+\) exited on its own \(killed by SIGKILL\): stopping everything/);
+    await expectNothingLeft(dying, tree, 2);
+  });
+
+  it('stops what it started, with exit code 1, when a conductor fails during start-up', async () => {
+    const failing = startStack(1, { BMAAS_DEFAULT__ENABLED_HARDWARE_TYPES: 'no-such-hardware' });
+    await failing.waitForOutput(/conductor-1 exited during start-up/, START_TIMEOUT_MS);
+    const tree = descendants(failing.pid);
+    const status = await failing.waitForExit(STOP_TIMEOUT_MS);
+    expect(status, failing.tail()).toEqual({ code: 1, signal: null });
+    await expectNothingLeft(failing, tree, 1);
+  });
+
+  it('refuses in one line, starting nothing, when the API port is taken by another program', async () => {
+    const squatter: Server = createServer();
+    await new Promise<void>((resolve) => squatter.listen(apiPort, '127.0.0.1', resolve));
+    try {
+      const refused = startStack(3);
+      const status = await refused.waitForExit(20_000);
+      expect(status.code).toBe(1);
+      expect(refused.output.trim()).toBe(
+        `Cannot start the stack: 127.0.0.1:${apiPort} (the API) is already in use by another program: stop it, or choose another port with --api-port`,
+      );
+      expect(await portIsFree(databasePort)).toBe(true);
+    } finally {
+      await new Promise((resolve) => squatter.close(resolve));
+    }
+  });
+});
