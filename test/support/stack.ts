@@ -159,6 +159,8 @@ export interface StackOptions {
   conductorEnv?: (index: number) => Record<string, string>;
   /** Start the API too: default when packages/api/dist/main.js exists. */
   api?: boolean;
+  /** The API's port; default a free one. Give one when the conductors must know the API's URL before it starts. */
+  apiPort?: number;
   /** Bound on each process's start. */
   startTimeoutMs?: number;
 }
@@ -230,7 +232,7 @@ export class Stack {
 
   /** Starts the API and waits until it answers GET /. */
   async startApi(): Promise<StackProcess> {
-    const port = await freePort();
+    const port = this.options.apiPort ?? (await freePort());
     const env = this.environment({ BMAAS_API__HOST_IP: '127.0.0.1', BMAAS_API__PORT: String(port) });
     const child = spawn(process.execPath, [API_MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const api = new StackProcess('api', child, port);
