@@ -1,4 +1,4 @@
-// Checks that the host tools the lab needs are installed (see debian-packages.txt),
+// Checks that the host tools the lab needs are installed (see test/debian-packages.txt),
 // so a missing package fails with one clear message instead of a spawn error later.
 import { access, constants } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
@@ -9,7 +9,8 @@ const FILES = [
   '/usr/lib/ipxe/qemu/efi-virtio.rom', // ipxe-qemu: the virtio-net boot ROM QEMU loads
 ];
 
-export const DEBIAN_PACKAGES_FILE = new URL('./debian-packages.txt', import.meta.url);
+/** The one list of Debian packages the tests need (npm test installs them when it runs as root). */
+export const DEBIAN_PACKAGES_FILE = new URL('../../debian-packages.txt', import.meta.url);
 
 /** Names the missing commands and files; empty when the lab can run. */
 export async function missingLabTools(): Promise<string[]> {

@@ -35,6 +35,18 @@ export interface QemuMachineOptions {
   memoryMb?: number;
   /** Start paused (-S) until a QMP `cont`. */
   paused?: boolean;
+  /**
+   * A machine the product powers, like a server behind its BMC: it starts
+   * powered off (-S), a guest power-off leaves QEMU up in the `shutdown`
+   * state (-no-shutdown), so it can be powered on again, and a failed boot
+   * reboots and tries again (no -no-reboot). The QMP socket
+   * (`qmpSocket`) then belongs to the product's power interface, and the
+   * harness watches through a second one, <name>.monitor. Nothing here
+   * starts the machine.
+   */
+  powerControlled?: boolean;
+  /** Path of the QMP socket, e.g. the one a node's driver_info.qemu_qmp_socket names; default <workDir>/<name>.qmp. */
+  qmpSocket?: string;
 }
 
 export interface QemuMachine {
@@ -44,17 +56,22 @@ export interface QemuMachine {
   readonly serialLog: string;
   readonly qemuLog: string;
   readonly qmpSocket: string;
+  /** The harness's own QMP socket of a powerControlled machine (else the same as qmpSocket). */
+  readonly monitorSocket: string;
   readonly exited: Promise<ExitStatus>;
   readSerial(): Promise<string>;
   waitForSerial(pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray>;
-  /** A QMP connection to this machine (opened on first use, closed by stop()). */
+  /** The harness's QMP connection (monitorSocket; opened on first use, closed by stop()). */
   qmp(): Promise<QmpClient>;
   isRunning(): boolean;
   /** Stops QEMU by PID (SIGTERM, then SIGKILL). */
   stop(): Promise<ExitStatus>;
 }
 
-export function qemuArgs(options: QemuMachineOptions, files: { serialLog: string; qmpSocket: string }): string[] {
+export function qemuArgs(
+  options: QemuMachineOptions,
+  files: { serialLog: string; qmpSocket: string; monitorSocket: string },
+): string[] {
   const flags: string[][] = [
     ['-name', options.name],
     ['-accel', 'tcg'],
@@ -64,12 +81,17 @@ export function qemuArgs(options: QemuMachineOptions, files: { serialLog: string
     ['-display', 'none', '-machine', 'graphics=off'],
     ['-serial', `file:${files.serialLog}`],
     ['-qmp', `unix:${files.qmpSocket},server=on,wait=off`],
-    // network boot only; when it fails SeaBIOS reboots at once instead of hanging, and
-    // -no-reboot turns every guest reboot (boot failure, panic=1) into QEMU exiting
-    ['-boot', 'order=n,reboot-timeout=0', '-no-reboot'],
+    // QMP serves one client per socket: the harness must not block the power interface's
+    files.monitorSocket !== files.qmpSocket ? ['-qmp', `unix:${files.monitorSocket},server=on,wait=off`] : [],
+    // network boot only; when it fails SeaBIOS reboots at once instead of hanging
+    ['-boot', 'order=n,reboot-timeout=0'],
+    // -no-reboot turns every guest reboot (boot failure, panic=1) into QEMU exiting. Not for a
+    // powerControlled machine: it also turns the power interface's system_reset into a shutdown,
+    // and the machine could never be powered on again. Such a machine reboots like a server.
+    options.powerControlled ? ['-no-shutdown'] : ['-no-reboot'],
     ['-netdev', netdevArg(options.net)],
     ['-device', `virtio-net-pci,netdev=n0,mac=${options.mac}`],
-    options.paused ? ['-S'] : [],
+    options.paused || options.powerControlled ? ['-S'] : [],
   ];
   return flags.flat();
 }
@@ -96,8 +118,9 @@ function netdevArg(net: MachineNetwork): string {
 export async function startQemuMachine(options: QemuMachineOptions): Promise<QemuMachine> {
   const serialLog = join(options.workDir, `${options.name}.serial.log`);
   const qemuLog = join(options.workDir, `${options.name}.qemu.log`);
-  const qmpSocket = join(options.workDir, `${options.name}.qmp`);
-  const args = qemuArgs(options, { serialLog, qmpSocket });
+  const qmpSocket = options.qmpSocket ?? join(options.workDir, `${options.name}.qmp`);
+  const monitorSocket = options.powerControlled ? join(options.workDir, `${options.name}.monitor`) : qmpSocket;
+  const args = qemuArgs(options, { serialLog, qmpSocket, monitorSocket });
 
   const logFd = openSync(qemuLog, 'a');
   let child: ChildProcess;
@@ -128,6 +151,7 @@ export async function startQemuMachine(options: QemuMachineOptions): Promise<Qem
     serialLog,
     qemuLog,
     qmpSocket,
+    monitorSocket,
     exited,
     readSerial: () => readIfExists(serialLog),
     async waitForSerial(pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> {
@@ -139,7 +163,7 @@ export async function startQemuMachine(options: QemuMachineOptions): Promise<Qem
       }
     },
     qmp() {
-      qmp ??= QmpClient.connect(qmpSocket).catch((error: Error) => {
+      qmp ??= QmpClient.connect(monitorSocket).catch((error: Error) => {
         qmp = undefined; // let a later call try again
         throw error;
       });

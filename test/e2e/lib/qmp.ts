@@ -1,4 +1,5 @@
 // A tiny QMP (QEMU Machine Protocol) client for the lab harness: JSON lines over a Unix socket.
+import { EventEmitter } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { withTimeout } from './wait.js';
@@ -31,6 +32,7 @@ interface QmpMessage {
 export class QmpClient {
   /** Events QEMU sent so far (STOP, RESUME, POWERDOWN, SHUTDOWN, ...). */
   readonly events: QmpEvent[] = [];
+  private readonly notifier = new EventEmitter();
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private buffered = '';
@@ -93,6 +95,28 @@ export class QmpClient {
     });
   }
 
+  /** The first event (already received or to come) named `name` for which `matches` holds. */
+  waitForEvent(name: string, timeoutMs: number, matches: (event: QmpEvent) => boolean = () => true): Promise<QmpEvent> {
+    const wanted = (event: QmpEvent): boolean => event.event === name && matches(event);
+    const seen = this.events.find(wanted);
+    if (seen) return Promise.resolve(seen);
+    let listener: ((event: QmpEvent) => void) | undefined;
+    const arrived = new Promise<QmpEvent>((resolve) => {
+      listener = (event) => {
+        if (wanted(event)) resolve(event);
+      };
+      this.notifier.on('event', listener);
+    });
+    const seenSoFar = (): string => this.events.map((event) => event.event).join(', ') || 'none';
+    return withTimeout(arrived, timeoutMs, `QMP event ${name}`)
+      .catch((error: Error) => {
+        throw new Error(`${error.message} (events so far: ${seenSoFar()})`);
+      })
+      .finally(() => {
+        if (listener) this.notifier.off('event', listener);
+      });
+  }
+
   close(): void {
     this.socket.destroy();
   }
@@ -113,6 +137,7 @@ export class QmpClient {
       this.greeted();
     } else if (message.event !== undefined) {
       this.events.push(message as QmpEvent);
+      this.notifier.emit('event', message);
     } else if (message.id !== undefined) {
       const pending = this.pending.get(message.id);
       this.pending.delete(message.id);

@@ -1,0 +1,174 @@
+import { createSilentLogger, InvalidParameterValue, NodeNotFound, type NodeRecord } from '@bmaas/common';
+import { createStores, type Stores } from '@bmaas/db';
+import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ProvisioningRunner } from '../provisioning/runner.js';
+import { DriverRegistry } from '../registry/driver-registry.js';
+import { DRIVER_CATALOG } from '../registry/enabled-interfaces.js';
+import { createRpcHandlers } from '../rpc/handlers.js';
+import type { ConductorRpcHandlers, RpcCall } from '../rpc/json-rpc-server.js';
+import { TaskManager } from '../task-manager.js';
+import { createNode, testConfig } from '../test-fixtures.js';
+import { AGENT_TOKEN_KEY, agentTokenMatches, MASKED_AGENT_TOKEN, newAgentToken } from './agent-token.js';
+
+let database: TestDatabase;
+let stores: Stores;
+let tasks: TaskManager;
+let rpc: ConductorRpcHandlers;
+const call: RpcCall = { requestId: 'req-agent-test', logger: createSilentLogger() };
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  stores = createStores(database.db);
+  const config = testConfig({ DEFAULT: { enabled_deploy_interfaces: ['fake', 'direct'] } });
+  const registry = DriverRegistry.create(DRIVER_CATALOG, {
+    config,
+    logger: createSilentLogger(),
+    conductorHostname: 'c1',
+  });
+  tasks = new TaskManager({
+    nodes: stores.nodes,
+    ports: stores.ports,
+    driverFor: (node) => registry.driverFor(node),
+    hostname: 'c1',
+    conductorId: () => undefined,
+    // Racing lookups wait for each other instead of failing with NodeLocked.
+    lockRetry: { attempts: 50, intervalMs: 10 },
+    logger: createSilentLogger(),
+  });
+  const runner = new ProvisioningRunner({ tasks, automatedClean: false });
+  rpc = createRpcHandlers({ runner, tasks });
+});
+afterAll(async () => {
+  await database?.drop();
+});
+
+async function stored(node: NodeRecord): Promise<NodeRecord> {
+  expect(await tasks.drain(5000)).toBe(true);
+  return (await stores.nodes.getById(node.id)) as NodeRecord;
+}
+
+/** A direct-deploy node parked in wait call-back, as after `deploy`. */
+async function waitingNode(): Promise<NodeRecord> {
+  const node = await createNode(stores, { deployInterface: 'direct' }, { provisionState: 'available' });
+  await rpc.do_provisioning_action({ node_id: node.uuid, event: 'deploy' }, call);
+  expect((await stored(node)).provisionState).toBe('wait call-back');
+  return node;
+}
+
+describe('agent tokens', () => {
+  it('are long, random and compared exactly', () => {
+    const token = newAgentToken();
+    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(newAgentToken()).not.toBe(token);
+    expect(agentTokenMatches(token, token)).toBe(true);
+    expect(agentTokenMatches(token, `${token}x`)).toBe(false);
+    expect(agentTokenMatches(token, token.slice(0, -1))).toBe(false);
+    expect(agentTokenMatches(token, '')).toBe(false);
+    expect(agentTokenMatches(undefined, '')).toBe(false);
+    expect(agentTokenMatches('', '')).toBe(false);
+  });
+});
+
+describe('get_node_with_token', () => {
+  it('issues the token once, stores it, and answers "******" afterwards', async () => {
+    const node = await waitingNode();
+    const first = await rpc.get_node_with_token({ node_id: node.uuid }, call);
+    expect(first.uuid).toBe(node.uuid);
+    expect(first.agent_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(first.driver_internal_info[AGENT_TOKEN_KEY]).toBe(MASKED_AGENT_TOKEN);
+    expect(first.driver_internal_info.fake_boot).toBe('ramdisk:deploy');
+    expect((await stored(node)).driverInternalInfo[AGENT_TOKEN_KEY]).toBe(first.agent_token);
+
+    const again = await rpc.get_node_with_token({ node_id: node.uuid }, call);
+    expect(again.agent_token).toBe(MASKED_AGENT_TOKEN);
+    expect(again.driver_internal_info[AGENT_TOKEN_KEY]).toBe(MASKED_AGENT_TOKEN);
+    const after = await stored(node);
+    expect(after.driverInternalInfo[AGENT_TOKEN_KEY]).toBe(first.agent_token);
+    expect(after.reservation).toBeNull();
+  });
+
+  it('gives the token to exactly one of many racing lookups', async () => {
+    const node = await waitingNode();
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () => rpc.get_node_with_token({ node_id: node.uuid }, call)),
+    );
+    const issued = answers.map((a) => a.agent_token).filter((token) => token !== MASKED_AGENT_TOKEN);
+    expect(issued).toHaveLength(1);
+    expect((await stored(node)).driverInternalInfo[AGENT_TOKEN_KEY]).toBe(issued[0]);
+  });
+
+  it('refuses an unknown node', async () => {
+    await expect(
+      rpc.get_node_with_token({ node_id: '00000000-0000-4000-8000-000000000000' }, call),
+    ).rejects.toBeInstanceOf(NodeNotFound);
+  });
+});
+
+describe('heartbeat with an agent token', () => {
+  it('refuses a wrong, masked or empty token and leaves the node waiting; the issued one resumes the deploy', async () => {
+    const node = await waitingNode();
+    const { agent_token: token } = await rpc.get_node_with_token({ node_id: node.uuid }, call);
+    for (const wrong of [newAgentToken(), MASKED_AGENT_TOKEN, '', token.toUpperCase()]) {
+      const refusal = rpc.heartbeat({ node_id: node.uuid, agent_token: wrong }, call);
+      await expect(refusal).rejects.toBeInstanceOf(InvalidParameterValue);
+      await expect(refusal).rejects.toThrow('Invalid or missing agent token received.');
+    }
+    const refused = await stored(node);
+    expect(refused).toMatchObject({ provisionState: 'wait call-back', reservation: null });
+    expect(refused.driverInternalInfo.agent_url).toBeUndefined();
+
+    await rpc.heartbeat(
+      { node_id: node.uuid, agent_token: token, callback_url: 'http://192.0.2.9:9999', agent_version: 'e2e' },
+      call,
+    );
+    const active = await stored(node);
+    expect(active).toMatchObject({ provisionState: 'active', powerState: 'power on' });
+    expect(active.driverInternalInfo).toMatchObject({ agent_url: 'http://192.0.2.9:9999', agent_version: 'e2e' });
+  });
+
+  it('refuses any token before one was issued', async () => {
+    const node = await waitingNode();
+    await expect(rpc.heartbeat({ node_id: node.uuid, agent_token: 'guess' }, call)).rejects.toBeInstanceOf(
+      InvalidParameterValue,
+    );
+    expect((await stored(node)).provisionState).toBe('wait call-back');
+  });
+
+  it('refuses a token that is not a string instead of ignoring it', async () => {
+    const node = await waitingNode();
+    const params = { node_id: node.uuid, agent_token: 42 } as unknown as { node_id: string; agent_token: string };
+    await expect(rpc.heartbeat(params, call)).rejects.toThrow(/agent_token must be a string/);
+    expect((await stored(node)).provisionState).toBe('wait call-back');
+  });
+});
+
+describe("the previous agent's token", () => {
+  it('is cleared, with its callback URL, by the next provision action, so the next boot gets a new one', async () => {
+    const node = await waitingNode();
+    const { agent_token: first } = await rpc.get_node_with_token({ node_id: node.uuid }, call);
+    await rpc.heartbeat({ node_id: node.uuid, agent_token: first, callback_url: 'http://192.0.2.9:9999' }, call);
+    expect((await stored(node)).provisionState).toBe('active');
+
+    await rpc.do_provisioning_action({ node_id: node.uuid, event: 'rebuild' }, call);
+    const rebuilding = await stored(node);
+    expect(rebuilding.provisionState).toBe('wait call-back');
+    expect(rebuilding.driverInternalInfo[AGENT_TOKEN_KEY]).toBeUndefined();
+    expect(rebuilding.driverInternalInfo.agent_url).toBeUndefined();
+    await expect(rpc.heartbeat({ node_id: node.uuid, agent_token: first }, call)).rejects.toBeInstanceOf(
+      InvalidParameterValue,
+    );
+    const { agent_token: second } = await rpc.get_node_with_token({ node_id: node.uuid }, call);
+    expect(second).not.toBe(MASKED_AGENT_TOKEN);
+    expect(second).not.toBe(first);
+  });
+
+  it('is cleared by a power off or reboot, not by a power on', async () => {
+    const node = await waitingNode();
+    const { agent_token: token } = await rpc.get_node_with_token({ node_id: node.uuid }, call);
+    await rpc.change_node_power_state({ node_id: node.uuid, new_state: 'power on' }, call);
+    expect((await stored(node)).driverInternalInfo[AGENT_TOKEN_KEY]).toBe(token);
+    await rpc.change_node_power_state({ node_id: node.uuid, new_state: 'rebooting' }, call);
+    expect((await stored(node)).driverInternalInfo[AGENT_TOKEN_KEY]).toBeUndefined();
+  });
+});
