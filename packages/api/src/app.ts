@@ -1,10 +1,12 @@
-import { type BmaasConfig, HtpasswdUsers, type Logger } from '@bmaas/common';
+import type { RequestListener } from 'node:http';
+import { type BmaasConfig, HtpasswdUsers, type Logger, TurnBatcher } from '@bmaas/common';
 import { createStores } from '@bmaas/db';
 import type { ConductorClient } from '@bmaas/rpc-client';
 import express, { type Express } from 'express';
 import type { Knex } from 'knex';
+import { agentRouter } from './agent/agent-router.js';
 import { BootConfigController } from './boot/boot-config-controller.js';
-import { createBootConfigHandler } from './boot/boot-config-router.js';
+import { createBootConfigHandler, isBootConfigPath } from './boot/boot-config-router.js';
 import { httpBasicAuth } from './middleware/auth.js';
 import { errorHandler, notFound } from './middleware/errors.js';
 import { requestContext } from './middleware/request-id.js';
@@ -29,7 +31,32 @@ export interface ApiDeps {
 /** Firmware and ramdisk endpoints: not versioned (they cannot negotiate) and public. */
 export const UNVERSIONED_PREFIXES = ['/v1/boot', '/v1/lookup', '/v1/heartbeat'];
 
-/** The REST API as an express app (not listening: main or a test does that). */
+/**
+ * The API as a node:http request listener (main and the tests listen with
+ * it). `/v1/boot` — firmware's bare GET: public, unversioned, refusals one
+ * uniform 404 — goes straight to its handler: in a boot storm it is nearly
+ * every request, and express's routing would cost more CPU than the rest of
+ * it (docs/performance.md). Everything else goes to the express app.
+ */
+export function createApiListener(deps: ApiDeps): RequestListener {
+  const stores = createStores(deps.db);
+  // The MACs asked for while the previous lookup runs are looked up together, with one query.
+  const lookups = new TurnBatcher((macs: string[]) => stores.ports.bootLookupMany(macs), { maxInFlight: 1 });
+  const bootConfig = new BootConfigController({
+    lookup: (mac) => lookups.get(mac),
+    conductors: deps.conductors,
+    restrictToWaitStates: deps.config.api.restrict_boot_config,
+    rpcTimeoutMs: deps.config.api.boot_config_rpc_timeout * 1000,
+  });
+  const boot = createBootConfigHandler(bootConfig, deps.logger.child({ component: 'boot-config' }));
+  const app = createApp(deps);
+  return (req, res) => {
+    if (isBootConfigPath(req.url ?? '')) void boot(req, res);
+    else app(req, res);
+  };
+}
+
+/** The REST API but `/v1/boot` as an express app (createApiListener puts both together). */
 export function createApp(deps: ApiDeps): Express {
   const logger = deps.logger.child({ component: 'api' });
   const stores = createStores(deps.db);
@@ -47,14 +74,6 @@ export function createApp(deps: ApiDeps): Express {
   app.set('trust proxy', false);
   app.use(requestContext(logger));
   app.use(negotiateVersion(UNVERSIONED_PREFIXES));
-  // Firmware's bare GET: public, unversioned, and refusals are one uniform 404.
-  const bootConfig = new BootConfigController({
-    lookup: (mac) => stores.ports.bootLookup(mac),
-    conductors: deps.conductors,
-    restrictToWaitStates: deps.config.api.restrict_boot_config,
-    rpcTimeoutMs: deps.config.api.boot_config_rpc_timeout * 1000,
-  });
-  app.use('/v1/boot', createBootConfigHandler(bootConfig, logger.child({ component: 'boot-config' })));
   if (deps.config.DEFAULT.auth_strategy === 'http_basic') {
     app.use(httpBasicAuth(HtpasswdUsers.fromFile(deps.config.DEFAULT.http_basic_auth_user_file)));
   }
@@ -66,6 +85,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(portsRouter(routeDeps));
   app.use(conductorsRouter(routeDeps));
   app.use(driversRouter(routeDeps));
+  app.use(agentRouter(routeDeps));
   app.use(notFound);
   app.use(errorHandler(logger));
   return app;

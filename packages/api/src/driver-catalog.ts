@@ -48,7 +48,10 @@ export class HardwareTypeCatalog {
     private readonly configDefaults: Readonly<Record<InterfaceType, string | null>>,
   ) {}
 
-  static async load(conductors: ConductorStore, config: BmaasConfig): Promise<HardwareTypeCatalog> {
+  static async load(
+    conductors: Pick<ConductorStore, 'aliveInterfaces'>,
+    config: BmaasConfig,
+  ): Promise<HardwareTypeCatalog> {
     const rows = await conductors.aliveInterfaces(config.conductor.heartbeat_timeout);
     return HardwareTypeCatalog.fromRecords(rows, {
       boot: config.DEFAULT.default_boot_interface,
@@ -125,5 +128,38 @@ export class HardwareTypeCatalog {
       resolved[INTERFACE_FIELDS[kind]] = fallback;
     }
     return resolved as NodeInterfaces;
+  }
+}
+
+/**
+ * The catalog as node create and patch use it: read at most once per
+ * [DEFAULT]hash_ring_reset_interval, like the ring, so enrolling thousands of
+ * nodes does not read every conductor's interfaces for each. A refusal from
+ * a cached catalog is checked against a fresh read first: a conductor may
+ * just have registered the driver or interface.
+ */
+export class CachedHardwareTypeCatalog {
+  private cached: { catalog: HardwareTypeCatalog; readAt: number } | undefined;
+
+  constructor(
+    private readonly conductors: Pick<ConductorStore, 'aliveInterfaces'>,
+    private readonly config: BmaasConfig,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async resolve(driver: string, requested: Partial<Record<InterfaceType, string | null>>): Promise<NodeInterfaces> {
+    const maxAgeMs = this.config.DEFAULT.hash_ring_reset_interval * 1000;
+    const cached = this.cached && this.now() - this.cached.readAt < maxAgeMs ? this.cached : undefined;
+    if (cached) {
+      try {
+        return cached.catalog.resolve(driver, requested);
+      } catch (error) {
+        if (!(error instanceof InvalidParameterValue)) throw error;
+      }
+    }
+    const readAt = this.now();
+    const catalog = await HardwareTypeCatalog.load(this.conductors, this.config);
+    this.cached = { catalog, readAt };
+    return catalog.resolve(driver, requested);
   }
 }

@@ -1,2 +1,2 @@
-export { type ApiDeps, createApp, UNVERSIONED_PREFIXES } from './app.js';
+export { type ApiDeps, createApiListener, createApp, UNVERSIONED_PREFIXES } from './app.js';
 export { MAX_VERSION, MIN_VERSION } from './versions.js';

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-import type { Server } from 'node:http';
+import { createServer } from 'node:http';
 import { configFilesFromArgs, createRootLogger, isBmaasError, loadConfig } from '@bmaas/common';
 import { createStores, openDatabase } from '@bmaas/db';
 import { ConductorRing, JsonRpcConductorClient } from '@bmaas/rpc-client';
-import { createApp } from './app.js';
+import { createApiListener } from './app.js';
 
 /** The API process: config, logger, database, conductor client, then listen until SIGTERM/SIGINT. */
 async function main(argv: readonly string[]): Promise<void> {
@@ -28,12 +28,12 @@ async function main(argv: readonly string[]): Promise<void> {
     logger,
   });
   const conductors = new JsonRpcConductorClient({ ring, config: config.json_rpc, logger });
-  const app = createApp({ config, logger, db, conductors });
-
-  const server: Server = await new Promise((resolve, reject) => {
-    const listening = app.listen(config.api.port, config.api.host_ip, (error?: Error) => {
-      if (error) reject(error);
-      else resolve(listening);
+  const server = createServer(createApiListener({ config, logger, db, conductors }));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.api.port, config.api.host_ip, () => {
+      server.off('error', reject);
+      resolve();
     });
   });
   const address = server.address();

@@ -16,7 +16,7 @@ import {
 } from '@bmaas/common';
 import type { NodeChanges, Stores } from '@bmaas/db';
 import type { ConductorClient } from '@bmaas/rpc-client';
-import { HardwareTypeCatalog, INTERFACE_FIELDS } from './driver-catalog.js';
+import { CachedHardwareTypeCatalog, INTERFACE_FIELDS } from './driver-catalog.js';
 import { requireMinor, versionTooLow } from './errors.js';
 import { applyJsonPatch, type PatchOperation, parsePatch, patchValues, rootField, touches } from './json-patch.js';
 import { checkNodeName, isValidLogicalName, normaliseConductorGroup } from './node-names.js';
@@ -127,7 +127,11 @@ function sameJson(a: unknown, b: unknown): boolean {
 
 /** Node rules of the REST API: lookup, create, patch, delete, maintenance. Throws domain errors. */
 export class NodeService {
-  constructor(private readonly deps: NodeServiceDeps) {}
+  private readonly catalog: CachedHardwareTypeCatalog;
+
+  constructor(private readonly deps: NodeServiceDeps) {
+    this.catalog = new CachedHardwareTypeCatalog(deps.stores.conductors, deps.config);
+  }
 
   /** A node by UUID, or by name from 1.5 on. */
   async find(ident: string, minor: number): Promise<NodeRecord> {
@@ -167,8 +171,7 @@ export class NodeService {
     const uuid = checked.uuid?.toLowerCase() ?? crypto.randomUUID();
     // The ring decides whether any alive conductor serves this driver and group (NoValidHost otherwise).
     await this.deps.conductors.hostFor({ uuid, driver: fields.driver, conductorGroup: fields.conductorGroup });
-    const catalog = await HardwareTypeCatalog.load(this.deps.stores.conductors, this.deps.config);
-    const interfaces = catalog.resolve(fields.driver, fields.requestedInterfaces);
+    const interfaces = await this.catalog.resolve(fields.driver, fields.requestedInterfaces);
     return this.deps.stores.nodes.create({
       uuid,
       name: fields.name,
@@ -268,8 +271,7 @@ export class NodeService {
       if (resetInterfaces) {
         for (const kind of INTERFACE_TYPES) if (!interfaceChanged.includes(kind)) requested[kind] = null;
       }
-      const catalog = await HardwareTypeCatalog.load(this.deps.stores.conductors, this.deps.config);
-      const resolved = catalog.resolve(next.driver, requested);
+      const resolved = await this.catalog.resolve(next.driver, requested);
       for (const kind of INTERFACE_TYPES) {
         const field = INTERFACE_FIELDS[kind];
         if (resolved[field] !== node[field]) changes[field] = resolved[field];

@@ -8,3 +8,4 @@ export * from './logging.js';
 export * from './mac.js';
 export * from './records.js';
 export * from './states.js';
+export * from './turn-batcher.js';

@@ -4,7 +4,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSilentLogger } from '@bmaas/common';
+import { PassThrough } from 'node:stream';
+import { createRootLogger } from '@bmaas/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpFileServer, resolveInsideRoot } from './http-file-server.js';
 
@@ -15,6 +16,11 @@ let root: string;
 let server: http.Server;
 let port: number;
 const kernel = randomBytes(1024 * 1024 + 17);
+const logLines: Array<Record<string, unknown>> = [];
+const logStream = new PassThrough();
+logStream.on('data', (chunk: Buffer) => {
+  for (const line of chunk.toString().split('\n').filter(Boolean)) logLines.push(JSON.parse(line));
+});
 
 interface Answer {
   status: number;
@@ -48,7 +54,8 @@ beforeAll(async () => {
   symlinkSync(`../${UUID}/config`, join(root, 'pxelinux.cfg', '52-54-00-12-34-56'));
   symlinkSync('../secret', join(root, 'escape'));
   symlinkSync(join(base, 'secret'), join(root, 'pxelinux.cfg', 'absolute-escape'));
-  server = createHttpFileServer({ root, logger: createSilentLogger() });
+  const logger = createRootLogger({ level: 'debug', format: 'json', stream: logStream });
+  server = createHttpFileServer({ root, logger });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
 });
@@ -114,6 +121,22 @@ describe('conductor HTTP file server', () => {
     const answer = await request('/boot.ipxe', 'POST');
     expect(answer.status).toBe(405);
     expect(answer.headers.allow).toBe('GET, HEAD');
+  });
+
+  it('logs every answer at debug level: method, path, status and the client', async () => {
+    await request(`/${UUID}/deploy_kernel`, 'HEAD');
+    await request('/missing-file');
+    // the line is written when the answer is finished, just after the client saw it
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(logLines).toContainEqual(
+      expect.objectContaining({
+        level: 'debug',
+        message: `HEAD /${UUID}/deploy_kernel 200`,
+        status: 200,
+        remote: '127.0.0.1',
+      }),
+    );
+    expect(logLines).toContainEqual(expect.objectContaining({ message: 'GET /missing-file 404', status: 404 }));
   });
 
   it('resolves paths inside the root only', () => {

@@ -108,6 +108,17 @@ export function createHttpFileServer(options: HttpFileServerOptions): http.Serve
   }
 
   return http.createServer((req, res) => {
+    // One debug line per answer: which machine fetched what (a boot is otherwise invisible here).
+    res.once('finish', () => {
+      if (logger.isDebugEnabled()) {
+        logger.debug(`${req.method} ${req.url} ${res.statusCode}`, {
+          method: req.method,
+          url: req.url,
+          status: res.statusCode,
+          remote: req.socket.remoteAddress,
+        });
+      }
+    });
     serve(req, res).catch((error: NodeJS.ErrnoException) => {
       if (error.code === 'ERR_STREAM_PREMATURE_CLOSE') return;
       logger.error('HTTP file server failed', { url: req.url, error: error.message });

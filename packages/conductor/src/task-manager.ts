@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Logger, NodeLocked, NodeNotFound, type NodeRecord, type PortRecord } from '@bmaas/common';
+import { type Logger, NodeLocked, NodeNotFound, type NodeRecord, type PortRecord, TurnBatcher } from '@bmaas/common';
 import type { NodeChanges, NodeStore, PortStore } from '@bmaas/db';
 import type { BootInterface, NodeDriver, RamdiskMode, Task } from '@bmaas/driver-api';
 
@@ -102,8 +102,14 @@ export class TaskManager {
   private readonly held = new Map<number, NodeTask>();
   private readonly running = new Set<Promise<void>>();
   private readonly wrapped = new WeakMap<NodeDriver, NodeDriver>();
+  /** Shared locks asked for while the previous read runs read their nodes together, with one query (a boot storm's path). */
+  private readonly sharedReads: TurnBatcher<string, { node: NodeRecord; ports: PortRecord[] } | undefined>;
 
-  constructor(readonly options: TaskManagerOptions) {}
+  constructor(readonly options: TaskManagerOptions) {
+    this.sharedReads = new TurnBatcher((uuids: string[]) => options.nodes.getManyByUuidWithPorts(uuids), {
+      maxInFlight: 1,
+    });
+  }
 
   /** Locks held right now (foreground and background). */
   get heldCount(): number {
@@ -113,18 +119,25 @@ export class TaskManager {
   /** Takes a lock and builds the task; the caller must release it (prefer withTask). */
   async acquire(nodeUuid: string, options: AcquireOptions): Promise<ConductorTask & { release(): Promise<void> }> {
     const { nodes } = this.options;
-    let node = await nodes.getByUuid(nodeUuid);
-    if (!node) throw new NodeNotFound(nodeUuid);
     const exclusive = !options.shared;
+    let node: NodeRecord | undefined;
+    let ports: PortRecord[] | undefined;
     if (exclusive) {
+      node = await nodes.getByUuid(nodeUuid);
+      if (!node) throw new NodeNotFound(nodeUuid);
       await this.reserveWithRetries(node);
       node = (await nodes.getById(node.id)) ?? node;
+    } else {
+      // A shared lock is the boot path's: node and ports in one round trip, shared with the turn's others.
+      const read = await this.sharedReads.get(nodeUuid);
+      if (!read) throw new NodeNotFound(nodeUuid);
+      ({ node, ports } = read);
     }
     const logger = this.options.logger.child({ nodeUuid, requestId: options.requestId, purpose: options.purpose });
     let task: NodeTask;
     try {
       const driver = this.wrapDriver(this.options.driverFor(node));
-      const ports = await this.options.ports.listByNode(node.id);
+      ports ??= await this.options.ports.listByNode(node.id);
       task = new NodeTask(this, node, ports, driver, exclusive, logger, options.requestId);
     } catch (error) {
       if (exclusive) await nodes.release(node.id, this.options.hostname);

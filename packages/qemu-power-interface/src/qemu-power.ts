@@ -16,7 +16,9 @@ const RUNNING = new Set(['running', 'debug']);
  * `-S -no-shutdown -qmp unix:<path>,server=on,wait=off`: it waits powered off,
  * and a guest power-off leaves QEMU alive in the `shutdown` state, so it can
  * be powered on again. Power off = stop + reset (the next power on boots from
- * scratch, like a real power cycle).
+ * scratch, like a real power cycle). Not with -no-reboot: QEMU then turns
+ * every reset, the system_reset of a power on too, into a shutdown, and a
+ * machine the guest powered off could never be powered on again.
  */
 export class QemuPowerInterface implements PowerInterface {
   getProperties(): Record<string, string> {

@@ -27,6 +27,10 @@ function createFakeConductor(): { rpc: JSONRPCServer; received: unknown[] } {
   rpc.addMethod('get_boot_config', async (params: { node_id: string; name: string }) => {
     received.push(params);
     if (params.node_id === 'slow') await new Promise((resolve) => setTimeout(resolve, 2000));
+    if (params.node_id === 'unknown') {
+      const error = new NodeLocked(params.node_id, 'conductor-2');
+      throw new JSONRPCErrorException(error.message, error.status, toErrorPayload(error));
+    }
     return { content: `config ${params.name} of ${params.node_id}` };
   });
   rpc.addMethod('do_provisioning_action', async (params: { node_id: string }) => {
@@ -41,7 +45,7 @@ function createFakeConductor(): { rpc: JSONRPCServer; received: unknown[] } {
 }
 
 async function serve(
-  rpc: JSONRPCServer,
+  rpc: Pick<JSONRPCServer, 'receiveJSON'>,
   options: { tls?: { cert: Buffer; key: Buffer }; onConnection?: () => void; requireAuth?: string } = {},
 ): Promise<{ server: http.Server; port: number; authHeaders: Array<string | undefined> }> {
   const authHeaders: Array<string | undefined> = [];
@@ -131,6 +135,72 @@ describe('JsonRpcConductorClient', () => {
     // Without a given id, one is made up so the conductor's log still has one.
     expect((fake.received[1] as { context: { request_id: string } }).context.request_id).toMatch(/^req-[0-9a-f-]{36}$/);
     expect(await client.hostFor(NODE)).toBe(`127.0.0.1:${port}`);
+  });
+
+  it('sends the get_boot_config calls of one turn to a conductor as one batch, each answered on its own', async () => {
+    const fake = createFakeConductor();
+    const bodies: string[] = [];
+    const { server, port } = await serve({
+      receiveJSON: (json: string) => {
+        bodies.push(json);
+        return fake.rpc.receiveJSON(json);
+      },
+    });
+    servers.push(server);
+    const { client } = clientFor(`127.0.0.1:${port}`);
+    clients.push(client);
+
+    const results = await Promise.allSettled([
+      client.callForNode(NODE, 'get_boot_config', { node_id: 'a', name: 'boot.ipxe' }, { requestId: 'req-a' }),
+      client.callForNode(NODE, 'get_boot_config', { node_id: 'unknown', name: 'boot.ipxe' }),
+      client.callForNode(NODE, 'get_boot_config', { node_id: 'b', name: 'boot.ipxe' }),
+      // Other methods (locks, work) never wait in a batch.
+      client.callForNode(NODE, 'do_provisioning_action', { node_id: 'locked', event: 'deploy' }),
+    ]);
+    expect(results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).constructor.name))).toEqual([
+      { content: 'config boot.ipxe of a' },
+      'NodeLocked',
+      { content: 'config boot.ipxe of b' },
+      'NodeLocked',
+    ]);
+    const sent = bodies.map((b) => JSON.parse(b) as unknown);
+    const batch = sent.find(Array.isArray) as Array<{ method: string; params: { context: unknown } }>;
+    expect(batch.map((r) => r.method)).toEqual(['get_boot_config', 'get_boot_config', 'get_boot_config']);
+    expect(batch[0]?.params.context).toEqual({ request_id: 'req-a' });
+    expect(sent.filter((b) => !Array.isArray(b))).toHaveLength(1);
+
+    // A lone call is sent as a plain request, not a batch of one.
+    await client.callForNode(NODE, 'get_boot_config', { node_id: 'c', name: 'x' });
+    expect(Array.isArray(JSON.parse(bodies.at(-1) as string))).toBe(false);
+  });
+
+  it('times a batched call out from when it was made, also while it waits for the batch before it', async () => {
+    const fake = createFakeConductor();
+    const { server, port } = await serve(fake.rpc);
+    servers.push(server);
+    const { client } = clientFor(`127.0.0.1:${port}`);
+    clients.push(client);
+    const started = Date.now();
+    // The conductor takes 2 s for 'slow'; the first batch is out until its exchange times out at 1 s.
+    const first = client.callForNode(NODE, 'get_boot_config', { node_id: 'slow', name: 'x' }, { timeoutMs: 1000 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const second = client.callForNode(NODE, 'get_boot_config', { node_id: 'slow', name: 'x' }, { timeoutMs: 1000 });
+    await expect(first).rejects.toBeInstanceOf(RpcTimeout);
+    await expect(second).rejects.toBeInstanceOf(RpcTimeout);
+    // Sent at ~1 s, its own exchange would end at ~2 s; its deadline is ~1.3 s.
+    expect(Date.now() - started).toBeLessThan(1800);
+  });
+
+  it('fails every call of a batch whose exchange failed', async () => {
+    const { client } = clientFor(`127.0.0.1:${await freePort()}`);
+    clients.push(client);
+    const results = await Promise.allSettled(
+      ['a', 'b'].map((node_id) => client.callForNode(NODE, 'get_boot_config', { node_id, name: 'x' })),
+    );
+    for (const result of results) {
+      expect(result.status).toBe('rejected');
+      expect((result as PromiseRejectedResult).reason).toBeInstanceOf(TemporaryFailure);
+    }
   });
 
   it('rethrows a domain error as the same class, with status and message', async () => {

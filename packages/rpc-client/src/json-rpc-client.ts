@@ -9,15 +9,10 @@ import {
   type Logger,
   RpcTimeout,
   TemporaryFailure,
+  TurnBatcher,
   UnexpectedRpcError,
 } from '@bmaas/common';
-import {
-  createJSONRPCRequest,
-  isJSONRPCResponse,
-  JSONRPCClient,
-  type JSONRPCRequest,
-  type JSONRPCResponse,
-} from 'json-rpc-2.0';
+import { createJSONRPCRequest, isJSONRPCResponse, type JSONRPCRequest, type JSONRPCResponse } from 'json-rpc-2.0';
 import type { ConductorCallOptions, ConductorClient } from './client.js';
 import type { RequestContext, RpcMethodName, RpcParams, RpcResult } from './methods.js';
 import type { ConductorRing, NodeRoutingKey } from './ring.js';
@@ -39,14 +34,27 @@ export interface JsonRpcConductorClientOptions {
 /** Errors of the connection itself: the conductor is gone or unreachable. */
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 
-/** The state of one call, shared between the JSON-RPC client and its transport. */
+/** Where a conductor is reached: request options of node:http(s), computed once per hostname. */
+interface ConductorAddress {
+  https: boolean;
+  host: string;
+  port: string;
+}
+
+/** One HTTP exchange with a conductor. */
 interface CallState {
   hostname: string;
-  url: URL;
+  address: ConductorAddress;
   timeoutMs: number;
-  /** The transport's own error, rethrown as is (the library would flatten it). */
-  failure?: BmaasError;
 }
+
+/**
+ * Methods whose concurrent calls to one conductor travel together as one
+ * JSON-RPC batch (an array, answered as an array): the boot path's, which
+ * are quick reads. Calls that take locks or start work go alone, so a slow
+ * one never holds back the answers of others.
+ */
+const BATCHED_METHODS: ReadonlySet<RpcMethodName> = new Set(['get_boot_config']);
 
 /**
  * `http(s)://host:port/` for a registered conductor hostname. A conductor on a
@@ -67,13 +75,21 @@ export function conductorUrl(hostname: string, defaultPort: number, useSsl: bool
  * The ConductorClient over JSON-RPC 2.0: the ring names the owner, then one
  * HTTP POST on a pooled keep-alive connection to that conductor. node:http's
  * keep-alive Agent was measured against undici's and was as fast or faster
- * here (see docs/architecture.md), without a dependency.
+ * here (see docs/architecture.md), without a dependency. `get_boot_config`
+ * calls to one conductor share one POST (a JSON-RPC batch): those of one
+ * event-loop turn, and those made while the previous batch is out. In a boot
+ * storm that divides the messages on this hop (docs/performance.md).
  */
 export class JsonRpcConductorClient implements ConductorClient {
   private readonly agent: http.Agent;
-  private readonly rpc: JSONRPCClient<CallState>;
   private readonly authorization: string | undefined;
   private readonly logger: Logger;
+  /** Conductor hostname -> address: parsing it per call showed in the boot path's profile. */
+  private readonly addresses = new Map<string, ConductorAddress>();
+  /** JSON-RPC ids only pair an answer with its request on one connection: a counter does. */
+  private nextId = 0;
+  /** Batches per conductor and timeout (a batch is one exchange, with one timeout). */
+  private readonly batches = new Map<string, TurnBatcher<JSONRPCRequest, JSONRPCResponse | undefined>>();
 
   constructor(private readonly options: JsonRpcConductorClientOptions) {
     const { config } = options;
@@ -85,7 +101,6 @@ export class JsonRpcConductorClient implements ConductorClient {
       config.username !== null
         ? `Basic ${Buffer.from(`${config.username}:${config.password ?? ''}`).toString('base64')}`
         : undefined;
-    this.rpc = new JSONRPCClient<CallState>((payload, call) => this.send(payload, call));
     this.logger = options.logger.child({ component: 'rpc-client' });
   }
 
@@ -112,14 +127,12 @@ export class JsonRpcConductorClient implements ConductorClient {
   ): Promise<RpcResult<M>> {
     const { config } = this.options;
     const context: RequestContext = { request_id: options.requestId ?? `req-${randomUUID()}` };
-    const call: CallState = {
-      hostname,
-      url: conductorUrl(hostname, config.port, config.use_ssl),
-      timeoutMs: options.timeoutMs ?? config.timeout * 1000,
-    };
-    const request = createJSONRPCRequest(randomUUID(), method, { ...params, context });
-    const response = await this.rpc.requestAdvanced(request, call);
-    if (call.failure) throw call.failure;
+    const timeoutMs = options.timeoutMs ?? config.timeout * 1000;
+    const request = createJSONRPCRequest(++this.nextId, method, { ...params, context });
+    const response = BATCHED_METHODS.has(method)
+      ? await withDeadline(this.batchFor(hostname, timeoutMs).get(request), timeoutMs, hostname)
+      : (await this.exchange(hostname, timeoutMs, [request]))[0];
+    if (!response) throw new UnexpectedRpcError(`Conductor ${hostname} did not answer request ${request.id}.`);
     if (response.error) {
       const error = fromErrorPayload(response.error.data, response.error.message);
       if (error instanceof UnexpectedRpcError) {
@@ -140,19 +153,57 @@ export class JsonRpcConductorClient implements ConductorClient {
     this.agent.destroy();
   }
 
-  private async send(payload: JSONRPCRequest, call: CallState): Promise<void> {
-    try {
-      const response = await this.post(call, JSON.stringify(payload));
-      if (response.id !== payload.id) {
-        // An answer to nothing we asked (e.g. a parse error with id null) would leave the call pending.
-        const reason = response.error ? `: ${response.error.message}` : '';
-        throw new UnexpectedRpcError(`Conductor ${call.hostname} answered another request id${reason}.`);
-      }
-      this.rpc.receive(response);
-    } catch (error) {
-      call.failure = this.translate(error, call);
-      throw call.failure;
+  private addressOf(hostname: string): ConductorAddress {
+    let address = this.addresses.get(hostname);
+    if (!address) {
+      const { config } = this.options;
+      const url = conductorUrl(hostname, config.port, config.use_ssl);
+      // URL keeps IPv6 hosts bracketed; node:http wants them bare.
+      address = { https: url.protocol === 'https:', host: url.hostname.replace(/^\[|\]$/g, ''), port: url.port };
+      if (this.addresses.size > 1000) this.addresses.clear();
+      this.addresses.set(hostname, address);
     }
+    return address;
+  }
+
+  private batchFor(hostname: string, timeoutMs: number): TurnBatcher<JSONRPCRequest, JSONRPCResponse | undefined> {
+    const key = `${timeoutMs} ${hostname}`;
+    let batch = this.batches.get(key);
+    if (!batch) {
+      batch = new TurnBatcher((requests: JSONRPCRequest[]) => this.exchange(hostname, timeoutMs, requests), {
+        maxInFlight: 1,
+      });
+      if (this.batches.size > 1000) this.batches.clear();
+      this.batches.set(key, batch);
+    }
+    return batch;
+  }
+
+  /**
+   * One POST carrying one request, or several as a batch; the answers in the
+   * order of `requests` (undefined for one the conductor left out). Transport
+   * failures are thrown as domain errors, for every request of the exchange.
+   */
+  private async exchange(
+    hostname: string,
+    timeoutMs: number,
+    requests: JSONRPCRequest[],
+  ): Promise<Array<JSONRPCResponse | undefined>> {
+    const call: CallState = { hostname, address: this.addressOf(hostname), timeoutMs };
+    let answer: JSONRPCResponse | JSONRPCResponse[];
+    try {
+      answer = await this.post(call, JSON.stringify(requests.length === 1 ? requests[0] : requests));
+    } catch (error) {
+      throw this.translate(error, call);
+    }
+    if (!Array.isArray(answer)) {
+      if (requests.length === 1 && answer.id === requests[0]?.id) return [answer];
+      // An answer to nothing we asked (e.g. a parse error with id null) would leave the calls pending.
+      const reason = answer.error ? `: ${answer.error.message}` : '';
+      throw new UnexpectedRpcError(`Conductor ${hostname} answered another request id${reason}.`);
+    }
+    const byId = new Map<unknown, JSONRPCResponse>(answer.map((response) => [response.id, response]));
+    return requests.map((request) => byId.get(request.id));
   }
 
   private translate(error: unknown, call: CallState): BmaasError {
@@ -167,7 +218,7 @@ export class JsonRpcConductorClient implements ConductorClient {
   }
 
   /** One POST; retried once when a pooled connection turns out to have been closed by the server. */
-  private async post(call: CallState, body: string): Promise<JSONRPCResponse> {
+  private async post(call: CallState, body: string): Promise<JSONRPCResponse | JSONRPCResponse[]> {
     try {
       return await this.postOnce(call, body);
     } catch (error) {
@@ -181,15 +232,17 @@ export class JsonRpcConductorClient implements ConductorClient {
     }
   }
 
-  private postOnce(call: CallState, body: string): Promise<JSONRPCResponse> {
-    const transport = call.url.protocol === 'https:' ? https : http;
+  private postOnce(call: CallState, body: string): Promise<JSONRPCResponse | JSONRPCResponse[]> {
+    const { address } = call;
+    const transport = address.https ? https : http;
     const headers: http.OutgoingHttpHeaders = {
       'content-type': 'application/json',
       'content-length': Buffer.byteLength(body),
     };
     if (this.authorization) headers.authorization = this.authorization;
     return new Promise((resolve, reject) => {
-      const req = transport.request(call.url, { method: 'POST', agent: this.agent, headers }, (res) => {
+      const options = { host: address.host, port: address.port, path: '/', method: 'POST', agent: this.agent, headers };
+      const req = transport.request(options, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('error', fail);
@@ -220,7 +273,25 @@ export class JsonRpcConductorClient implements ConductorClient {
   }
 }
 
-function parseResponse(hostname: string, status: number, text: string): JSONRPCResponse {
+/**
+ * A batched call may wait for the batch before it to come back: its timeout
+ * still counts from the call, so firmware waits no longer than timeoutMs.
+ */
+function withDeadline<T>(answer: Promise<T>, timeoutMs: number, hostname: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new RpcTimeout(`Timed out after ${timeoutMs / 1000} s waiting for an answer from conductor ${hostname}.`),
+        ),
+      timeoutMs,
+    );
+  });
+  return Promise.race([answer, deadline]).finally(() => clearTimeout(timer));
+}
+
+function parseResponse(hostname: string, status: number, text: string): JSONRPCResponse | JSONRPCResponse[] {
   if (status === 401) throw new UnexpectedRpcError(`Conductor ${hostname} refused our JSON-RPC credentials.`);
   let parsed: unknown;
   try {
@@ -228,8 +299,11 @@ function parseResponse(hostname: string, status: number, text: string): JSONRPCR
   } catch {
     throw new UnexpectedRpcError(`Conductor ${hostname} answered HTTP ${status} without a JSON-RPC body.`);
   }
-  if (!isJSONRPCResponse(parsed)) {
+  const valid = Array.isArray(parsed)
+    ? parsed.length > 0 && parsed.every(isJSONRPCResponse)
+    : isJSONRPCResponse(parsed);
+  if (!valid) {
     throw new UnexpectedRpcError(`Conductor ${hostname} answered HTTP ${status} with something not JSON-RPC.`);
   }
-  return parsed;
+  return parsed as JSONRPCResponse | JSONRPCResponse[];
 }

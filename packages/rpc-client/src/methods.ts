@@ -28,9 +28,32 @@ export interface ConductorRpcMethods {
    * `rescue wait` the conductor takes the exclusive lock, resumes the step
    * that waited (deploy.continueDeploy, deploy.continueCleaning, finishing
    * the rescue) and answers; the work goes on in the background. Throws
-   * InvalidStateRequested in any other state, NodeLocked.
+   * InvalidStateRequested in any other state, NodeLocked. When
+   * `agent_token` is given (the API always gives it) it must equal the token
+   * issued at lookup, compared in constant time, else InvalidParameterValue.
    */
-  heartbeat: { params: { node_id: string; callback_url?: string; agent_version?: string }; result: null };
+  heartbeat: {
+    params: { node_id: string; callback_url?: string; agent_version?: string; agent_token?: string };
+    result: null;
+  };
+  /**
+   * The node as its agent sees it at lookup, with the agent token (Ironic's
+   * get_node_with_token). The first call for a node generates the token,
+   * stores it in driver_internal_info.agent_secret_token under the exclusive
+   * lock and returns it; later calls return "******" until a new provision or
+   * power action clears it. Throws NodeLocked.
+   */
+  get_node_with_token: { params: { node_id: string }; result: AgentLookupNode };
+}
+
+/** What get_node_with_token answers: the fields a lookup shows, and the token (or "******"). */
+export interface AgentLookupNode {
+  uuid: string;
+  properties: Record<string, unknown>;
+  instance_info: Record<string, unknown>;
+  /** agent_secret_token in it is always "******": the token travels in agent_token only. */
+  driver_internal_info: Record<string, unknown>;
+  agent_token: string;
 }
 
 export type RpcMethodName = keyof ConductorRpcMethods;

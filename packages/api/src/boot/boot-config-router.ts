@@ -1,11 +1,27 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '@bmaas/common';
-import type { NextFunction, Request, Response } from 'express';
-import type { BootConfigController } from './boot-config-controller.js';
+import type { BootConfigAnswer, BootConfigController } from './boot-config-controller.js';
 
 /** The one answer to every refused boot request: same status, headers and body, whatever the cause. */
 export const BOOT_NOT_FOUND_BODY = JSON.stringify({
   error_message: JSON.stringify({ faultcode: 'Client', faultstring: 'Resource could not be found.', debuginfo: null }),
 });
+
+const SERVER_FAULT_BODY = JSON.stringify({
+  error_message: JSON.stringify({
+    faultcode: 'Server',
+    faultstring: 'An unexpected error prevented the server from fulfilling your request.',
+    debuginfo: null,
+  }),
+});
+
+/** `/v1/boot`, `/v1/boot/…` or `/v1/boot?…`: what the boot handler answers (any case, as express's mount matched). */
+const BOOT_PREFIX = /^\/v1\/boot(?=[/?]|$)/i;
+
+export function isBootConfigPath(url: string): boolean {
+  return BOOT_PREFIX.test(url);
+}
 
 function decode(segment: string): string | undefined {
   try {
@@ -15,43 +31,81 @@ function decode(segment: string): string | undefined {
   }
 }
 
+function send(
+  res: ServerResponse,
+  head: boolean,
+  status: number,
+  contentType: string,
+  body: string,
+  requestId: string,
+): void {
+  res.writeHead(status, {
+    'Content-Type': contentType,
+    'Content-Length': Buffer.byteLength(body),
+    'Cache-Control': 'no-store',
+    'Openstack-Request-Id': requestId,
+    'X-Openstack-Request-Id': requestId,
+  });
+  res.end(head ? undefined : body);
+}
+
 /**
- * Express handler for `/v1/boot/<MAC>/<NAME>`, mounted with app.use('/v1/boot').
- * It parses the raw path itself so that malformed encodings, extra segments
- * and wrong methods end in the same 404 as an unknown MAC; it is not versioned
- * and needs no authentication (firmware sends a bare GET).
+ * The node:http handler of `/v1/boot/<MAC>/<NAME>`, ahead of the express app
+ * (see createApiListener): a boot storm is thousands of these a second and
+ * express's routing would cost more than the rest of the request. It parses
+ * the raw path itself so that malformed encodings, extra segments and wrong
+ * methods end in the same 404 as an unknown MAC; it is not versioned and
+ * needs no authentication (firmware sends a bare GET). It writes no access
+ * log line: refusals are logged at info with their reason, answers at debug.
  */
 export function createBootConfigHandler(controller: BootConfigController, logger: Logger) {
-  return async (req: Request, res: Response, _next: NextFunction): Promise<void> => {
-    const requestId = res.getHeader('openstack-request-id') as string | undefined;
-    const path = req.url.split('?', 1)[0] as string;
-    const segments = path.split('/').slice(1);
-    let answer: Awaited<ReturnType<BootConfigController['answer']>>;
-    if ((req.method !== 'GET' && req.method !== 'HEAD') || segments.length !== 2) {
-      answer = { ok: false, reason: 'malformed-request' };
-    } else {
-      const mac = decode(segments[0] as string);
-      const name = decode(segments[1] as string);
-      answer =
-        mac === undefined || name === undefined
-          ? { ok: false, reason: 'malformed-request' }
-          : await controller.answer(mac, name, requestId);
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const started = performance.now();
+    const requestId = `req-${randomUUID()}`;
+    const url = req.url ?? '';
+    const head = req.method === 'HEAD';
+    let answer: BootConfigAnswer;
+    try {
+      const segments = (url.split('?', 1)[0] as string).replace(BOOT_PREFIX, '').split('/').slice(1);
+      if ((req.method !== 'GET' && !head) || segments.length !== 2) {
+        answer = { ok: false, reason: 'malformed-request' };
+      } else {
+        const mac = decode(segments[0] as string);
+        const name = decode(segments[1] as string);
+        answer =
+          mac === undefined || name === undefined
+            ? { ok: false, reason: 'malformed-request' }
+            : await controller.answer(mac, name, requestId);
+      }
+    } catch (error) {
+      logger.error('boot config request failed', {
+        requestId,
+        path: url.slice(0, 200),
+        stack: error instanceof Error ? error.stack : String(error),
+      });
+      send(res, head, 500, 'application/json; charset=utf-8', SERVER_FAULT_BODY, requestId);
+      return;
     }
 
     if (answer.ok) {
-      logger.debug('boot config served', { nodeUuid: answer.nodeUuid, requestId });
-      res.status(200).set({ 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' });
-      res.end(req.method === 'HEAD' ? undefined : answer.content);
+      send(res, head, 200, 'text/plain; charset=utf-8', answer.content, requestId);
+      if (logger.isDebugEnabled()) {
+        logger.debug('boot config served', {
+          nodeUuid: answer.nodeUuid,
+          requestId,
+          durationMs: Math.round((performance.now() - started) * 10) / 10,
+        });
+      }
       return;
     }
+    send(res, head, 404, 'application/json; charset=utf-8', BOOT_NOT_FOUND_BODY, requestId);
     logger.info(`boot config refused: ${answer.reason}`, {
       reason: answer.reason,
       nodeUuid: answer.nodeUuid,
       detail: answer.detail,
-      path: req.originalUrl.slice(0, 200),
+      method: req.method,
+      path: url.slice(0, 200),
       requestId,
     });
-    res.status(404).set({ 'Content-Type': 'application/json', 'Cache-Control': 'no-store' });
-    res.end(req.method === 'HEAD' ? undefined : BOOT_NOT_FOUND_BODY);
   };
 }

@@ -100,6 +100,18 @@ describe('GET /v1/boot/<MAC>/<NAME>', () => {
     expect(answer.body).toContain(nodeUuid);
   });
 
+  it('answers with a request id, logging a served script at debug only (no access log line on the boot path)', async () => {
+    const before = log.lines.length;
+    const response = await fetch(`${api.baseUrl}/v1/boot/${MAC}/boot.ipxe`);
+    await response.text();
+    const requestId = response.headers.get('openstack-request-id');
+    expect(requestId).toMatch(/^req-/);
+    expect(response.headers.get('x-openstack-request-id')).toBe(requestId);
+    const lines = log.lines.slice(before).filter((l) => l.requestId === requestId);
+    expect(lines.map((l) => [l.level, l.message])).toEqual([['debug', 'boot config served']]);
+    expect(lines[0]?.nodeUuid).toBe(nodeUuid);
+  });
+
   it('answers HEAD like GET without a body', async () => {
     const answer = await raw(api.baseUrl, `/v1/boot/${MAC}/boot.ipxe`, { method: 'HEAD' });
     expect(answer.status).toBe(200);

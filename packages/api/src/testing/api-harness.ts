@@ -1,10 +1,10 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type BmaasConfig, createSilentLogger, type DeepPartial, type Logger, loadConfig } from '@bmaas/common';
 import { createStores, type Stores } from '@bmaas/db';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { FakeConductorClient } from '@bmaas/rpc-client';
-import { createApp } from '../app.js';
+import { createApiListener } from '../app.js';
 
 /** The interfaces a fake-hardware conductor registers in these tests. */
 export const FAKE_HARDWARE_INTERFACES = [
@@ -55,15 +55,10 @@ export class ApiHarness {
       conductors: stores.conductors,
       heartbeatTimeout: config.conductor.heartbeat_timeout,
     });
-    const app = createApp({
-      config,
-      logger: options.logger ?? createSilentLogger(),
-      db: database.db,
-      conductors,
-    });
-    const server = await new Promise<Server>((resolve) => {
-      const s = app.listen(0, '127.0.0.1', () => resolve(s));
-    });
+    const server = createServer(
+      createApiListener({ config, logger: options.logger ?? createSilentLogger(), db: database.db, conductors }),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     return new ApiHarness(database, stores, conductors, config, server, `http://127.0.0.1:${port}`);
   }

@@ -153,7 +153,8 @@ function provisionStateFor(state: string, minor: number): string | null {
   return state;
 }
 
-function maskInstanceInfo(info: Record<string, unknown>): Record<string, unknown> {
+/** instance_info as answered: secrets, the config drive and the image URL masked. */
+export function maskInstanceInfo(info: Record<string, unknown>): Record<string, unknown> {
   const masked = maskSecrets(info);
   if (masked.configdrive) masked.configdrive = MASK;
   if (masked.image_url) masked.image_url = MASK;

@@ -189,6 +189,12 @@ export const configSchema = {
       default: true,
       env: 'BMAAS_API__RESTRICT_LOOKUP',
     },
+    ramdisk_heartbeat_timeout: {
+      doc: 'Seconds given to agents at lookup as heartbeat_timeout: they heartbeat every 30-60% of it.',
+      format: 'positive-number',
+      default: 300,
+      env: 'BMAAS_API__RAMDISK_HEARTBEAT_TIMEOUT',
+    },
     max_limit: {
       doc: 'Largest page a list request may ask for.',
       format: 'nat',

@@ -6,13 +6,14 @@ import {
   MissingParameterValue,
   type NodeRecord,
   POWER_TARGETS,
-  type PowerState,
+  PowerState,
   ProvisionState as S,
   UnsupportedDriverExtension,
   USER_EVENTS,
   WAIT_TIMEOUT_FAILURE,
 } from '@bmaas/common';
 import type { NodeChanges } from '@bmaas/db';
+import { AGENT_TOKEN_KEY, agentTokenMatches, withoutAgentSession } from '../agent/agent-token.js';
 import type { ConductorTask, TaskManager } from '../task-manager.js';
 import { type ActionContext, type ActionWork, CONTINUE_BY_WAIT, tearDownWait, WORK_BY_STATE } from './actions.js';
 import { failAction } from './transitions.js';
@@ -98,12 +99,15 @@ export class ProvisioningRunner {
         }
         if (event === 'service') throw new UnsupportedDriverExtension(node.driver, 'service');
         await this.validateBefore(event, task);
+        const eventChanges = extra(node);
         const changes: NodeChanges = {
           provisionState: transition.to,
           targetProvisionState: transition.target ?? null,
           provisionUpdatedAt: this.ctx.now(),
           lastError: null,
-          ...extra(node),
+          ...eventChanges,
+          // Whatever agent runs now is about to be rebooted or replaced: its token must not outlive it.
+          driverInternalInfo: withoutAgentSession(eventChanges.driverInternalInfo ?? node.driverInternalInfo),
         };
         if (event === 'abort') {
           changes.lastError = `By request, the ${WAIT_OPERATION[node.provisionState] ?? 'current'} operation was aborted.`;
@@ -116,19 +120,31 @@ export class ProvisioningRunner {
     );
   }
 
-  /** `heartbeat`: the agent is up in a wait state; resume what waited. Its URL and version are recorded. */
+  /**
+   * `heartbeat`: the agent is up in a wait state; resume what waited. Its URL
+   * and version are recorded. A given agent token must be the one issued at
+   * lookup (checked first, as upstream).
+   */
   async heartbeat(
     nodeUuid: string,
     request: {
       requestId?: string | undefined;
       callbackUrl?: string | undefined;
       agentVersion?: string | undefined;
+      agentToken?: string | undefined;
     } = {},
   ): Promise<void> {
     await this.options.tasks.withTask(
       nodeUuid,
       { purpose: 'agent heartbeat', requestId: request.requestId },
       async (task) => {
+        if (
+          request.agentToken !== undefined &&
+          !agentTokenMatches(task.node.driverInternalInfo[AGENT_TOKEN_KEY], request.agentToken)
+        ) {
+          task.logger.warn('heartbeat refused: invalid or missing agent token');
+          throw new InvalidParameterValue('Invalid or missing agent token received.', { node: task.node.uuid });
+        }
         const waitState = task.node.provisionState;
         const work = CONTINUE_BY_WAIT[waitState as S];
         if (!work) {
@@ -168,7 +184,14 @@ export class ProvisioningRunner {
       { purpose: `power ${target}`, requestId: request.requestId },
       async (task) => {
         await task.driver.power.validate(task);
-        await task.updateNode({ targetPowerState: target, lastError: null });
+        await task.updateNode({
+          targetPowerState: target,
+          lastError: null,
+          // Powering off or rebooting ends the running agent: a new one gets a new token.
+          ...(target === PowerState.ON
+            ? {}
+            : { driverInternalInfo: withoutAgentSession(task.node.driverInternalInfo) }),
+        });
         task.spawnAfter(async (t) => {
           try {
             await t.driver.power.setPowerState(t, target as PowerState);

@@ -1,4 +1,5 @@
 import { InvalidParameterValue } from '@bmaas/common';
+import { getNodeWithToken } from '../agent/agent-token.js';
 import type { ProvisioningRunner } from '../provisioning/runner.js';
 import type { TaskManager } from '../task-manager.js';
 import type { ConductorRpcHandlers } from './json-rpc-server.js';
@@ -12,6 +13,16 @@ function requireString(params: object, key: string): string {
   const value = (params as Record<string, unknown>)[key];
   if (typeof value !== 'string' || value === '') {
     throw new InvalidParameterValue(`Parameter ${key} must be a non-empty string.`, { parameter: key });
+  }
+  return value;
+}
+
+/** A parameter that may be absent but, when given, must be a string (never silently dropped). */
+function optionalString(params: object, key: string): string | undefined {
+  const value = (params as Record<string, unknown>)[key];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string') {
+    throw new InvalidParameterValue(`Parameter ${key} must be a string.`, { parameter: key });
   }
   return value;
 }
@@ -50,8 +61,13 @@ export function createRpcHandlers({ runner, tasks }: RpcHandlerDeps): ConductorR
         requestId,
         callbackUrl: typeof params.callback_url === 'string' ? params.callback_url : undefined,
         agentVersion: typeof params.agent_version === 'string' ? params.agent_version : undefined,
+        agentToken: optionalString(params, 'agent_token'),
       });
       return null;
+    },
+
+    async get_node_with_token(params, { requestId }) {
+      return getNodeWithToken(tasks, requireString(params, 'node_id'), requestId);
     },
   };
 }

@@ -3,13 +3,22 @@ export function toSnake(name: string): string {
   return name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 }
 
+const camelNames = new Map<string, string>();
+
+/** Memoised: every column of every row read goes through here, and there are only so many column names. */
 export function toCamel(name: string): string {
-  return name.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+  let camel = camelNames.get(name);
+  if (camel === undefined) {
+    camel = name.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+    if (camelNames.size < 1000) camelNames.set(name, camel);
+  }
+  return camel;
 }
 
 export function rowToRecord<T>(row: Record<string, unknown>): T {
+  // for…in, not Object.entries: no array per column (every row read by every store comes through here).
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(row)) out[toCamel(key)] = value;
+  for (const key in row) out[toCamel(key)] = row[key];
   return out as T;
 }
 

@@ -1,10 +1,23 @@
-import { DuplicateName, InvalidParameterValue, NodeAlreadyExists, type NodeRecord } from '@bmaas/common';
+import {
+  DuplicateName,
+  InvalidParameterValue,
+  NodeAlreadyExists,
+  type NodeRecord,
+  type PortRecord,
+} from '@bmaas/common';
 import type { Knex } from 'knex';
 import { recordToColumns, rowToRecord, toSnake } from './case.js';
 import { applyKeysetPage } from './keyset-page.js';
 import { isUniqueViolation } from './pg-errors.js';
+import { portFromJson } from './port-store.js';
+import { queryPrepared } from './prepared-query.js';
 
 const JSON_COLUMNS = new Set(['driver_info', 'driver_internal_info', 'instance_info', 'properties', 'extra']);
+const NODE_BY_UUID_SQL = 'select * from nodes where uuid = $1 limit 1';
+const NODE_WITH_PORTS_SQL = `select n.*,
+  coalesce((select json_agg(p order by p.id) from ports p where p.node_id = n.id), '[]'::json) as bmaas_ports
+  from nodes n where n.uuid = $1`;
+const NODES_WITH_PORTS_SQL = NODE_WITH_PORTS_SQL.replace('where n.uuid = $1', 'where n.uuid = any($1::uuid[])');
 
 export type NewNode = Pick<
   NodeRecord,
@@ -59,6 +72,15 @@ export const NODE_SORT_EXPRESSIONS: Readonly<Record<string, string>> = {
   maintenance: 'nodes.maintenance',
 };
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A node row carrying its ports as JSON (bmaas_ports) → the node and its port records. */
+function withPorts(row: Record<string, unknown>): { node: NodeRecord; ports: PortRecord[] } {
+  const { bmaas_ports: portRows, ...nodeRow } = row;
+  const node = rowToRecord<NodeRecord>(nodeRow);
+  return { node, ports: (portRows as Array<Record<string, unknown>>).map((port) => portFromJson(port, node.uuid)) };
+}
+
 /** SQL for the nodes table; returns plain NodeRecords. */
 export class NodeStore {
   constructor(private readonly db: Knex) {}
@@ -80,8 +102,45 @@ export class NodeStore {
   }
 
   async getByUuid(uuid: string): Promise<NodeRecord | undefined> {
-    const row = await this.db('nodes').where({ uuid }).first();
+    // The read of every shared lock, so once per boot config request: a prepared statement.
+    const [row] = await queryPrepared<Record<string, unknown>>(this.db, 'bmaas_node_by_uuid', NODE_BY_UUID_SQL, [uuid]);
     return row ? rowToRecord<NodeRecord>(row) : undefined;
+  }
+
+  /**
+   * A node and its ports (by id) in one round trip: the read of every shared
+   * lock, so of every boot config request, where a second query would be a
+   * second round trip to PostgreSQL and back.
+   */
+  async getByUuidWithPorts(uuid: string): Promise<{ node: NodeRecord; ports: PortRecord[] } | undefined> {
+    const [row] = await queryPrepared<Record<string, unknown>>(this.db, 'bmaas_node_with_ports', NODE_WITH_PORTS_SQL, [
+      uuid,
+    ]);
+    return row ? withPorts(row) : undefined;
+  }
+
+  /**
+   * getByUuidWithPorts for several nodes in one query (shared locks taken
+   * during one event-loop turn are read together): one answer per uuid, in
+   * order. Strings that are not UUIDs find nothing.
+   */
+  async getManyByUuidWithPorts(
+    uuids: readonly string[],
+  ): Promise<Array<{ node: NodeRecord; ports: PortRecord[] } | undefined>> {
+    const wanted = uuids.filter((uuid) => UUID.test(uuid));
+    if (wanted.length === 1 && uuids.length === 1) return [await this.getByUuidWithPorts(wanted[0] as string)];
+    const rows =
+      wanted.length === 0
+        ? []
+        : await queryPrepared<Record<string, unknown>>(this.db, 'bmaas_nodes_with_ports', NODES_WITH_PORTS_SQL, [
+            wanted,
+          ]);
+    const byUuid = new Map<string, { node: NodeRecord; ports: PortRecord[] }>();
+    for (const row of rows) {
+      const read = withPorts(row);
+      byUuid.set(read.node.uuid, read);
+    }
+    return uuids.map((uuid) => byUuid.get(uuid.toLowerCase()));
   }
 
   async getByName(name: string): Promise<NodeRecord | undefined> {

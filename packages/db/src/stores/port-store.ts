@@ -9,6 +9,7 @@ import type { Knex } from 'knex';
 import { recordToColumns, rowToRecord } from './case.js';
 import { applyKeysetPage } from './keyset-page.js';
 import { isForeignKeyViolation, isUniqueViolation } from './pg-errors.js';
+import { queryPrepared } from './prepared-query.js';
 
 const JSON_COLUMNS = new Set(['local_link_connection', 'extra']);
 const PORT_COLUMNS = 'ports.*';
@@ -46,10 +47,16 @@ export class PortStore {
 
   async create(port: NewPort): Promise<PortRecord> {
     try {
-      const [row] = await this.db('ports')
+      // One round trip (enrolment creates thousands): the insert and its node's uuid in one statement.
+      const inserted = this.db('ports')
         .insert(recordToColumns({ ...port }, JSON_COLUMNS))
-        .returning('id');
-      return (await this.getById((row as { id: number }).id)) as PortRecord;
+        .returning('*');
+      const [row] = await this.db
+        .with('inserted', inserted)
+        .select('inserted.*', 'nodes.uuid as node_uuid')
+        .from('inserted')
+        .join('nodes', 'nodes.id', 'inserted.node_id');
+      return rowToRecord<PortRecord>(row);
     } catch (error) {
       throw this.translate(error, port);
     }
@@ -79,8 +86,11 @@ export class PortStore {
   }
 
   async listByNode(nodeId: number): Promise<PortRecord[]> {
-    const rows = await this.select().where('ports.node_id', nodeId).orderBy('ports.id');
-    return rows.map((row: Record<string, unknown>) => rowToRecord<PortRecord>(row));
+    // Every shared lock on the boot path reads the node's ports: a prepared statement.
+    const rows = await queryPrepared<Record<string, unknown>>(this.db, 'bmaas_ports_by_node', PORTS_BY_NODE_SQL, [
+      nodeId,
+    ]);
+    return rows.map((row) => rowToRecord<PortRecord>(row));
   }
 
   /** Ports of several nodes at once (address lists for many nodes). */
@@ -112,8 +122,24 @@ export class PortStore {
    * and the nodes primary key.
    */
   async bootLookup(address: string): Promise<BootLookupRecord | undefined> {
-    const result = await this.db.raw<{ rows: BootLookupRecord[] }>(BOOT_LOOKUP_SQL, [address]);
-    return result.rows[0];
+    const rows = await queryPrepared<BootLookupRecord>(this.db, 'bmaas_boot_lookup', BOOT_LOOKUP_PREPARED, [address]);
+    return rows[0];
+  }
+
+  /**
+   * bootLookup for several MACs in one query (the boot path batches the
+   * requests of one event-loop turn): one answer per address, in order.
+   */
+  async bootLookupMany(addresses: readonly string[]): Promise<Array<BootLookupRecord | undefined>> {
+    if (addresses.length === 1) return [await this.bootLookup(addresses[0] as string)];
+    const rows = await queryPrepared<BootLookupRecord & { address: string }>(
+      this.db,
+      'bmaas_boot_lookup_many',
+      BOOT_LOOKUP_MANY_SQL,
+      [addresses],
+    );
+    const byAddress = new Map(rows.map(({ address, ...record }) => [address, record]));
+    return addresses.map((address) => byAddress.get(address));
   }
 
   private translate(error: unknown, port: { address?: string; uuid?: string; nodeId?: number }): unknown {
@@ -125,6 +151,24 @@ export class PortStore {
   }
 }
 
+/**
+ * A port from PostgreSQL's JSON of its row (json_agg in NodeStore's
+ * one-round-trip reads): the same record as the query builder's.
+ */
+export function portFromJson(row: Record<string, unknown>, nodeUuid: string): PortRecord {
+  const port = rowToRecord<PortRecord>(row);
+  port.nodeUuid = nodeUuid;
+  port.createdAt = new Date(row.created_at as string);
+  port.updatedAt = row.updated_at === null ? null : new Date(row.updated_at as string);
+  return port;
+}
+
 export const BOOT_LOOKUP_SQL = `select n.id as "nodeId", n.uuid as "nodeUuid", n.provision_state as "provisionState",
   n.driver as "driver", n.conductor_group as "conductorGroup"
   from ports p join nodes n on n.id = p.node_id where p.address = ?`;
+const BOOT_LOOKUP_PREPARED = BOOT_LOOKUP_SQL.replace('?', '$1');
+const BOOT_LOOKUP_MANY_SQL = `select p.address, n.id as "nodeId", n.uuid as "nodeUuid",
+  n.provision_state as "provisionState", n.driver as "driver", n.conductor_group as "conductorGroup"
+  from ports p join nodes n on n.id = p.node_id where p.address = any($1::text[])`;
+const PORTS_BY_NODE_SQL = `select ports.*, nodes.uuid as node_uuid from ports join nodes on nodes.id = ports.node_id
+  where ports.node_id = $1 order by ports.id`;

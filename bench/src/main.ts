@@ -1,0 +1,277 @@
+#!/usr/bin/env node
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { ApiClient } from './api-client.js';
+import { BenchStack } from './bench-stack.js';
+import { checkBootBodies } from './body-check.js';
+import { enrolNodes } from './enrolment.js';
+import { freePort } from './free-ports.js';
+import { chooseLoadGenerator, type LoadGenerator } from './load-generator.js';
+import { runLoadMatrix, type ServerUnderTest } from './load-runs.js';
+import { measureApiLookupScaling, measureLookupQueryScaling } from './lookup-scaling.js';
+import { sample, toHyphens } from './macs.js';
+import { findNginx, nginxVersion, startNginx, unprivilegedUser } from './nginx.js';
+import { BENCH_USAGE, type BenchOptions, BenchUsageError, parseBenchOptions } from './options.js';
+import { ProcessTable } from './process-stats.js';
+import { provisionNodes } from './provisioning.js';
+import { type BenchReport, ratiosOf, renderReport } from './report.js';
+import type { ServedProcess } from './served-process.js';
+import { startStaticFileServer } from './static-file-server.js';
+import { renderWrkScript } from './wrk-script.js';
+
+const DEFAULT_RESULTS_DIR = fileURLToPath(new URL('../results', import.meta.url));
+
+function log(line: string): void {
+  process.stderr.write(`[bench] ${line}\n`);
+}
+
+/** Kernel and ramdisk for driver_info: small local files, hard-linked into http roots at deploy. */
+function writeDeployImages(workDir: string): { kernel: string; ramdisk: string } {
+  const dir = join(workDir, 'images');
+  mkdirSync(dir, { recursive: true });
+  const kernel = join(dir, 'vmlinuz');
+  const ramdisk = join(dir, 'initrd.img');
+  writeFileSync(kernel, randomBytes(4096));
+  writeFileSync(ramdisk, randomBytes(8192));
+  return { kernel: pathToFileURL(kernel).href, ramdisk: pathToFileURL(ramdisk).href };
+}
+
+/** Everything the bench started, stopped in reverse order; safe to call twice. */
+class Cleanup {
+  private readonly steps: Array<() => Promise<void>> = [];
+  private running: Promise<void> | undefined;
+
+  add(step: () => Promise<void>): void {
+    this.steps.push(step);
+  }
+
+  run(): Promise<void> {
+    this.running ??= (async () => {
+      for (const step of this.steps.reverse()) {
+        await step().catch((error: Error) => log(`cleanup: ${error.message}`));
+      }
+    })();
+    return this.running;
+  }
+}
+
+async function runBench(options: BenchOptions, cleanup: Cleanup): Promise<BenchReport> {
+  const startedAt = new Date();
+  const loadAverageBefore = os.loadavg();
+  const workDir = mkdtempSync(join(os.tmpdir(), 'bmaas-bench-'));
+  // The embedded PostgreSQL (run as the postgres user under root) and nginx's workers must reach it.
+  chmodSync(workDir, 0o755);
+  if (!options.keep) cleanup.add(async () => rmSync(workDir, { recursive: true, force: true }));
+  else log(`keeping ${workDir}`);
+  const generator = chooseLoadGenerator(options.loadGenerator, workDir, log);
+  const skipped: string[] = [];
+
+  log(`starting PostgreSQL, the API and ${options.conductors} conductors in ${workDir}…`);
+  if (options.cpuProfileDir) mkdirSync(options.cpuProfileDir, { recursive: true });
+  const stack = await BenchStack.start({
+    workDir,
+    conductors: options.conductors,
+    cpuProfileDir: options.cpuProfileDir,
+  });
+  cleanup.add(() => stack.stop());
+  try {
+    return await measure(options, { workDir, stack, generator, skipped, startedAt, loadAverageBefore }, cleanup);
+  } catch (error) {
+    log(`failed; the last lines of the stack's output:\n${stack.recentOutput().split('\n').slice(-40).join('\n')}`);
+    throw error;
+  }
+}
+
+interface Started {
+  workDir: string;
+  stack: BenchStack;
+  generator: LoadGenerator;
+  skipped: string[];
+  startedAt: Date;
+  loadAverageBefore: number[];
+}
+
+async function measure(options: BenchOptions, started: Started, cleanup: Cleanup): Promise<BenchReport> {
+  const { workDir, stack, generator, skipped, startedAt, loadAverageBefore } = started;
+  const api = new ApiClient(stack.apiUrl);
+  cleanup.add(async () => api.close());
+
+  log(`enrolling ${options.nodes} nodes (node + port) through the REST API, ${options.clientConcurrency} at a time…`);
+  const enrolment = await enrolNodes(api, options.nodes, {
+    concurrency: options.clientConcurrency,
+    images: writeDeployImages(workDir),
+    progress: (done) => log(`enrolled ${done}/${options.nodes}`),
+  });
+  log(`enrolment: ${Math.round(enrolment.nodesPerSecond)} nodes/s`);
+
+  log('manage → provide → deploy, until every node waits in "wait call-back"…');
+  const provisioning = await provisionNodes(
+    api,
+    enrolment.nodes.map((n) => n.uuid),
+    { concurrency: options.clientConcurrency, stepTimeoutMs: Math.max(120_000, options.nodes * 50), progress: log },
+  );
+
+  const roots = stack.conductors.map((c) => c.httpRoot);
+  const pxeConfigSubdir = stack.config.pxe.pxe_config_subdir;
+  const servers: ServerUnderTest[] = [{ name: 'boot-api', baseUrl: stack.apiUrl }];
+  const served = new Map<string, ServedProcess>();
+  const nginxBinary = findNginx();
+  if (nginxBinary) {
+    const nginx = await startNginx(nginxBinary, {
+      port: await freePort(),
+      roots,
+      pxeConfigSubdir,
+      prefixDir: join(workDir, 'nginx'),
+      user: unprivilegedUser(),
+    });
+    cleanup.add(() => nginx.stop());
+    served.set('nginx', nginx);
+    servers.push({ name: 'nginx', baseUrl: nginx.baseUrl });
+  } else {
+    skipped.push('nginx: not installed (apt-get install nginx-light)');
+  }
+  const nodeStatic = await startStaticFileServer(await freePort(), { roots, pxeConfigSubdir });
+  cleanup.add(() => nodeStatic.stop());
+  served.set('node-static', nodeStatic);
+  servers.push({ name: 'node-static', baseUrl: nodeStatic.baseUrl });
+
+  log(`checking the bodies of ${options.sampleSize} random nodes on every server…`);
+  const bodyCheck = await checkBootBodies({
+    api,
+    sample: sample(enrolment.nodes, options.sampleSize),
+    httpUrlOf: new Map(stack.conductors.map((c) => [c.hostname, c.httpUrl])),
+    staticServers: servers.filter((s) => s.name !== 'boot-api'),
+  });
+  if (bodyCheck.failures.length > 0) log(`body check: ${bodyCheck.failures.length} failures`);
+
+  const processGroups = new Map<string, () => number[]>();
+  for (const name of ['api', ...stack.conductors.map((c) => c.name)]) {
+    processGroups.set(name, () => {
+      const pid = stack.pidOf(name);
+      return pid ? [pid] : [];
+    });
+  }
+  const processes = new ProcessTable();
+  processGroups.set('postgres', () => stack.postgresPids(processes));
+  for (const [name, server] of served) processGroups.set(name, () => [server.pid, ...processes.childrenOf(server.pid)]);
+  // This process reads every log line of the stack: its CPU is part of the API's logging cost.
+  processGroups.set('bench', () => [process.pid]);
+
+  const macs = enrolment.nodes.map((n) => n.mac);
+  if (options.hold) await holdUntilInterrupted(workDir, servers, processGroups, macs);
+  log(`load: ${servers.map((s) => s.name).join(', ')} at c=${options.concurrency.join(', ')}…`);
+  const runs = await runLoadMatrix({
+    servers,
+    concurrency: options.concurrency,
+    macs,
+    durationSeconds: options.durationSeconds,
+    warmupSeconds: options.warmupSeconds,
+    generator,
+    processGroups,
+    progress: log,
+    onMeasuredRun: (server) => {
+      // Each SIGUSR2 starts or ends a CPU profile (see cpu-profile-preload.ts).
+      if (!options.cpuProfileDir || server !== 'boot-api') return;
+      for (const name of ['api', ...stack.conductors.map((c) => c.name)]) {
+        const pid = stack.pidOf(name);
+        if (pid) process.kill(pid, 'SIGUSR2');
+      }
+    },
+  });
+  const loadAverageAfter = os.loadavg();
+
+  let querySpan: BenchReport['lookupScaling']['query'] = null;
+  let apiSpan: BenchReport['lookupScaling']['api'] = null;
+  if (options.lookupNodes > 0) {
+    log(`lookup scaling: the MAC lookup query with 1,000 and ${options.lookupNodes} nodes…`);
+    querySpan = await measureLookupQueryScaling(stack.databaseUrl, options.lookupNodes, 3000);
+    log(`lookup scaling: /v1/boot at c=1 with ${options.nodes} and ${options.lookupNodes} nodes…`);
+    apiSpan = await measureApiLookupScaling({
+      databaseUrl: stack.databaseUrl,
+      apiUrl: stack.apiUrl,
+      enrolledMacs: macs,
+      largeNodes: options.lookupNodes,
+      durationSeconds: Math.min(5, options.durationSeconds),
+      generator,
+    });
+  }
+
+  const { resultsDir: _r, cpuProfileDir: _c, keep: _k, hold: _h, ...reported } = options;
+  return {
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    machine: {
+      cpus: os.cpus().length,
+      loadAverageBefore,
+      loadAverageAfter,
+      node: process.version,
+      nginx: nginxBinary ? (nginxVersion(nginxBinary) ?? 'unknown') : null,
+      loadGenerator: `${generator.name} ${generator.version}`,
+    },
+    options: reported,
+    enrolment: { nodes: enrolment.nodes.length, seconds: enrolment.seconds, nodesPerSecond: enrolment.nodesPerSecond },
+    provisioning,
+    bodyCheck,
+    runs,
+    ratios: ratiosOf(runs),
+    lookupScaling: { query: querySpan, api: apiSpan },
+    skipped,
+  };
+}
+
+/** --hold: everything stays up for manual measurements until Ctrl-C (which runs the cleanup). */
+async function holdUntilInterrupted(
+  workDir: string,
+  servers: readonly ServerUnderTest[],
+  processGroups: ReadonlyMap<string, () => number[]>,
+  macs: readonly string[],
+): Promise<never> {
+  const macList = join(workDir, 'macs.txt');
+  writeFileSync(macList, `${macs.map(toHyphens).join('\n')}\n`);
+  const script = join(workDir, 'boot.lua');
+  writeFileSync(script, renderWrkScript(macList));
+  for (const server of servers) log(`${server.name}: ${server.baseUrl}`);
+  for (const [name, pids] of processGroups) log(`${name}: pid ${pids().join(' ')}`);
+  log(`wrk script (random enrolled MAC per request): ${script}`);
+  log('holding; Ctrl-C stops everything');
+  return new Promise<never>(() => {});
+}
+
+async function main(argv: string[]): Promise<number> {
+  const options = parseBenchOptions(argv, DEFAULT_RESULTS_DIR);
+  if (options === 'help') {
+    process.stdout.write(`${BENCH_USAGE}\n`);
+    return 0;
+  }
+  const cleanup = new Cleanup();
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      log(`${signal}: stopping everything the bench started…`);
+      void cleanup.run().then(() => process.exit(130));
+    });
+  }
+  try {
+    const report = await runBench(options, cleanup);
+    const conductorNames = Array.from({ length: options.conductors }, (_, i) => `conductor-${i + 1}`);
+    process.stdout.write(`\n${renderReport(report, conductorNames)}`);
+    mkdirSync(options.resultsDir, { recursive: true });
+    const file = join(options.resultsDir, `${report.startedAt.replaceAll(':', '-').replace(/\.\d+Z$/, 'Z')}.json`);
+    writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+    log(`written ${file}`);
+    return report.bodyCheck.failures.length > 0 ? 1 : 0;
+  } finally {
+    await cleanup.run();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    const message = error instanceof BenchUsageError ? error.message : ((error as Error).stack ?? String(error));
+    process.stderr.write(`bench: ${message}\n`);
+    process.exit(error instanceof BenchUsageError ? 2 : 1);
+  },
+);

@@ -1,0 +1,131 @@
+/** What `npm run bench` can be told on its command line. */
+export interface BenchOptions {
+  /** Nodes enrolled (one port each) and provisioned to `wait call-back`. */
+  nodes: number;
+  /** Seconds of each measured load run. */
+  durationSeconds: number;
+  /** Seconds of unrecorded load before each measured run (JIT, pools, page cache). */
+  warmupSeconds: number;
+  /** Load generator connections, one run per value and server. */
+  concurrency: number[];
+  conductors: number;
+  /** Concurrent REST requests while enrolling and provisioning. */
+  clientConcurrency: number;
+  /** Node count the lookup-scaling part grows the database to. */
+  lookupNodes: number;
+  /** Nodes whose bodies are checked on every server. */
+  sampleSize: number;
+  loadGenerator: 'auto' | 'wrk' | 'autocannon';
+  /** Directory for CPU profiles of the API and conductors during the boot API's load runs; unset = none. */
+  cpuProfileDir: string | undefined;
+  /** Keep the state directory (database, http roots, logs) after the run. */
+  keep: boolean;
+  /** Stop after setting up (nodes waiting, servers up), print where everything is and wait for Ctrl-C. */
+  hold: boolean;
+  quick: boolean;
+  /** Where the JSON result goes. */
+  resultsDir: string;
+}
+
+export const BENCH_USAGE = `usage: npm run bench -- [--quick] [--nodes N] [--duration S] [--warmup S]
+                       [--concurrency 64,256] [--conductors N] [--client-concurrency N]
+                       [--lookup-nodes N] [--sample N] [--load-generator auto|wrk|autocannon]
+                       [--cpu-prof DIR] [--keep] [--hold] [--results DIR]
+
+Starts PostgreSQL, the API and the conductors on free loopback ports in a throwaway
+directory, enrols and deploys the nodes through the REST API, then loads
+/v1/boot/<MAC>/boot.ipxe, nginx and a node:http file server serving the same files,
+and prints one table (also written as JSON under bench/results/).
+
+  --quick   1,000 nodes, 5 s runs, 1 s warm-up, 20,000 nodes for lookup scaling
+  --hold    set up, print the servers' URLs and PIDs, then wait for Ctrl-C (for profiling by hand)`;
+
+export class BenchUsageError extends Error {}
+
+function wholeNumber(name: string, text: string | undefined, min: number, max: number): number {
+  const value = Number(text);
+  if (!text || !Number.isInteger(value) || value < min || value > max) {
+    throw new BenchUsageError(`--${name} expects a whole number from ${min} to ${max}, got ${JSON.stringify(text)}`);
+  }
+  return value;
+}
+
+export function parseBenchOptions(argv: readonly string[], defaultResultsDir: string): BenchOptions | 'help' {
+  const quick = argv.includes('--quick');
+  const options: BenchOptions = {
+    nodes: quick ? 1000 : 10_000,
+    durationSeconds: quick ? 5 : 15,
+    warmupSeconds: quick ? 1 : 3,
+    concurrency: [64, 256],
+    conductors: 3,
+    clientConcurrency: 32,
+    lookupNodes: quick ? 20_000 : 100_000,
+    sampleSize: 200,
+    loadGenerator: 'auto',
+    cpuProfileDir: undefined,
+    keep: false,
+    hold: false,
+    quick,
+    resultsDir: defaultResultsDir,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = (argv[i] as string).split(/=(.*)/s, 2) as [string, string | undefined];
+    const value = () => inline ?? argv[++i];
+    switch (flag) {
+      case '--help':
+      case '-h':
+        return 'help';
+      case '--quick':
+        break;
+      case '--nodes':
+        options.nodes = wholeNumber('nodes', value(), 10, 1_000_000);
+        break;
+      case '--duration':
+        options.durationSeconds = wholeNumber('duration', value(), 1, 600);
+        break;
+      case '--warmup':
+        options.warmupSeconds = wholeNumber('warmup', value(), 0, 60);
+        break;
+      case '--concurrency':
+        options.concurrency = (value() ?? '').split(',').map((c) => wholeNumber('concurrency', c, 1, 10_000));
+        break;
+      case '--conductors':
+        options.conductors = wholeNumber('conductors', value(), 1, 20);
+        break;
+      case '--client-concurrency':
+        options.clientConcurrency = wholeNumber('client-concurrency', value(), 1, 512);
+        break;
+      case '--lookup-nodes':
+        options.lookupNodes = wholeNumber('lookup-nodes', value(), 0, 10_000_000);
+        break;
+      case '--sample':
+        options.sampleSize = wholeNumber('sample', value(), 1, 100_000);
+        break;
+      case '--load-generator': {
+        const name = value();
+        if (name !== 'auto' && name !== 'wrk' && name !== 'autocannon') {
+          throw new BenchUsageError(`--load-generator expects auto, wrk or autocannon, got ${JSON.stringify(name)}`);
+        }
+        options.loadGenerator = name;
+        break;
+      }
+      case '--cpu-prof':
+        options.cpuProfileDir = value();
+        if (!options.cpuProfileDir) throw new BenchUsageError('--cpu-prof expects a directory');
+        break;
+      case '--keep':
+        options.keep = true;
+        break;
+      case '--hold':
+        options.hold = true;
+        break;
+      case '--results':
+        options.resultsDir = value() ?? '';
+        if (!options.resultsDir) throw new BenchUsageError('--results expects a directory');
+        break;
+      default:
+        throw new BenchUsageError(`unknown option ${flag}\n${BENCH_USAGE}`);
+    }
+  }
+  return options;
+}

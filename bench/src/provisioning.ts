@@ -1,0 +1,95 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type ApiClient, ApiError, forEachConcurrently } from './api-client.js';
+
+/** One provision target fired at every node, and the state all must reach. */
+interface Step {
+  target: string;
+  reaches: string;
+}
+
+/** manage → provide (automated cleaning is off) → deploy: every node ends waiting for its agent. */
+const STEPS: readonly Step[] = [
+  { target: 'manage', reaches: 'manageable' },
+  { target: 'provide', reaches: 'available' },
+  { target: 'active', reaches: 'wait call-back' },
+];
+
+/** States a node ends in when a step failed. */
+const FAILED_STATES = ['enroll', 'clean failed', 'deploy failed', 'error'];
+
+export interface ProvisioningResult {
+  /** Seconds each step took, from its first request until every node reached its state. */
+  steps: Array<{ target: string; reaches: string; seconds: number }>;
+  seconds: number;
+}
+
+/** How many nodes are in `state` (one `fields=uuid` list, paged). */
+async function countInState(api: ApiClient, state: string): Promise<number> {
+  const query = new URLSearchParams({ provision_state: state, fields: 'uuid', limit: '1000' });
+  return (await api.listAll(`/v1/nodes?${query}`, 'nodes')).length;
+}
+
+async function firstErrors(api: ApiClient): Promise<string[]> {
+  const errors: string[] = [];
+  for (const state of FAILED_STATES) {
+    const query = new URLSearchParams({ provision_state: state, fields: 'uuid,last_error', limit: '3' });
+    const page = await api.expect<{ nodes: Array<{ uuid: string; last_error: string | null }> }>(
+      200,
+      'GET',
+      `/v1/nodes?${query}`,
+    );
+    for (const node of page.nodes) if (node.last_error) errors.push(`${node.uuid} (${state}): ${node.last_error}`);
+  }
+  return errors;
+}
+
+/** A node may be busy a moment (its previous step's lock not yet released): retry such answers. */
+async function fire(api: ApiClient, uuid: string, target: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await api.expect(202, 'PUT', `/v1/nodes/${uuid}/states/provision`, { target });
+      return;
+    } catch (error) {
+      const retryable = error instanceof ApiError && (error.status === 409 || error.status === 503);
+      if (!retryable || attempt >= 20) throw error;
+      await sleep(100 * attempt);
+    }
+  }
+}
+
+/**
+ * Brings every node to `wait call-back` through the REST API, step by step
+ * for all nodes; each step waits until every node has reached its state.
+ */
+export async function provisionNodes(
+  api: ApiClient,
+  uuids: readonly string[],
+  options: { concurrency: number; stepTimeoutMs: number; progress: (line: string) => void },
+): Promise<ProvisioningResult> {
+  const started = performance.now();
+  const steps: ProvisioningResult['steps'] = [];
+  for (const step of STEPS) {
+    const stepStarted = performance.now();
+    let fired = 0;
+    await forEachConcurrently(uuids, options.concurrency, async (uuid) => {
+      await fire(api, uuid, step.target);
+      if (++fired % 1000 === 0) options.progress(`${step.target}: ${fired}/${uuids.length} requested`);
+    });
+    const deadline = Date.now() + options.stepTimeoutMs;
+    for (;;) {
+      const reached = await countInState(api, step.reaches);
+      if (reached === uuids.length) break;
+      if (Date.now() > deadline) {
+        const errors = await firstErrors(api);
+        throw new Error(
+          `only ${reached} of ${uuids.length} nodes reached "${step.reaches}" within ${options.stepTimeoutMs / 1000} s` +
+            (errors.length ? `; for example:\n  ${errors.join('\n  ')}` : ''),
+        );
+      }
+      options.progress(`${step.target}: ${reached}/${uuids.length} ${step.reaches}`);
+      await sleep(1000);
+    }
+    steps.push({ ...step, seconds: (performance.now() - stepStarted) / 1000 });
+  }
+  return { steps, seconds: (performance.now() - started) / 1000 };
+}

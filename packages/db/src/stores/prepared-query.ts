@@ -1,0 +1,36 @@
+import type { Knex } from 'knex';
+
+/** What we use of a pg client taken from knex's pool. */
+interface PgConnection {
+  query(config: { name?: string; text: string; values: readonly unknown[] }): Promise<{ rows: unknown[] }>;
+}
+
+/** PostgreSQL's "cached plan must not change result type": the table changed under a prepared `select *`. */
+const FEATURE_NOT_SUPPORTED = '0A000';
+
+/**
+ * Runs a named statement (prepared once per pooled connection, then only
+ * bound and executed) on a connection from knex's own pool, past knex's
+ * query builder. For the boot path's reads, which run once or twice per
+ * firmware request: measured on two cores, knex's builder and runner cost
+ * about as much CPU as the query itself, and re-planning costs PostgreSQL
+ * more than executing a prepared plan. `text` uses $1, $2…; one name, one text.
+ */
+export async function queryPrepared<Row>(
+  db: Knex,
+  name: string,
+  text: string,
+  values: readonly unknown[],
+): Promise<Row[]> {
+  // A transaction's client hands out the transaction's own connection, so this stays inside it.
+  const connection = (await db.client.acquireConnection()) as PgConnection;
+  try {
+    return (await connection.query({ name, text, values })).rows as Row[];
+  } catch (error) {
+    // A migration added a column while we run: answer from a fresh plan (the statement heals when the connection goes).
+    if ((error as { code?: string }).code !== FEATURE_NOT_SUPPORTED) throw error;
+    return (await connection.query({ text, values })).rows as Row[];
+  } finally {
+    await db.client.releaseConnection(connection);
+  }
+}

@@ -1,0 +1,215 @@
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WrkLoadGenerator } from '../../bench/src/load-generator.js';
+import { BOOT_PATH_PATTERN, bootPath, macForIndex, sample, toHyphens } from '../../bench/src/macs.js';
+import { findNginx, renderNginxConfig, startNginx, unprivilegedUser } from '../../bench/src/nginx.js';
+import { BenchUsageError, parseBenchOptions } from '../../bench/src/options.js';
+import { cpuSeconds, ResourceMonitor, rssKilobytes } from '../../bench/src/process-stats.js';
+import { ratiosOf } from '../../bench/src/report.js';
+import { createStaticBootFileServer } from '../../bench/src/static-file-server.js';
+import { parseWrkOutput, renderWrkScript } from '../../bench/src/wrk-script.js';
+
+/** The pieces of `npm run bench`, checked fast: no stack, no timed assertions. */
+
+const NODE_UUIDS = ['0a6f1f36-0000-4000-8000-000000000001', '0a6f1f36-0000-4000-8000-000000000002'];
+
+/** Two http roots laid out as the iPXE boot interface lays them: <uuid>/config and pxelinux.cfg/<mac> links. */
+function makeRoots(dir: string): string[] {
+  const roots = [join(dir, 'root-1'), join(dir, 'root-2')];
+  NODE_UUIDS.forEach((uuid, i) => {
+    const root = roots[i] as string;
+    mkdirSync(join(root, uuid), { recursive: true });
+    mkdirSync(join(root, 'pxelinux.cfg'), { recursive: true });
+    writeFileSync(join(root, uuid, 'config'), `#!ipxe\necho ${uuid}\n`);
+    symlinkSync(`../${uuid}/config`, join(root, 'pxelinux.cfg', toHyphens(macForIndex(i))));
+  });
+  return roots;
+}
+
+async function get(url: string): Promise<{ status: number; body: string }> {
+  const response = await fetch(url);
+  return { status: response.status, body: await response.text() };
+}
+
+describe('bench pieces', () => {
+  let dir: string;
+  let roots: string[];
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'bmaas-bench-test-'));
+    // nginx's workers run as nobody when the test runs as root.
+    chmodSync(dir, 0o755);
+    roots = makeRoots(dir);
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('numbers MACs by node index and writes the paths firmware asks for', () => {
+    expect(macForIndex(0)).toBe('52:54:01:00:00:00');
+    expect(macForIndex(0xabcdef)).toBe('52:54:01:ab:cd:ef');
+    expect(() => macForIndex(0x1000000)).toThrow(RangeError);
+    expect(bootPath('52:54:01:AB:00:01')).toBe('/v1/boot/52-54-01-ab-00-01/boot.ipxe');
+    const pattern = new RegExp(BOOT_PATH_PATTERN);
+    expect(pattern.exec(bootPath(macForIndex(7)))?.[1]).toBe('52-54-01-00-00-07');
+    expect(pattern.test('/v1/boot/52:54:01:00:00:07/boot.ipxe')).toBe(false);
+    expect(pattern.test('/v1/boot/52-54-01-00-00-07/../../etc/passwd')).toBe(false);
+    const picked = sample([1, 2, 3, 4, 5], 3);
+    expect(new Set(picked).size).toBe(3);
+    expect(sample([1, 2], 5)).toHaveLength(2);
+  });
+
+  it('parses options, --quick setting the small defaults', () => {
+    const quick = parseBenchOptions(['--quick', '--concurrency', '8,32'], '/r');
+    expect(quick).toMatchObject({
+      nodes: 1000,
+      durationSeconds: 5,
+      concurrency: [8, 32],
+      quick: true,
+      resultsDir: '/r',
+    });
+    expect(parseBenchOptions(['--nodes=2500', '--duration', '20'], '/r')).toMatchObject({
+      nodes: 2500,
+      durationSeconds: 20,
+      concurrency: [64, 256],
+    });
+    expect(() => parseBenchOptions(['--nodes', 'lots'], '/r')).toThrow(BenchUsageError);
+    expect(() => parseBenchOptions(['--frobnicate'], '/r')).toThrow(/unknown option/);
+  });
+
+  it('serves the pxelinux.cfg link of a MAC from whichever root has it (node:http file server)', async () => {
+    const server = createStaticBootFileServer({ roots, pxeConfigSubdir: 'pxelinux.cfg' });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      expect(await get(`${base}${bootPath(macForIndex(0))}`)).toEqual({
+        status: 200,
+        body: `#!ipxe\necho ${NODE_UUIDS[0]}\n`,
+      });
+      expect(await get(`${base}${bootPath(macForIndex(1))}`)).toEqual({
+        status: 200,
+        body: `#!ipxe\necho ${NODE_UUIDS[1]}\n`,
+      });
+      expect((await get(`${base}${bootPath(macForIndex(2))}`)).status).toBe(404);
+      expect((await get(`${base}/pxelinux.cfg/${toHyphens(macForIndex(0))}`)).status).toBe(404);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('renders an nginx site that rewrites the boot path to the link, trying each root in turn', async () => {
+    const site = { port: 8, roots, pxeConfigSubdir: 'pxelinux.cfg', prefixDir: join(dir, 'nginx-text') };
+    const config = renderNginxConfig(site);
+    expect(config).toContain('worker_processes 1;');
+    expect(config).toContain('sendfile on;');
+    expect(config).toContain(`rewrite "${BOOT_PATH_PATTERN}" /pxelinux.cfg/$1 last;`);
+    expect(config).toContain(`location /pxelinux.cfg/ {\n      root ${roots[0]};\n      try_files $uri @root1;`);
+    expect(config).toContain(`location @root1 {\n      root ${roots[1]};\n      try_files $uri =404;`);
+    expect(() => renderNginxConfig({ ...site, roots: [] })).toThrow();
+  });
+
+  const nginx = findNginx();
+  it.skipIf(!nginx)('serves the same files through nginx (when installed)', async () => {
+    const server = await startNginx(nginx as string, {
+      port: await freeLoopbackPort(),
+      roots,
+      pxeConfigSubdir: 'pxelinux.cfg',
+      prefixDir: join(dir, 'nginx'),
+      user: unprivilegedUser(),
+    });
+    try {
+      expect(await get(`${server.baseUrl}${bootPath(macForIndex(1))}`)).toEqual({
+        status: 200,
+        body: `#!ipxe\necho ${NODE_UUIDS[1]}\n`,
+      });
+      expect((await get(`${server.baseUrl}${bootPath(macForIndex(2))}`)).status).toBe(404);
+    } finally {
+      await server.stop();
+    }
+    expect(server.running).toBe(false);
+  });
+
+  it('writes a wrk script reading the MAC list, and parses its summary line', () => {
+    const script = renderWrkScript('/tmp/with "quote"/macs.txt');
+    expect(script).toContain('io.lines("/tmp/with \\"quote\\"/macs.txt")');
+    expect(script).toContain('"/v1/boot/" .. macs[math.random(#macs)] .. "/boot.ipxe"');
+    const summary = parseWrkOutput(
+      'Running 1s test\nBENCH_RESULT {"requests":10,"durationUs":1000000,"bytes":1,"errors":{"connect":0,"read":0,"write":0,"status":2,"timeout":0},"latencyUs":{"p50":1,"p90":2,"p99":3,"max":4,"mean":1.5}}\n',
+    );
+    expect(summary.errors.status).toBe(2);
+    expect(() => parseWrkOutput('no summary')).toThrow(/no summary/);
+  });
+
+  const wrk = spawnSync('sh', ['-c', 'command -v wrk'], { stdio: 'ignore' }).status === 0;
+  it.skipIf(!wrk)('drives wrk over random MACs of the list (when installed)', async () => {
+    const seen: string[] = [];
+    const server = http.createServer((req, res) => {
+      seen.push(req.url ?? '');
+      res.writeHead(seen.length % 50 === 0 ? 404 : 200, { 'content-length': 2 }).end('ok');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const macs = Array.from({ length: 20 }, (_, i) => macForIndex(i));
+    try {
+      const result = await new WrkLoadGenerator(dir).run({
+        baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        macs,
+        concurrency: 2,
+        durationSeconds: 1,
+      });
+      expect(result.requests).toBeGreaterThan(0);
+      expect(result.errors.status).toBe(seen.filter((_, i) => (i + 1) % 50 === 0).length);
+      const asked = new Set(seen);
+      for (const path of asked) expect(macs.map(bootPath)).toContain(path);
+      expect(asked.size).toBeGreaterThan(10);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('reads CPU time and RSS from /proc, and sums them per process group', async () => {
+    expect(rssKilobytes(process.pid)).toBeGreaterThan(1000);
+    expect(cpuSeconds(process.pid)).toBeGreaterThan(0);
+    expect(cpuSeconds(2 ** 22 + 1)).toBeUndefined();
+    const monitor = new ResourceMonitor(new Map([['self', () => [process.pid]]]));
+    monitor.start(10);
+    const until = performance.now() + 150;
+    while (performance.now() < until) Math.sqrt(Math.random());
+    const use = monitor.stop().get('self');
+    expect(use?.cpuSeconds).toBeGreaterThan(0);
+    expect(use?.peakRssMb).toBeGreaterThan(1);
+  });
+
+  it('computes the ratios of the boot API to the static servers per concurrency', () => {
+    const run = (server: string, concurrency: number, requestsPerSecond: number) => ({
+      server,
+      concurrency,
+      resources: {},
+      result: {
+        requests: 0,
+        durationSeconds: 1,
+        requestsPerSecond,
+        latencyMs: { p50: 0, p90: 0, p99: 0, max: 0 },
+        errors: { socket: 0, status: 0, timeout: 0, total: 0 },
+      },
+    });
+    expect(ratiosOf([run('boot-api', 64, 1000), run('nginx', 64, 20_000), run('node-static', 64, 4000)])).toEqual([
+      { concurrency: 64, bootApiToNginx: 0.05, bootApiToNodeStatic: 0.25 },
+    ]);
+    expect(ratiosOf([run('boot-api', 8, 10)])).toEqual([
+      { concurrency: 8, bootApiToNginx: null, bootApiToNodeStatic: null },
+    ]);
+  });
+});
+
+function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = http.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
