@@ -98,6 +98,8 @@ describe.skipIf(!BAREMETAL)(TITLE, () => {
         BMAAS_DATABASE__CONNECTION: database.url,
         BMAAS_API__PORT: String(port),
         BMAAS_API__HOST_IP: '127.0.0.1',
+        // The conductor row above never heartbeats: keep it alive however long a busy machine takes.
+        BMAAS_CONDUCTOR__HEARTBEAT_TIMEOUT: '3600',
         BMAAS_DEFAULT__LOG_FORMAT: 'json',
       },
     });
