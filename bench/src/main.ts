@@ -4,6 +4,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { openDatabase } from '@bmaas/db';
 import { ApiClient } from './api-client.js';
 import { BenchStack } from './bench-stack.js';
 import { checkBootBodies } from './body-check.js';
@@ -114,6 +115,10 @@ async function measure(options: BenchOptions, started: Started, cleanup: Cleanup
     { concurrency: options.clientConcurrency, stepTimeoutMs: Math.max(120_000, options.nodes * 50), progress: log },
   );
 
+  // Provisioning rewrote every node row several times: let PostgreSQL settle (autovacuum would
+  // otherwise do this during the load runs, on the boot API's account).
+  await settleDatabase(stack.databaseUrl);
+
   const roots = stack.conductors.map((c) => c.httpRoot);
   const pxeConfigSubdir = stack.config.pxe.pxe_config_subdir;
   const servers: ServerUnderTest[] = [{ name: 'boot-api', baseUrl: stack.apiUrl }];
@@ -220,6 +225,15 @@ async function measure(options: BenchOptions, started: Started, cleanup: Cleanup
     lookupScaling: { query: querySpan, api: apiSpan },
     skipped,
   };
+}
+
+async function settleDatabase(url: string): Promise<void> {
+  const db = openDatabase({ connection: url, applicationName: 'bmaas-bench', maxPoolSize: 1 });
+  try {
+    await db.raw('vacuum (analyze) nodes, ports');
+  } finally {
+    await db.destroy();
+  }
 }
 
 /** --hold: everything stays up for manual measurements until Ctrl-C (which runs the cleanup). */

@@ -159,7 +159,11 @@ describe('bench pieces', () => {
         durationSeconds: 1,
       });
       expect(result.requests).toBeGreaterThan(0);
-      expect(result.errors.status).toBe(seen.filter((_, i) => (i + 1) % 50 === 0).length);
+      // wrk counts the 404s it received (one or two may still have been on their way at the end).
+      const notFound = seen.filter((_, i) => (i + 1) % 50 === 0).length;
+      expect(result.errors.status).toBeGreaterThan(0);
+      expect(result.errors.status).toBeLessThanOrEqual(notFound);
+      expect(result.errors.status).toBeGreaterThanOrEqual(notFound - 2);
       const asked = new Set(seen);
       for (const path of asked) expect(macs.map(bootPath)).toContain(path);
       expect(asked.size).toBeGreaterThan(10);
