@@ -2,8 +2,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { type BmaasConfig, createRootLogger, loadConfig } from '@bmaas/common';
-import { type ConductorEndpoint, Stack } from '@bmaas/stack';
+import { type BmaasConfig, createRootLogger } from '@bmaas/common';
+import { type ConductorEndpoint, loadConductorConfig, Stack } from '@bmaas/stack';
 import { freePort, freePortBlock } from './free-ports.js';
 import type { ProcessTable } from './process-stats.js';
 
@@ -51,7 +51,7 @@ export class BenchStack {
     );
     // The children inherit our environment: BMAAS_* settings of the shell must not change the product measured.
     for (const name of Object.keys(process.env)) if (name.startsWith('BMAAS_')) delete process.env[name];
-    const config = loadConfig({ configFiles: [configFile], env: {} });
+    const config = loadConductorConfig({ configFiles: [configFile], env: {} });
     let bench: BenchStack | undefined;
     const logStream = new Writable({
       write(chunk: Buffer, _encoding, done) {

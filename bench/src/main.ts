@@ -4,6 +4,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pluginSection } from '@bmaas/common';
 import { openDatabase } from '@bmaas/db';
 import { ApiClient } from './api-client.js';
 import { BenchStack } from './bench-stack.js';
@@ -120,7 +121,10 @@ async function measure(options: BenchOptions, started: Started, cleanup: Cleanup
   await settleDatabase(stack.databaseUrl);
 
   const roots = stack.conductors.map((c) => c.httpRoot);
-  const pxeConfigSubdir = stack.config.pxe.pxe_config_subdir;
+  const pxeConfigSubdir = pluginSection<{ pxe_config_subdir: { default: string } }>(
+    stack.config,
+    'pxe',
+  ).pxe_config_subdir;
   const servers: ServerUnderTest[] = [{ name: 'boot-api', baseUrl: stack.apiUrl }];
   const served = new Map<string, ServedProcess>();
   const nginxBinary = findNginx();

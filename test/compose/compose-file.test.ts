@@ -9,8 +9,8 @@ import { createRequire } from 'node:module';
 import { dirname, join, posix, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
-import { type BmaasConfig, configFilesFromArgs, loadConfig } from '@bmaas/common';
-import { renderRootBootScript } from '@bmaas/ipxe-boot-interface';
+import { type BmaasConfig, configFilesFromArgs, loadConfig, type PluginSections, pluginSection } from '@bmaas/common';
+import { PXE_OPTIONS, renderRootBootScript } from '@bmaas/ipxe-boot-interface';
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -101,10 +101,24 @@ function hostPathOf(name: string, containerPath: string): string {
   throw new Error(`${name}: ${containerPath} is not mounted from the repository`);
 }
 
-/** A service's configuration, loaded the way its process loads it: its --config-file files, then its environment. */
+/**
+ * A service's configuration, loaded the way its process loads it: its --config-file files, then its
+ * environment; a conductor with its boot interfaces' sections ([pxe]), the others leaving those unread.
+ */
 function serviceConfig(name: string): { config: BmaasConfig; files: string[] } {
   const files = configFilesFromArgs(service(name).command ?? []).map((path) => hostPathOf(name, path));
-  return { config: loadConfig({ configFiles: files, env: service(name).environment ?? {} }), files };
+  return {
+    config: loadConfig({ configFiles: files, env: service(name).environment ?? {}, pluginSections: sectionsOf(name) }),
+    files,
+  };
+}
+
+function sectionsOf(name: string): PluginSections {
+  return CONDUCTORS.includes(name) ? { pxe: PXE_OPTIONS } : 'ignore';
+}
+
+function ipxeConfigOf(config: BmaasConfig) {
+  return { ...config, pxe: pluginSection<typeof PXE_OPTIONS>(config, 'pxe') };
 }
 
 /** Published ports `[ip:]host:container` of a service. */
@@ -157,21 +171,25 @@ describe('docker-compose.yml', () => {
   it('a misspelt option name in a service environment fails the load', () => {
     const { files } = serviceConfig('api');
     expect(() =>
-      loadConfig({ configFiles: files, env: { ...service('api').environment, BMAAS_API__PUBLIC_ENDPIONT: 'x' } }),
+      loadConfig({
+        configFiles: files,
+        env: { ...service('api').environment, BMAAS_API__PUBLIC_ENDPIONT: 'x' },
+        pluginSections: 'ignore',
+      }),
     ).toThrow(/BMAAS_API__PUBLIC_ENDPIONT names no known option/);
   });
 
   it('the API and the conductors link boot scripts to the API on the provisioning address', () => {
     for (const name of ['api', ...CONDUCTORS]) {
       const { config } = serviceConfig(name);
-      expect(config.pxe.ipxe_use_boot_config_api, name).toBe(true);
+      if (CONDUCTORS.includes(name)) expect(ipxeConfigOf(config).pxe.ipxe_use_boot_config_api, name).toBe(true);
       expect(config.api.public_endpoint, name).toBe('http://192.0.2.10:6385');
     }
     const api = serviceConfig('api').config;
     expect(publishedPorts('api')).toContainEqual({ ip: undefined, host: api.api.port, container: api.api.port });
     expect(api.api.port).toBe(6385);
     // The wildcard script each conductor renders sends every NIC to the API.
-    const rootScript = renderRootBootScript(serviceConfig('conductor-1').config);
+    const rootScript = renderRootBootScript(ipxeConfigOf(serviceConfig('conductor-1').config));
     expect(rootScript).toContain('chain http://192.0.2.10:6385/v1/boot/${net${nic}/mac:hexhyp}/boot.ipxe');
   });
 

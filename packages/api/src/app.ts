@@ -1,5 +1,5 @@
 import type { RequestListener } from 'node:http';
-import { type BmaasConfig, HtpasswdUsers, type Logger, TurnBatcher } from '@bmaas/common';
+import { type BmaasConfig, HtpasswdUsers, type Logger } from '@bmaas/common';
 import { createStores } from '@bmaas/db';
 import type { ConductorClient } from '@bmaas/rpc-client';
 import express, { type Express } from 'express';
@@ -40,10 +40,8 @@ export const UNVERSIONED_PREFIXES = ['/v1/boot', '/v1/lookup', '/v1/heartbeat'];
  */
 export function createApiListener(deps: ApiDeps): RequestListener {
   const stores = createStores(deps.db);
-  // The MACs asked for while the previous lookup runs are looked up together, with one query.
-  const lookups = new TurnBatcher((macs: string[]) => stores.ports.bootLookupMany(macs), { maxInFlight: 1 });
   const bootConfig = new BootConfigController({
-    lookup: (mac) => lookups.get(mac),
+    ports: stores.ports,
     conductors: deps.conductors,
     restrictToWaitStates: deps.config.api.restrict_boot_config,
     rpcTimeoutMs: deps.config.api.boot_config_rpc_timeout * 1000,

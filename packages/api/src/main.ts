@@ -7,7 +7,8 @@ import { createApiListener } from './app.js';
 
 /** The API process: config, logger, database, conductor client, then listen until SIGTERM/SIGINT. */
 async function main(argv: readonly string[]): Promise<void> {
-  const config = loadConfig({ configFiles: configFilesFromArgs(argv) });
+  // The API loads no plug-in: their sections ([pxe], …) are the conductors' to check.
+  const config = loadConfig({ configFiles: configFilesFromArgs(argv), pluginSections: 'ignore' });
   const logger = createRootLogger({
     level: config.DEFAULT.log_level,
     format: config.DEFAULT.log_format,

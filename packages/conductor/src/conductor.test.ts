@@ -16,7 +16,7 @@ import {
 } from '@bmaas/common';
 import { createStores, type Stores } from '@bmaas/db';
 import { createTestDatabase, freePort, type TestDatabase } from '@bmaas/db/testing';
-import { FakeBootInterface } from '@bmaas/driver-api';
+import { FakeBootInterface, fakeBootInterface } from '@bmaas/driver-api';
 import { ConductorRing, JsonRpcConductorClient } from '@bmaas/rpc-client';
 import bcrypt from 'bcryptjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -34,7 +34,10 @@ const CATALOG: DriverCatalog = {
   ...DRIVER_CATALOG,
   interfaces: {
     ...DRIVER_CATALOG.interfaces,
-    boot: [...DRIVER_CATALOG.interfaces.boot, { name: 'crashing', create: () => new CrashingBoot() }],
+    boot: [
+      ...DRIVER_CATALOG.interfaces.boot,
+      { ...fakeBootInterface, name: 'crashing', create: () => new CrashingBoot() },
+    ],
   },
   hardwareTypes: DRIVER_CATALOG.hardwareTypes.map((hw) => ({
     ...hw,

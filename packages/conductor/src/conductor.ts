@@ -10,6 +10,7 @@ import { RepeatingTask } from './periodic/repeating-task.js';
 import { TakeoverCheck } from './periodic/takeover.js';
 import { failTimedOutWaits } from './periodic/wait-timeouts.js';
 import { ProvisioningRunner } from './provisioning/runner.js';
+import { textFileMatcher } from './registry/boot-descriptors.js';
 import type { DriverCatalog } from './registry/catalog.js';
 import { createRpcHandlers } from './rpc/handlers.js';
 import { ConductorRpcServer } from './rpc/json-rpc-server.js';
@@ -100,7 +101,11 @@ export function createConductor(deps: ConductorDeps): Conductor {
     auth,
   });
   const fileServer = fileServerAt
-    ? createHttpFileServer({ root: config.deploy.http_root, logger: deps.logger.child({ component: 'http-root' }) })
+    ? createHttpFileServer({
+        root: config.deploy.http_root,
+        logger: deps.logger.child({ component: 'http-root' }),
+        isTextFile: textFileMatcher(registry.bootDescriptors),
+      })
     : undefined;
 
   const registration = () => ({

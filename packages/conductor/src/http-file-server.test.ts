@@ -6,8 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { createRootLogger } from '@bmaas/common';
+import { ipxeBootInterface } from '@bmaas/ipxe-boot-interface';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpFileServer, resolveInsideRoot } from './http-file-server.js';
+import { textFileMatcher } from './registry/boot-descriptors.js';
 
 const UUID = '11111111-2222-4333-8444-555555555555';
 const SCRIPT = '#!ipxe\necho hello\n';
@@ -55,7 +57,9 @@ beforeAll(async () => {
   symlinkSync('../secret', join(root, 'escape'));
   symlinkSync(join(base, 'secret'), join(root, 'pxelinux.cfg', 'absolute-escape'));
   const logger = createRootLogger({ level: 'debug', format: 'json', stream: logStream });
-  server = createHttpFileServer({ root, logger });
+  // The text files of the enabled boot interfaces, as the conductor asks its registry.
+  const isTextFile = textFileMatcher([ipxeBootInterface]);
+  server = createHttpFileServer({ root, logger, isTextFile });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
 });

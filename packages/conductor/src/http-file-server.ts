@@ -2,26 +2,20 @@ import { createReadStream } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { basename, extname, resolve, sep } from 'node:path';
+import { basename, resolve, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { ConfigError, type ConfigSection, type Logger } from '@bmaas/common';
-
-/** Boot scripts are text; kernels, ramdisks and the rest are bytes. */
-const TEXT_EXTENSIONS: ReadonlySet<string> = new Set(['.ipxe', '.cfg', '.conf', '.txt', '.sh']);
-/** The per-node iPXE script is `<uuid>/config` (the pxelinux.cfg/<mac> links resolve to it). */
-const TEXT_NAMES: ReadonlySet<string> = new Set(['config']);
 
 export interface HttpFileServerOptions {
   /** Directory served; nothing outside it is ever read. */
   root: string;
   logger: Logger;
-}
-
-function contentType(realFile: string): string {
-  const name = basename(realFile);
-  return TEXT_EXTENSIONS.has(extname(name).toLowerCase()) || TEXT_NAMES.has(name)
-    ? 'text/plain; charset=utf-8'
-    : 'application/octet-stream';
+  /**
+   * Whether a file (by its base name, after links are resolved) is sent as
+   * text: the enabled boot interfaces say which of their files are (the
+   * registry's textFileMatcher). Everything else is sent as bytes.
+   */
+  isTextFile: (name: string) => boolean;
 }
 
 function plain(res: http.ServerResponse, status: number, text: string, headers: http.OutgoingHttpHeaders = {}): void {
@@ -99,7 +93,8 @@ export function createHttpFileServer(options: HttpFileServerOptions): http.Serve
       plain(res, 404, 'Not found');
       return;
     }
-    res.writeHead(200, { 'content-type': contentType(real), 'content-length': info.size });
+    const type = options.isTextFile(basename(real)) ? 'text/plain; charset=utf-8' : 'application/octet-stream';
+    res.writeHead(200, { 'content-type': type, 'content-length': info.size });
     if (req.method === 'HEAD') {
       res.end();
       return;

@@ -4,8 +4,10 @@ export { DirectDeployInterface, directDeployInterface } from './deploy/direct-de
 export { createHttpFileServer, resolveInsideRoot } from './http-file-server.js';
 export { type ConductorIdentity, conductorIdentity, DEFAULT_JSON_RPC_PORT } from './identity.js';
 export { ProvisioningRunner } from './provisioning/runner.js';
+export { bootRootFiles, enabledBootDescriptors, textFileMatcher } from './registry/boot-descriptors.js';
 export type { DriverCatalog, HardwareTypeDescriptor, InterfaceCatalog } from './registry/catalog.js';
 export { DriverRegistry } from './registry/driver-registry.js';
 export { DRIVER_CATALOG, INTERFACES } from './registry/enabled-interfaces.js';
+export { loadConductorConfig, pluginConfigSections } from './registry/plugin-config.js';
 export { type ConductorRpcHandlers, ConductorRpcServer } from './rpc/json-rpc-server.js';
 export { type AcquireOptions, type ConductorTask, TaskManager } from './task-manager.js';

@@ -1,13 +1,15 @@
 #!/usr/bin/env node
-import { ConfigError, configFilesFromArgs, createRootLogger, loadConfig } from '@bmaas/common';
+import { ConfigError, configFilesFromArgs, createRootLogger } from '@bmaas/common';
 import { createStores, openDatabase, resolveDatabaseUrl } from '@bmaas/db';
 import { createConductor } from './conductor.js';
 import { prepareConductor } from './conductor-setup.js';
 import { conductorIdentity } from './identity.js';
+import { loadConductorConfig } from './registry/plugin-config.js';
 
 /** `bmaas-conductor [--config-file PATH]...`: runs one conductor until SIGTERM or SIGINT. */
 async function main(argv: string[]): Promise<void> {
-  const config = loadConfig({ configFiles: configFilesFromArgs(argv) });
+  // The core options and every plug-in's own section ([pxe], …), checked alike.
+  const config = loadConductorConfig({ configFiles: configFilesFromArgs(argv) });
   const { hostname } = conductorIdentity(config);
   const logger = createRootLogger({
     level: config.DEFAULT.log_level,

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Logger, NodeLocked, NodeNotFound, type NodeRecord, type PortRecord, TurnBatcher } from '@bmaas/common';
+import { type Logger, NodeLocked, NodeNotFound, type NodeRecord, type PortRecord } from '@bmaas/common';
 import type { NodeChanges, NodeStore, PortStore } from '@bmaas/db';
 import type { BootInterface, NodeDriver, RamdiskMode, Task } from '@bmaas/driver-api';
 
@@ -102,14 +102,8 @@ export class TaskManager {
   private readonly held = new Map<number, NodeTask>();
   private readonly running = new Set<Promise<void>>();
   private readonly wrapped = new WeakMap<NodeDriver, NodeDriver>();
-  /** Shared locks asked for while the previous read runs read their nodes together, with one query (a boot storm's path). */
-  private readonly sharedReads: TurnBatcher<string, { node: NodeRecord; ports: PortRecord[] } | undefined>;
 
-  constructor(readonly options: TaskManagerOptions) {
-    this.sharedReads = new TurnBatcher((uuids: string[]) => options.nodes.getManyByUuidWithPorts(uuids), {
-      maxInFlight: 1,
-    });
-  }
+  constructor(readonly options: TaskManagerOptions) {}
 
   /** Locks held right now (foreground and background). */
   get heldCount(): number {
@@ -128,8 +122,8 @@ export class TaskManager {
       await this.reserveWithRetries(node);
       node = (await nodes.getById(node.id)) ?? node;
     } else {
-      // A shared lock is the boot path's: node and ports in one round trip, shared with the turn's others.
-      const read = await this.sharedReads.get(nodeUuid);
+      // A shared lock is the boot path's: node and ports in one round trip (batched by the store under load).
+      const read = await nodes.getByUuidWithPorts(nodeUuid);
       if (!read) throw new NodeNotFound(nodeUuid);
       ({ node, ports } = read);
     }

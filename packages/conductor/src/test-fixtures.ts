@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { type BmaasConfig, type DeepPartial, loadConfig, type NodeRecord } from '@bmaas/common';
+import type { BmaasConfig, DeepPartial, NodeRecord } from '@bmaas/common';
 import type { NewNode, Stores } from '@bmaas/db';
+import { loadConductorConfig } from './registry/plugin-config.js';
 
 /** Configuration for tests: no environment, fake boot only (the iPXE one is not in the catalog yet). */
 export function testConfig(overrides: DeepPartial<BmaasConfig> = {}): BmaasConfig {
-  return loadConfig({
+  return loadConductorConfig({
     env: {},
     overrides: {
       ...overrides,

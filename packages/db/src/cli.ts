@@ -13,7 +13,8 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`${USAGE}\n`);
     return 2;
   }
-  const config = loadConfig({ configFiles: configFilesFromArgs(argv) });
+  // This process loads no plug-in: their sections ([pxe], …) are the conductors' to check.
+  const config = loadConfig({ configFiles: configFilesFromArgs(argv), pluginSections: 'ignore' });
   const logger = createRootLogger({ level: config.DEFAULT.log_level, format: config.DEFAULT.log_format }).child({
     component: 'dbsync',
   });

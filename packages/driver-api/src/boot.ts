@@ -1,5 +1,5 @@
-import { UnsupportedDriverExtension } from '@bmaas/common';
-import type { HardwareInterface } from './interfaces.js';
+import { type SectionSchema, UnsupportedDriverExtension } from '@bmaas/common';
+import type { HardwareInterface, InterfaceDescriptor } from './interfaces.js';
 import type { Task } from './task.js';
 
 /** Which ramdisk prepareRamdisk boots: the deploy agent (deploy, clean, inspect) or the rescue one. */
@@ -13,9 +13,10 @@ export type RamdiskMode = 'deploy' | 'rescue';
 export interface BootInterface extends HardwareInterface {
   /**
    * Writes the files shared by every node, such as iPXE's root `boot.ipxe`
-   * that static DHCP points machines at. Called once when the conductor
-   * starts, before it registers, and needs no lock. Idempotent. The default
-   * does nothing.
+   * that static DHCP points machines at: its descriptor's `rootFiles`.
+   * Called once when the conductor starts, before its file server listens
+   * and before it registers; needs no lock. Idempotent: a second call writes
+   * nothing new. The default does nothing.
    */
   prepareHttpRoot(): Promise<void>;
   /**
@@ -63,4 +64,28 @@ export abstract class BaseBootInterface implements BootInterface {
   async getBootConfig(task: Task, _name: string): Promise<string> {
     throw new UnsupportedDriverExtension(task.node.driver, 'get_boot_config');
   }
+}
+
+/**
+ * A boot interface's descriptor: besides name, options and factory, what
+ * the rest of the system asks of it without naming it — the stack, the
+ * banner and the conductor's file server go through the registry.
+ */
+export interface BootInterfaceDescriptor<S extends SectionSchema = SectionSchema>
+  extends InterfaceDescriptor<BootInterface, S> {
+  /**
+   * Files under [deploy]http_root that every machine may fetch, as paths
+   * relative to it, written by prepareHttpRoot (iPXE: `boot.ipxe`). A
+   * conductor is ready when its file server serves each of them; the stack
+   * waits for that and the banner lists them.
+   */
+  readonly rootFiles: readonly string[];
+  /** The `<NAME>`s getBootConfig serves through `/v1/boot/<MAC>/<NAME>` (iPXE: `boot.ipxe`). */
+  readonly bootConfigNames: readonly string[];
+  /**
+   * Files under http_root the conductor's file server sends as
+   * `text/plain`: file names (`config`) or endings (`.ipxe`). Anything else
+   * is sent as bytes.
+   */
+  readonly textFiles: readonly string[];
 }

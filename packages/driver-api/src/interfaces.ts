@@ -1,4 +1,4 @@
-import type { PowerState } from '@bmaas/common';
+import type { PowerState, SectionSchema, SectionValues } from '@bmaas/common';
 import type { InterfaceDeps, Task } from './task.js';
 
 /** Common part of every hardware interface. */
@@ -60,12 +60,28 @@ export interface DeployInterface extends HardwareInterface {
   takeOver(task: Task): Promise<void>;
 }
 
+/** A configuration section an implementation owns, e.g. iPXE's `[pxe]`. */
+export interface InterfaceConfigSection<S extends SectionSchema = SectionSchema> {
+  /** The section's name; a core section, or one another descriptor took, stops the conductor. */
+  readonly section: string;
+  /** Its options: convict entries with doc, format, default and env (BMAAS_<SECTION>__<OPTION>). */
+  readonly options: S;
+}
+
 /**
  * How an implementation of an interface kind is made known to the conductor:
  * one descriptor per implementation, listed in the conductor's registry file.
  */
-export interface InterfaceDescriptor<I> {
+export interface InterfaceDescriptor<I, S extends SectionSchema = SectionSchema> {
   /** Name used in enabled_*_interfaces and in the node's *_interface field. */
   readonly name: string;
-  create(deps: InterfaceDeps): I;
+  /**
+   * The implementation's own options. The conductor merges every
+   * descriptor's section into its schema when it loads its configuration
+   * (whether the implementation is enabled or not), checks them as strictly
+   * as its own, lists them in the generated reference, and hands the
+   * section's values to `create` as `deps.settings`.
+   */
+  readonly config?: InterfaceConfigSection<S>;
+  create(deps: InterfaceDeps<SectionValues<S>>): I;
 }

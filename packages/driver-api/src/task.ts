@@ -1,4 +1,4 @@
-import type { BmaasConfig, Logger, NodeRecord, PortRecord } from '@bmaas/common';
+import type { ConfigSection, Logger, NodeRecord, PortRecord } from '@bmaas/common';
 import type { BootInterface } from './boot.js';
 import type { DeployInterface, ManagementInterface, PowerInterface } from './interfaces.js';
 
@@ -36,9 +36,18 @@ export interface Task {
   updateNode(changes: NodeUpdate): Promise<NodeRecord>;
 }
 
-/** What every interface implementation is created with. */
-export interface InterfaceDeps {
-  config: BmaasConfig;
+/**
+ * What every interface implementation is created with: its own options and
+ * the few facts of the conductor an interface may need, not the whole
+ * configuration.
+ */
+export interface InterfaceDeps<Settings = Readonly<Record<string, unknown>>> {
+  /** The descriptor's own configuration section, checked and frozen; {} when it declares none. */
+  settings: Settings;
+  /** The conductor's [deploy] section: http_root (where boot files go) and http_url (where machines fetch them). */
+  deploy: ConfigSection<'deploy'>;
+  /** [api]public_endpoint: the API URL machines and agents call back; null when unset. */
+  apiPublicEndpoint: string | null;
   /** Logger of the component (`{ component: '<kind>:<name>' }`). */
   logger: Logger;
   /** Identity of this conductor, as registered (host or host:port). */

@@ -1,4 +1,5 @@
 import { describeBootInterfaceContract } from '@bmaas/driver-api/testing';
+import { ipxeBootInterface } from './ipxe-boot.js';
 import { createIpxeFixture } from './ipxe-fixture.test-support.js';
 
 describeBootInterfaceContract('ipxe', async () => {
@@ -9,5 +10,7 @@ describeBootInterfaceContract('ipxe', async () => {
     node: { bootInterface: 'ipxe', driverInfo: fixture.driverInfo },
     snapshot: fixture.snapshot,
     cleanup: fixture.cleanup,
+    rootFiles: ipxeBootInterface.rootFiles,
+    httpRoot: fixture.httpRoot,
   };
 });

@@ -9,11 +9,12 @@ import {
   type PortRecord,
 } from '@bmaas/common';
 import { createTestNode, createTestPort, createTestTask } from '@bmaas/driver-api/testing';
+import { type ImageServer, startImageServer } from '@bmaas/http-root/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type ImageServer, startImageServer } from './image-server.test-support.js';
 import { IpxeBootInterface, ipxeBootInterface, writeRootBootScript } from './ipxe-boot.js';
 import { createIpxeFixture, type IpxeFixture } from './ipxe-fixture.test-support.js';
 import { renderRootBootScript } from './root-script.js';
+import { testDeps } from './test-config.test-support.js';
 
 describe('ipxe boot interface', () => {
   let fixture: IpxeFixture;
@@ -150,7 +151,9 @@ describe('ipxe boot interface', () => {
     );
 
     const noApi = new IpxeBootInterface({
-      config: { ...fixture.config, api: { ...fixture.config.api, public_endpoint: null } },
+      settings: fixture.config.pxe,
+      deploy: fixture.config.deploy,
+      apiPublicEndpoint: null,
       logger: createSilentLogger(),
       conductorHostname: 'c',
     });
@@ -170,12 +173,11 @@ describe('ipxe boot interface', () => {
   it('is registered as ipxe', async () => {
     fixture = await createIpxeFixture();
     expect(ipxeBootInterface.name).toBe('ipxe');
-    const created = ipxeBootInterface.create({
-      config: fixture.config,
-      logger: createSilentLogger(),
-      conductorHostname: 'c',
-    });
+    const created = ipxeBootInterface.create(testDeps(fixture.config));
     expect(created).toBeInstanceOf(IpxeBootInterface);
+    expect(ipxeBootInterface.config?.section).toBe('pxe');
+    expect(ipxeBootInterface.rootFiles).toEqual(['boot.ipxe']);
+    expect(ipxeBootInterface.bootConfigNames).toEqual(['boot.ipxe']);
   });
 });
 

@@ -1,13 +1,14 @@
 import { lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { type BmaasConfig, createSilentLogger, type DeepPartial } from '@bmaas/common';
+import type { BmaasConfig } from '@bmaas/common';
 import { IpxeBootInterface } from './ipxe-boot.js';
-import { testConfig } from './test-config.test-support.js';
+import type { IpxeConfig } from './ipxe-config.js';
+import { type IpxeTestOverrides, testConfig, testDeps } from './test-config.test-support.js';
 
 export interface IpxeFixture {
   iface: IpxeBootInterface;
-  config: BmaasConfig;
+  config: BmaasConfig & IpxeConfig;
   httpRoot: string;
   /** driver_info naming local deploy and rescue images. */
   driverInfo: Record<string, string>;
@@ -17,7 +18,7 @@ export interface IpxeFixture {
 }
 
 /** An ipxe interface over a fresh temporary http_root, with local images for both ramdisks. */
-export async function createIpxeFixture(overrides: DeepPartial<BmaasConfig> = {}): Promise<IpxeFixture> {
+export async function createIpxeFixture(overrides: IpxeTestOverrides = {}): Promise<IpxeFixture> {
   const dir = await mkdtemp(join(tmpdir(), 'bmaas-ipxe-'));
   const httpRoot = join(dir, 'httpboot');
   const images = join(dir, 'images');
@@ -32,7 +33,7 @@ export async function createIpxeFixture(overrides: DeepPartial<BmaasConfig> = {}
     deploy: { http_root: httpRoot, http_url: 'http://192.0.2.10:8080', ...overrides.deploy },
     api: { public_endpoint: 'http://192.0.2.1:6385', ...overrides.api },
   });
-  const iface = new IpxeBootInterface({ config, logger: createSilentLogger(), conductorHostname: 'conductor-1' });
+  const iface = new IpxeBootInterface(testDeps(config));
   return {
     iface,
     config,

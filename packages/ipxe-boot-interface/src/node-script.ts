@@ -1,6 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${name} is iPXE's own setting expansion, written into the scripts as is.
-import { type BmaasConfig, InvalidParameterValue, MissingParameterValue } from '@bmaas/common';
+import { InvalidParameterValue, MissingParameterValue } from '@bmaas/common';
 import type { RamdiskMode } from '@bmaas/driver-api';
+import type { IpxeConfig } from './ipxe-config.js';
 
 /** Label a node script starts at: a ramdisk (deploy, rescue) or the deployed instance. */
 export type NodeScriptEntry = RamdiskMode | 'boot_instance';
@@ -112,7 +113,7 @@ export function nodeScriptEntry(script: string): NodeScriptEntry | undefined {
  * back. The instance entry needs neither.
  */
 export function nodeScriptOptions(
-  config: Pick<BmaasConfig, 'deploy' | 'pxe' | 'api'>,
+  config: Pick<IpxeConfig, 'deploy' | 'pxe' | 'api'>,
   nodeUuid: string,
   entry: NodeScriptEntry,
 ): NodeScriptOptions {

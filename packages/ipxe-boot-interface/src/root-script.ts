@@ -1,5 +1,6 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${name} is iPXE's own setting expansion, written into the scripts as is.
-import { type BmaasConfig, InvalidParameterValue, MissingParameterValue } from '@bmaas/common';
+import { InvalidParameterValue, MissingParameterValue } from '@bmaas/common';
+import type { IpxeConfig } from './ipxe-config.js';
 import { withoutTrailingSlash } from './node-script.js';
 
 /** Tries of each NIC's script before moving on to the next NIC. */
@@ -21,7 +22,7 @@ export interface NodeScriptLocation {
  * configuration API, `<root>/v1/boot/<mac>/boot.ipxe`, with root
  * [pxe]ipxe_config_api_root_url or else [api]public_endpoint.
  */
-export function nodeScriptLocation(config: Pick<BmaasConfig, 'pxe' | 'api'>): NodeScriptLocation {
+export function nodeScriptLocation(config: Pick<IpxeConfig, 'pxe' | 'api'>): NodeScriptLocation {
   if (!config.pxe.ipxe_use_boot_config_api) {
     const subdir = withoutTrailingSlash(config.pxe.pxe_config_subdir);
     return { prefix: `${checkedToken('[pxe]pxe_config_subdir', subdir)}/`, suffix: '' };
@@ -47,7 +48,7 @@ export function nodeScriptLocation(config: Pick<BmaasConfig, 'pxe' | 'api'>): No
  * on to its next boot device. When no NIC matched: the fallback script if
  * set, else a message and a reboot.
  */
-export function renderRootBootScript(config: Pick<BmaasConfig, 'pxe' | 'api'>): string {
+export function renderRootBootScript(config: Pick<IpxeConfig, 'pxe' | 'api'>): string {
   const { prefix, suffix } = nodeScriptLocation(config);
   const fallback = config.pxe.ipxe_fallback_script;
   const lines = [

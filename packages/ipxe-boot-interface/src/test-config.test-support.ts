@@ -1,6 +1,22 @@
-import { type BmaasConfig, type DeepPartial, loadConfig } from '@bmaas/common';
+import { type BmaasConfig, createSilentLogger, type DeepPartial, loadConfig, pluginSection } from '@bmaas/common';
+import type { InterfaceDeps } from '@bmaas/driver-api';
+import { type IpxeConfig, PXE_OPTIONS, type PxeSettings } from './ipxe-config.js';
 
-/** A validated configuration for tests: the environment is ignored, `overrides` applied over the defaults. */
-export function testConfig(overrides: DeepPartial<BmaasConfig> = {}): BmaasConfig {
-  return loadConfig({ env: {}, overrides });
+export type IpxeTestOverrides = DeepPartial<BmaasConfig> & { pxe?: Partial<PxeSettings> };
+
+/** A validated configuration for tests (core and [pxe]): the environment is ignored, `overrides` applied over the defaults. */
+export function testConfig(overrides: IpxeTestOverrides = {}): BmaasConfig & IpxeConfig {
+  const config = loadConfig({ env: {}, overrides, pluginSections: { pxe: PXE_OPTIONS } });
+  return { ...config, pxe: pluginSection<typeof PXE_OPTIONS>(config, 'pxe') };
+}
+
+/** What the registry would create the interface with, from such a configuration. */
+export function testDeps(config: BmaasConfig & IpxeConfig): InterfaceDeps<PxeSettings> {
+  return {
+    settings: config.pxe,
+    deploy: config.deploy,
+    apiPublicEndpoint: config.api.public_endpoint,
+    logger: createSilentLogger(),
+    conductorHostname: 'conductor-1',
+  };
 }

@@ -16,7 +16,9 @@ import { withQmp } from './qmp-client.js';
 
 const QEMU = '/usr/bin/qemu-system-x86_64';
 const power = qemuPowerInterface.create({
-  config: loadConfig({ env: {} }),
+  settings: {},
+  deploy: loadConfig({ env: {} }).deploy,
+  apiPublicEndpoint: null,
   logger: createSilentLogger(),
   conductorHostname: 'test',
 });

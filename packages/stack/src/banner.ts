@@ -1,4 +1,5 @@
 import type { BmaasConfig } from '@bmaas/common';
+import { enabledBootDescriptors } from '@bmaas/conductor';
 import type { Stack } from './stack.js';
 
 /** What runs where (with PIDs), and how to enrol a first node with the `baremetal` CLI. */
@@ -10,6 +11,10 @@ export function renderStackBanner(stack: Stack, config: BmaasConfig): string {
     (c) =>
       `  ${c.name.padEnd(13)} ${c.hostname.padEnd(16)} JSON-RPC ${c.jsonRpc}  files ${c.httpUrl}  http_root ${c.httpRoot}`,
   );
+  // What the enabled boot interfaces serve, as their descriptors say (iPXE: boot.ipxe at the root and from the API).
+  const boot = enabledBootDescriptors(config);
+  const names = boot.flatMap((d) => d.bootConfigNames.map((name) => `${name} (${d.name})`));
+  const rootFiles = boot.flatMap((d) => d.rootFiles.map((file) => `${file} (${d.name})`));
   const pids = stack.processes.map((p) =>
     p.name === 'database' && stack.postmasterPid
       ? `database ${p.pid} (postgres ${stack.postmasterPid})`
@@ -18,7 +23,8 @@ export function renderStackBanner(stack: Stack, config: BmaasConfig): string {
   return `
 The stack is running.
   database      ${database}
-  API           ${stack.apiUrl}  (boot configuration API: ${stack.apiUrl}/v1/boot/<MAC>/boot.ipxe)
+  API           ${stack.apiUrl}  (boot configuration API: ${stack.apiUrl}/v1/boot/<MAC>/<NAME>)
+  boot configs  ${names.length ? names.join(', ') : '(none)'}; root files on each file server: ${rootFiles.length ? rootFiles.join(', ') : '(none)'}
 ${rows.join('\n')}
   PIDs          stack ${process.pid}, ${pids.join(', ')}
 

@@ -33,7 +33,8 @@ function postmasterPid(dataDir: string): number | null {
 }
 
 async function main(argv: string[]): Promise<void> {
-  const config = loadConfig({ configFiles: configFilesFromArgs(argv) });
+  // This process loads no plug-in: their sections ([pxe], …) are the conductors' to check.
+  const config = loadConfig({ configFiles: configFilesFromArgs(argv), pluginSections: 'ignore' });
   const logger = createRootLogger({
     level: config.DEFAULT.log_level,
     format: config.DEFAULT.log_format,

@@ -1,3 +1,4 @@
+export { loadConductorConfig } from '@bmaas/conductor';
 export { parseStackOptions, type StackOptions } from './options.js';
 export { acquireLock, lockHolder, processStartTime } from './pid-lock.js';
 export { assertPortsFree, type PortClaim, StackStartRefused } from './port-check.js';

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { join, resolve } from 'node:path';
-import { ConfigError, createRootLogger, loadConfig } from '@bmaas/common';
+import { ConfigError, createRootLogger } from '@bmaas/common';
+import { loadConductorConfig } from '@bmaas/conductor';
 import { renderStackBanner } from './banner.js';
 import { parseStackOptions, STACK_USAGE } from './options.js';
 import { acquireLock } from './pid-lock.js';
@@ -16,7 +17,8 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${STACK_USAGE}\n`);
     return 0;
   }
-  const config = loadConfig({ configFiles: options.configFiles });
+  // The conductors' view: core options and every plug-in's section, checked before anything starts.
+  const config = loadConductorConfig({ configFiles: options.configFiles });
   const logger = createRootLogger({
     level: config.DEFAULT.log_level,
     format: config.DEFAULT.log_format,

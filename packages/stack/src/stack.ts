@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BmaasConfig, Logger } from '@bmaas/common';
+import { bootRootFiles, enabledBootDescriptors } from '@bmaas/conductor';
 import { openDatabase, upgradeSchema } from '@bmaas/db';
 import { type ChildRecord, ChildRegistry } from './child-registry.js';
 import type { DatabaseReport } from './database-process.js';
@@ -106,7 +107,8 @@ export class Stack {
 
   /**
    * Starts everything and resolves once the API answers, every conductor shows
-   * alive and every file server serves boot.ipxe. Throws StackStartRefused when
+   * alive and every file server serves the root files of the enabled boot
+   * interfaces (the registry's, e.g. iPXE's boot.ipxe). Throws StackStartRefused when
    * a port is taken (nothing started), StackStopped after `stop()`, else an
    * Error naming what failed; the caller then calls `stop()`.
    */
@@ -284,11 +286,11 @@ export class Stack {
         const alive = await this.aliveConductors();
         const notAlive = [...expected].filter((hostname) => !alive.has(hostname));
         const noFiles = [];
-        for (const c of this.conductors) if (!(await this.servesBootScript(c))) noFiles.push(c.name);
+        for (const c of this.conductors) if (!(await this.servesRootFiles(c))) noFiles.push(c.name);
         if (notAlive.length === 0 && noFiles.length === 0) return;
         missing = notAlive.length
           ? `conductors not alive: ${notAlive.join(', ')}`
-          : `file servers not serving boot.ipxe: ${noFiles.join(', ')}`;
+          : `file servers not serving ${this.rootFiles.join(', ')}: ${noFiles.join(', ')}`;
       } catch {
         missing = 'the API (not answering)';
       }
@@ -307,14 +309,22 @@ export class Stack {
     return new Set(body.conductors.filter((c) => c.alive).map((c) => c.hostname));
   }
 
-  private async servesBootScript(conductor: ConductorEndpoint): Promise<boolean> {
-    try {
-      const response = await fetch(`${conductor.httpUrl}/boot.ipxe`, { signal: AbortSignal.timeout(2000) });
-      await response.body?.cancel();
-      return response.ok;
-    } catch {
-      return false;
+  /** The files every machine may fetch from a conductor, as the enabled boot interfaces' descriptors list them. */
+  get rootFiles(): string[] {
+    return bootRootFiles(enabledBootDescriptors(this.deps.config));
+  }
+
+  private async servesRootFiles(conductor: ConductorEndpoint): Promise<boolean> {
+    for (const file of this.rootFiles) {
+      try {
+        const response = await fetch(`${conductor.httpUrl}/${file}`, { signal: AbortSignal.timeout(2000) });
+        await response.body?.cancel();
+        if (!response.ok) return false;
+      } catch {
+        return false;
+      }
     }
+    return true;
   }
 
   /**

@@ -1,6 +1,5 @@
 import {
   BootConfigNotFound,
-  type BootLookupRecord,
   isBmaasError,
   NoValidHost,
   RpcTimeout,
@@ -9,6 +8,7 @@ import {
   UnsupportedDriverExtension,
   WAIT_STATES,
 } from '@bmaas/common';
+import type { PortStore } from '@bmaas/db';
 import type { ConductorClient } from '@bmaas/rpc-client';
 
 /** Why a boot request was refused: logged, never shown to the client. */
@@ -29,8 +29,8 @@ export type BootConfigAnswer =
   | { ok: false; reason: BootRefusal; nodeUuid?: string; detail?: string };
 
 export interface BootConfigControllerDeps {
-  /** The indexed MAC -> node query (PortStore.bootLookup). */
-  lookup(mac: string): Promise<BootLookupRecord | undefined>;
+  /** The indexed MAC -> node query (batched by the store under load). */
+  ports: Pick<PortStore, 'bootLookup'>;
   conductors: ConductorClient;
   /** [api]restrict_boot_config: serve only nodes in a `* wait` state. */
   restrictToWaitStates: boolean;
@@ -58,7 +58,7 @@ export class BootConfigController {
     if (mac === undefined) return { ok: false, reason: 'malformed-mac' };
     if (!CONFIG_NAME.test(rawName)) return { ok: false, reason: 'malformed-name' };
 
-    const node = await this.deps.lookup(mac);
+    const node = await this.deps.ports.bootLookup(mac);
     if (!node) return { ok: false, reason: 'unknown-mac', detail: mac };
     if (this.deps.restrictToWaitStates && !WAIT_STATES.has(node.provisionState as never)) {
       return { ok: false, reason: 'state-not-allowed', nodeUuid: node.nodeUuid, detail: node.provisionState };

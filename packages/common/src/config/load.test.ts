@@ -3,7 +3,27 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../errors.js';
-import { configFilesFromArgs, loadConfig } from './load.js';
+import { configFilesFromArgs, loadConfig, pluginSection } from './load.js';
+
+/** A plug-in's own section, as an interface descriptor carries it. */
+const PLUGIN_SECTIONS = {
+  pxe: {
+    ipxe_use_boot_config_api: {
+      doc: 'Use the API.',
+      format: Boolean,
+      default: false,
+      env: 'BMAAS_PXE__IPXE_USE_BOOT_CONFIG_API',
+    },
+    ipxe_config_api_root_url: {
+      doc: 'Root URL.',
+      format: 'optional-url',
+      default: null as string | null,
+      env: 'BMAAS_PXE__IPXE_CONFIG_API_ROOT_URL',
+    },
+  },
+};
+const pxeOf = (config: Parameters<typeof pluginSection>[0]) =>
+  pluginSection<(typeof PLUGIN_SECTIONS)['pxe']>(config, 'pxe');
 
 const dir = mkdtempSync(join(tmpdir(), 'bmaas-config-'));
 let counter = 0;
@@ -33,9 +53,6 @@ describe('loadConfig', () => {
     expect(config.conductor.heartbeat_interval).toBe(10);
     expect(config.conductor.heartbeat_timeout).toBe(60);
     expect(config.json_rpc.port).toBe(8089);
-    expect(config.pxe.ipxe_use_boot_config_api).toBe(false);
-    expect(config.pxe.ipxe_config_api_root_url).toBeNull();
-    expect(config.pxe.pxe_config_subdir).toBe('pxelinux.cfg');
     expect(config.database.connection).toBeNull();
     expect(config.DEFAULT.enabled_boot_interfaces).toEqual(['fake', 'ipxe']);
   });
@@ -56,14 +73,44 @@ restrict_boot_config = False
 ipxe_use_boot_config_api = true
 ipxe_config_api_root_url = http://192.0.2.1:6385
 `);
-    const config = loadConfig({ configFiles: [path], env: {} });
+    const config = loadConfig({ configFiles: [path], env: {}, pluginSections: PLUGIN_SECTIONS });
     expect(config.DEFAULT.host).toBe('conductor-1');
     expect(config.DEFAULT.enabled_boot_interfaces).toEqual(['ipxe', 'fake']);
     expect(config.DEFAULT.default_conductor_group).toBe('racka');
     expect(config.api.port).toBe(7000);
     expect(config.api.restrict_boot_config).toBe(false);
-    expect(config.pxe.ipxe_use_boot_config_api).toBe(true);
-    expect(config.pxe.ipxe_config_api_root_url).toBe('http://192.0.2.1:6385');
+    expect(pxeOf(config).ipxe_use_boot_config_api).toBe(true);
+    expect(pxeOf(config).ipxe_config_api_root_url).toBe('http://192.0.2.1:6385');
+  });
+
+  it("checks a plug-in's section only when given its schema, or leaves it unread in a process that loads no plug-in", () => {
+    const path = file('[pxe]\nipxe_use_boot_config_api = true\n');
+    expect(pxeOf(loadConfig({ env: {}, pluginSections: PLUGIN_SECTIONS })).ipxe_use_boot_config_api).toBe(false);
+    expect(errorOf(() => loadConfig({ configFiles: [path], env: {} })).message).toContain('unknown section [pxe]');
+    expect(errorOf(() => loadConfig({ env: { BMAAS_PXE__IPXE_TIMEOUT: '1' } })).message).toContain(
+      'BMAAS_PXE__IPXE_TIMEOUT',
+    );
+    const api = loadConfig({
+      configFiles: [path],
+      env: { BMAAS_PXE__IPXE_TIMEOUT: '1', BMAAS_API__PORT: '7005' },
+      pluginSections: 'ignore',
+    });
+    expect(api.api.port).toBe(7005);
+    expect(pxeOf(api)).toEqual({});
+    // Core sections stay strict there too.
+    expect(errorOf(() => loadConfig({ env: { BMAAS_API__PROT: '1' }, pluginSections: 'ignore' })).message).toContain(
+      'BMAAS_API__PROT',
+    );
+    // Within a known plug-in section, unknown options are refused like core ones.
+    expect(
+      errorOf(() => loadConfig({ env: { BMAAS_PXE__IPXE_TIMEOUT: '1' }, pluginSections: PLUGIN_SECTIONS })).message,
+    ).toContain('BMAAS_PXE__IPXE_TIMEOUT');
+  });
+
+  it('refuses a plug-in section that takes a core section', () => {
+    expect(errorOf(() => loadConfig({ env: {}, pluginSections: { api: PLUGIN_SECTIONS.pxe } })).message).toBe(
+      'plug-in section [api] is a core section',
+    );
   });
 
   it('applies files in order, then the environment, then overrides', () => {
@@ -103,7 +150,7 @@ ipxe_config_api_root_url = http://192.0.2.1:6385
     ['[conductor]\nheartbeat_interval = 0\n', '[conductor] heartbeat_interval = "0"', 'greater than 0'],
   ])('stops on a bad value: %j', (text, where, expected) => {
     const path = file(text);
-    const error = errorOf(() => loadConfig({ configFiles: [path], env: {} }));
+    const error = errorOf(() => loadConfig({ configFiles: [path], env: {}, pluginSections: PLUGIN_SECTIONS }));
     expect(error.message.startsWith(`${path}: ${where}: `)).toBe(true);
     expect(error.message).toContain(expected);
     expect(error.message).not.toContain('\n');

@@ -5,23 +5,36 @@ import { ConfigError } from '../errors.js';
 import { CONFIG_FORMATS, type ConfigSchema, configSchema } from './schema.js';
 
 type Widen<T> = T extends string ? string : T extends number ? number : T extends boolean ? boolean : T;
-/** The typed, frozen configuration every process receives. */
-export type BmaasConfig = {
-  readonly [Section in keyof ConfigSchema]: {
-    readonly [Option in keyof ConfigSchema[Section]]: ConfigSchema[Section][Option] extends { default: infer D }
-      ? Widen<D>
-      : never;
-  };
-};
-export type ConfigSection<S extends keyof BmaasConfig> = BmaasConfig[S];
 
-interface OptionSchema {
+/** One option: convict's schema entry, with the documentation every option must have. */
+export interface OptionSchema {
   doc: string;
   format: unknown;
   default: unknown;
+  /** BMAAS_<SECTION>__<OPTION>, upper case. */
   env: string;
   sensitive?: boolean;
 }
+/** The options of one section, by name. */
+export type SectionSchema = Readonly<Record<string, OptionSchema>>;
+/** The typed, frozen values of a section. */
+export type SectionValues<S> = {
+  readonly [Option in keyof S]: S[Option] extends { default: infer D } ? Widen<D> : never;
+};
+
+/** The typed, frozen configuration every process receives (the core sections; plug-ins read their own). */
+export type BmaasConfig = {
+  readonly [Section in keyof ConfigSchema]: SectionValues<ConfigSchema[Section]>;
+};
+export type ConfigSection<S extends keyof BmaasConfig> = BmaasConfig[S];
+
+/**
+ * Sections of plug-ins (each interface descriptor's own), merged with the
+ * core schema by the processes that load plug-ins; or 'ignore' in a process
+ * that loads none (the API): sections outside the core schema are then left
+ * unread, for the conductor to check.
+ */
+export type PluginSections = Readonly<Record<string, SectionSchema>> | 'ignore';
 
 export interface LoadConfigOptions {
   /** ironic.conf-style INI files, applied in order (later wins). */
@@ -29,23 +42,33 @@ export interface LoadConfigOptions {
   /** Environment to read BMAAS_<SECTION>__<OPTION> from; pass {} to ignore it. */
   env?: NodeJS.ProcessEnv;
   /** Values applied last, above files and environment (used by launchers and tests). */
-  overrides?: DeepPartial<BmaasConfig>;
+  overrides?: DeepPartial<BmaasConfig> & Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+  /** Sections of the plug-ins this process loads; default none. */
+  pluginSections?: PluginSections;
 }
 export type DeepPartial<T> = {
   [K in keyof T]?: T[K] extends object ? (T[K] extends unknown[] ? T[K] : DeepPartial<T[K]>) : T[K];
 };
 
-function schemaOf(section: string, option: string): OptionSchema | undefined {
-  const sec = (configSchema as unknown as Record<string, Record<string, OptionSchema>>)[section];
+type Schema = Readonly<Record<string, SectionSchema>>;
+
+/** The core schema with the plug-ins' sections; a plug-in may not take a core section or another's. */
+export function mergedSchema(pluginSections: PluginSections | undefined): Schema {
+  const core = configSchema as unknown as Schema;
+  if (pluginSections === undefined || pluginSections === 'ignore') return core;
+  for (const section of Object.keys(pluginSections)) {
+    if (Object.hasOwn(core, section)) throw new ConfigError(`plug-in section [${section}] is a core section`);
+  }
+  return { ...core, ...pluginSections };
+}
+
+function schemaOf(schema: Schema, section: string, option: string): OptionSchema | undefined {
+  const sec = schema[section];
   return sec && Object.hasOwn(sec, option) ? sec[option] : undefined;
 }
 
-function sections(): string[] {
-  return Object.keys(configSchema);
-}
-
-function optionsOf(section: string): string[] {
-  return Object.keys((configSchema as unknown as Record<string, object>)[section] ?? {});
+function optionsOf(schema: Schema, section: string): string[] {
+  return Object.keys(schema[section] ?? {});
 }
 
 let formatsRegistered = false;
@@ -133,16 +156,31 @@ function suggestion(name: string, known: string[]): string {
 
 type Values = Record<string, Record<string, unknown>>;
 
-function setValue(values: Values, source: string, section: string, option: string, raw: unknown): void {
-  if (!sections().includes(section)) {
+/** The schema a load checks against, and whether sections outside it are left to another process. */
+interface LoadSchema {
+  schema: Schema;
+  ignoreOtherSections: boolean;
+}
+
+function setValue(
+  { schema: all, ignoreOtherSections }: LoadSchema,
+  values: Values,
+  source: string,
+  section: string,
+  option: string,
+  raw: unknown,
+): void {
+  const sections = Object.keys(all);
+  if (!Object.hasOwn(all, section)) {
+    if (ignoreOtherSections) return;
     throw new ConfigError(
-      `${source}: unknown section [${section}]${suggestion(section, sections())} (known: ${sections().join(', ')})`,
+      `${source}: unknown section [${section}]${suggestion(section, sections)} (known: ${sections.join(', ')})`,
     );
   }
-  const schema = schemaOf(section, option);
+  const schema = schemaOf(all, section, option);
   if (!schema) {
     throw new ConfigError(
-      `${source}: [${section}] unknown option "${option}"${suggestion(option, optionsOf(section))}`,
+      `${source}: [${section}] unknown option "${option}"${suggestion(option, optionsOf(all, section))}`,
     );
   }
   const value = coerce(schema, raw);
@@ -155,7 +193,7 @@ function setValue(values: Values, source: string, section: string, option: strin
   (values[section] as Record<string, unknown>)[option] = value;
 }
 
-function readIniFile(path: string, values: Values): void {
+function readIniFile(load: LoadSchema, path: string, values: Values): void {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -172,35 +210,37 @@ function readIniFile(path: string, values: Values): void {
         throw new ConfigError(`${path}: unknown section [${section}.${option}]`);
       }
       // ini turns bare true/false into booleans; String options want the text back.
-      setValue(values, path, section, option, typeof raw === 'boolean' ? String(raw) : raw);
+      setValue(load, values, path, section, option, typeof raw === 'boolean' ? String(raw) : raw);
     }
   }
 }
 
-function readEnvironment(env: NodeJS.ProcessEnv, values: Values): void {
+function readEnvironment(load: LoadSchema, env: NodeJS.ProcessEnv, values: Values): void {
   const known = new Map<string, [string, string]>();
-  for (const section of sections()) {
-    for (const option of optionsOf(section)) {
-      known.set((schemaOf(section, option) as OptionSchema).env, [section, option]);
+  const { schema } = load;
+  for (const section of Object.keys(schema)) {
+    for (const option of optionsOf(schema, section)) {
+      known.set((schemaOf(schema, section, option) as OptionSchema).env, [section, option]);
     }
   }
+  const sectionsByEnv = new Set(Object.keys(schema).map((section) => section.toUpperCase()));
   for (const [name, raw] of Object.entries(env)) {
     if (!name.startsWith('BMAAS_') || raw === undefined) continue;
     const target = known.get(name);
     if (!target) {
-      if (/^BMAAS_[A-Z_]+__[A-Z0-9_]+$/.test(name)) {
-        throw new ConfigError(`environment: ${name} names no known option`);
-      }
-      continue;
+      const section = /^BMAAS_([A-Z_]+?)__[A-Z0-9_]+$/.exec(name)?.[1];
+      if (section === undefined) continue;
+      if (load.ignoreOtherSections && !sectionsByEnv.has(section)) continue;
+      throw new ConfigError(`environment: ${name} names no known option`);
     }
-    setValue(values, `environment ${name}`, target[0], target[1], raw);
+    setValue(load, values, `environment ${name}`, target[0], target[1], raw);
   }
 }
 
-function applyOverrides(overrides: DeepPartial<BmaasConfig>, values: Values): void {
-  for (const [section, body] of Object.entries(overrides)) {
+function applyOverrides(load: LoadSchema, overrides: LoadConfigOptions['overrides'], values: Values): void {
+  for (const [section, body] of Object.entries(overrides ?? {})) {
     for (const [option, value] of Object.entries(body ?? {})) {
-      setValue(values, 'overrides', section, option, value);
+      setValue(load, values, 'overrides', section, option, value);
     }
   }
 }
@@ -221,12 +261,16 @@ function deepFreeze<T>(value: T): T {
  */
 export function loadConfig(options: LoadConfigOptions = {}): BmaasConfig {
   registerFormats();
+  const load: LoadSchema = {
+    schema: mergedSchema(options.pluginSections),
+    ignoreOtherSections: options.pluginSections === 'ignore',
+  };
   const values: Values = {};
-  for (const file of options.configFiles ?? []) readIniFile(file, values);
-  readEnvironment(options.env ?? process.env, values);
-  if (options.overrides) applyOverrides(options.overrides, values);
+  for (const file of options.configFiles ?? []) readIniFile(load, file, values);
+  readEnvironment(load, options.env ?? process.env, values);
+  if (options.overrides) applyOverrides(load, options.overrides, values);
   // Env is applied above with file/line context, so convict must not read it again.
-  const config = convict(configSchema as never, { env: {}, args: [] });
+  const config = convict(load.schema as never, { env: {}, args: [] });
   config.load(values);
   config.validate({ allowed: 'strict' });
   const result = config.getProperties() as BmaasConfig;
@@ -252,9 +296,24 @@ export function configFilesFromArgs(argv: readonly string[]): string[] {
   return files;
 }
 
-/** Every option with its schema, for the generated reference. */
-export function describeOptions(): Array<{ section: string; option: string } & OptionSchema> {
-  return sections().flatMap((section) =>
-    optionsOf(section).map((option) => ({ section, option, ...(schemaOf(section, option) as OptionSchema) })),
+/**
+ * A plug-in's section of a loaded configuration (loadConfig keeps every
+ * section it was given the schema of); {} when the section is not there.
+ */
+export function pluginSection<S>(config: BmaasConfig, section: string): SectionValues<S> {
+  return ((config as unknown as Record<string, unknown>)[section] ?? {}) as SectionValues<S>;
+}
+
+/** Every option with its schema (the plug-ins' sections after the core ones), for the generated reference. */
+export function describeOptions(
+  pluginSections: PluginSections = {},
+): Array<{ section: string; option: string } & OptionSchema> {
+  const schema = mergedSchema(pluginSections);
+  return Object.keys(schema).flatMap((section) =>
+    optionsOf(schema, section).map((option) => ({
+      section,
+      option,
+      ...(schemaOf(schema, section, option) as OptionSchema),
+    })),
   );
 }

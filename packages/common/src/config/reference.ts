@@ -1,4 +1,4 @@
-import { describeOptions } from './load.js';
+import { describeOptions, type PluginSections } from './load.js';
 
 function formatName(format: unknown): string {
   if (Array.isArray(format)) return format.map((v) => `\`${v}\``).join(' \\| ');
@@ -16,23 +16,28 @@ function defaultText(option: { default: unknown; option: string; section: string
   return `\`${String(option.default)}\``;
 }
 
-/** docs/config-reference.md, generated from the schema (a test fails when the file is stale). */
-export function renderConfigReference(): string {
+/**
+ * docs/config-reference.md, generated from the core schema and the sections
+ * of the plug-ins the conductor can load (a test fails when the file is stale).
+ */
+export function renderConfigReference(pluginSections: PluginSections = {}): string {
   const lines = [
     '# Configuration reference',
     '',
-    '<!-- Generated from packages/common/src/config/schema.ts by `npm run docs:generate`. Do not edit. -->',
+    "<!-- Generated from packages/common/src/config/schema.ts and the interface descriptors of the conductor's registry by `npm run docs:generate`. Do not edit. -->",
     '',
     'Every process reads the same options, in ironic.conf style: `--config-file PATH`',
     '(repeatable; later files win), then environment variables named',
     '`BMAAS_<SECTION>__<OPTION>` in upper case (e.g. `BMAAS_API__PORT=6385`,',
     '`BMAAS_DEFAULT__HOST=conductor-1`). An unknown section or option, or a bad value,',
     'stops the process with one line naming the file or variable, the section, the',
-    'option, the value and what was expected.',
+    'option, the value and what was expected. A section that belongs to a plug-in (an',
+    'interface package) is read by the conductor, which loads every plug-in; the API, which',
+    'loads none, leaves such sections unread.',
     '',
   ];
   let section = '';
-  for (const option of describeOptions()) {
+  for (const option of describeOptions(pluginSections)) {
     if (option.section !== section) {
       if (section) lines.push('');
       section = option.section;

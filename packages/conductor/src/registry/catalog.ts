@@ -1,6 +1,7 @@
 import type { InterfaceType } from '@bmaas/common';
 import type {
   BootInterface,
+  BootInterfaceDescriptor,
   DeployInterface,
   InterfaceDescriptor,
   ManagementInterface,
@@ -15,8 +16,10 @@ export interface InterfaceKinds {
   management: ManagementInterface;
 }
 
-/** Descriptors of the implementations of each kind. */
-export type InterfaceCatalog = { readonly [K in InterfaceType]: readonly InterfaceDescriptor<InterfaceKinds[K]>[] };
+/** Descriptors of the implementations of each kind; boot descriptors also say what they serve. */
+export type InterfaceCatalog = {
+  readonly [K in Exclude<InterfaceType, 'boot'>]: readonly InterfaceDescriptor<InterfaceKinds[K]>[];
+} & { readonly boot: readonly BootInterfaceDescriptor[] };
 
 /** A hardware type (Ironic's "driver"): the interfaces it works with. */
 export interface HardwareTypeDescriptor {

@@ -9,20 +9,22 @@ import {
   type NodeRecord,
 } from '@bmaas/common';
 import {
+  type BootInterfaceDescriptor,
   FakeBootInterface,
   fakeBootInterface,
   fakeDeployInterface,
   fakeManagementInterface,
   fakePowerInterface,
-  type InterfaceDescriptor,
 } from '@bmaas/driver-api';
+import { ipxeBootInterface } from '@bmaas/ipxe-boot-interface';
 import { describe, expect, it } from 'vitest';
 import type { DriverCatalog } from './catalog.js';
 import { DriverRegistry } from './driver-registry.js';
 import { DRIVER_CATALOG } from './enabled-interfaces.js';
+import { loadConductorConfig, pluginConfigSections } from './plugin-config.js';
 
 function configWith(overrides: DeepPartial<BmaasConfig>['DEFAULT']): BmaasConfig {
-  return loadConfig({
+  return loadConductorConfig({
     env: {},
     overrides: { DEFAULT: { enabled_boot_interfaces: ['fake'], ...overrides } },
   });
@@ -44,8 +46,8 @@ function refusal(config: BmaasConfig, catalog?: DriverCatalog): string | undefin
   }
 }
 
-const secondFakeBoot: InterfaceDescriptor<FakeBootInterface> = { name: 'fake', create: () => new FakeBootInterface() };
-const netBoot: InterfaceDescriptor<FakeBootInterface> = { name: 'net', create: () => new FakeBootInterface() };
+const secondFakeBoot: BootInterfaceDescriptor = { ...fakeBootInterface, create: () => new FakeBootInterface() };
+const netBoot: BootInterfaceDescriptor = { ...fakeBootInterface, name: 'net', create: () => new FakeBootInterface() };
 
 function node(fields: Partial<NodeRecord> = {}): NodeRecord {
   return {
@@ -105,7 +107,25 @@ describe('DriverRegistry', () => {
   });
 
   it('accepts the default config: every default interface is in the catalog', () => {
-    expect(refusal(loadConfig({ env: {} }))).toBeUndefined();
+    expect(refusal(loadConductorConfig({ env: {} }))).toBeUndefined();
+  });
+
+  it('gives each interface its own section, and refuses a configuration loaded without it', () => {
+    expect(pluginConfigSections()).toHaveProperty('pxe');
+    expect(refusal(loadConfig({ env: {} }))).toBe(
+      '[pxe] of interface "ipxe" is not in the configuration (load it with loadConductorConfig)',
+    );
+  });
+
+  it('refuses two descriptors claiming one section', () => {
+    const claiming = { ...fakeBootInterface, name: 'other', config: ipxeBootInterface.config };
+    const catalog: DriverCatalog = {
+      ...DRIVER_CATALOG,
+      interfaces: { ...DRIVER_CATALOG.interfaces, boot: [...DRIVER_CATALOG.interfaces.boot, claiming] },
+    };
+    expect(() => pluginConfigSections(catalog)).toThrow(
+      '[pxe] is claimed by boot interface "ipxe" and by boot interface "other"',
+    );
   });
 
   it('refuses a catalog that names an implementation twice', () => {

@@ -7,9 +7,10 @@ import {
   InvalidParameterValue,
   type Logger,
   type NodeRecord,
+  pluginSection,
 } from '@bmaas/common';
 import type { ConductorRegistration } from '@bmaas/db';
-import type { BootInterface, NodeDriver } from '@bmaas/driver-api';
+import type { BootInterface, BootInterfaceDescriptor, InterfaceDescriptor, NodeDriver } from '@bmaas/driver-api';
 import type { DriverCatalog, InterfaceKinds } from './catalog.js';
 
 /** A hardware type as this conductor enabled it. */
@@ -54,6 +55,8 @@ export class DriverRegistry {
   private constructor(
     private readonly hardwareTypes: ReadonlyMap<string, EnabledHardwareType>,
     private readonly instances: InterfaceInstances,
+    /** Descriptors of the enabled boot interfaces, in enabled order. */
+    readonly bootDescriptors: readonly BootInterfaceDescriptor[],
   ) {}
 
   static create(catalog: DriverCatalog, deps: DriverRegistryDeps): DriverRegistry {
@@ -94,7 +97,10 @@ export class DriverRegistry {
       }
       hardwareTypes.set(name, { name, interfaces });
     }
-    return new DriverRegistry(hardwareTypes, instances);
+    const bootDescriptors = [...instances.boot.keys()].map(
+      (name) => catalog.interfaces.boot.find((d) => d.name === name) as BootInterfaceDescriptor,
+    );
+    return new DriverRegistry(hardwareTypes, instances, bootDescriptors);
   }
 
   /** Every enabled boot interface, for the work they do once at start. */
@@ -162,7 +168,7 @@ function createEnabled<K extends InterfaceType>(
   kind: K,
   deps: DriverRegistryDeps,
 ): Map<string, InterfaceKinds[K]> {
-  const descriptors = catalog.interfaces[kind];
+  const descriptors = catalog.interfaces[kind] as readonly InterfaceDescriptor<InterfaceKinds[K]>[];
   const known = descriptors.map((d) => d.name);
   const catalogDuplicate = duplicateOf(known);
   if (catalogDuplicate) throw new ConfigError(`${kind} interface "${catalogDuplicate}" is registered twice`);
@@ -188,11 +194,25 @@ function createEnabled<K extends InterfaceType>(
     instances.set(
       name,
       descriptor.create({
-        config: deps.config,
+        settings: settingsOf(descriptor, deps.config),
+        deploy: deps.config.deploy,
+        apiPublicEndpoint: deps.config.api.public_endpoint,
         logger: deps.logger.child({ component: `${kind}:${name}` }),
         conductorHostname: deps.conductorHostname,
       }),
     );
   }
   return instances;
+}
+
+/** The descriptor's own section of the configuration; a ConfigError when it was loaded without it. */
+function settingsOf(descriptor: InterfaceDescriptor<unknown>, config: BmaasConfig): Readonly<Record<string, unknown>> {
+  if (!descriptor.config) return {};
+  const { section } = descriptor.config;
+  if (!Object.hasOwn(config, section)) {
+    throw new ConfigError(
+      `[${section}] of interface "${descriptor.name}" is not in the configuration (load it with loadConductorConfig)`,
+    );
+  }
+  return pluginSection(config, section);
 }

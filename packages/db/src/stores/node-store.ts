@@ -4,6 +4,7 @@ import {
   NodeAlreadyExists,
   type NodeRecord,
   type PortRecord,
+  TurnBatcher,
 } from '@bmaas/common';
 import type { Knex } from 'knex';
 import { recordToColumns, rowToRecord, toSnake } from './case.js';
@@ -83,6 +84,11 @@ function withPorts(row: Record<string, unknown>): { node: NodeRecord; ports: Por
 
 /** SQL for the nodes table; returns plain NodeRecords. */
 export class NodeStore {
+  /** Reads of a node with its ports asked for while the previous one runs go together, as one query. */
+  private readonly withPortsReads = new TurnBatcher((uuids: string[]) => this.getManyByUuidWithPorts(uuids), {
+    maxInFlight: 1,
+  });
+
   constructor(private readonly db: Knex) {}
 
   async create(node: NewNode): Promise<NodeRecord> {
@@ -110,13 +116,13 @@ export class NodeStore {
   /**
    * A node and its ports (by id) in one round trip: the read of every shared
    * lock, so of every boot config request, where a second query would be a
-   * second round trip to PostgreSQL and back.
+   * second round trip to PostgreSQL and back. Under load, the reads asked
+   * for while the previous one runs are answered together by one query
+   * (getManyByUuidWithPorts); a lone read goes at the end of its event-loop
+   * turn, as one statement.
    */
-  async getByUuidWithPorts(uuid: string): Promise<{ node: NodeRecord; ports: PortRecord[] } | undefined> {
-    const [row] = await queryPrepared<Record<string, unknown>>(this.db, 'bmaas_node_with_ports', NODE_WITH_PORTS_SQL, [
-      uuid,
-    ]);
-    return row ? withPorts(row) : undefined;
+  getByUuidWithPorts(uuid: string): Promise<{ node: NodeRecord; ports: PortRecord[] } | undefined> {
+    return this.withPortsReads.get(uuid);
   }
 
   /**
@@ -128,7 +134,15 @@ export class NodeStore {
     uuids: readonly string[],
   ): Promise<Array<{ node: NodeRecord; ports: PortRecord[] } | undefined>> {
     const wanted = uuids.filter((uuid) => UUID.test(uuid));
-    if (wanted.length === 1 && uuids.length === 1) return [await this.getByUuidWithPorts(wanted[0] as string)];
+    if (wanted.length === 1 && uuids.length === 1) {
+      const [row] = await queryPrepared<Record<string, unknown>>(
+        this.db,
+        'bmaas_node_with_ports',
+        NODE_WITH_PORTS_SQL,
+        wanted,
+      );
+      return [row ? withPorts(row) : undefined];
+    }
     const rows =
       wanted.length === 0
         ? []

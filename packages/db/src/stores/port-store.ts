@@ -4,6 +4,7 @@ import {
   NodeNotFound,
   PortAlreadyExists,
   type PortRecord,
+  TurnBatcher,
 } from '@bmaas/common';
 import type { Knex } from 'knex';
 import { recordToColumns, rowToRecord } from './case.js';
@@ -39,6 +40,11 @@ export const PORT_SORT_EXPRESSIONS: Readonly<Record<string, string>> = {
 
 /** SQL for the ports table; records carry their node's uuid. */
 export class PortStore {
+  /** Boot lookups asked for while the previous one runs go together, as one query (bootLookup). */
+  private readonly bootLookups = new TurnBatcher((addresses: string[]) => this.bootLookupMany(addresses), {
+    maxInFlight: 1,
+  });
+
   constructor(private readonly db: Knex) {}
 
   private select(): Knex.QueryBuilder {
@@ -119,19 +125,22 @@ export class PortStore {
   /**
    * The boot path's query: MAC -> the node facts the API needs to route and
    * gate a boot request. One statement over the unique index on ports.address
-   * and the nodes primary key.
+   * and the nodes primary key. Under load, the lookups asked for while the
+   * previous one runs are answered together by one query (bootLookupMany);
+   * a lone lookup goes at the end of its event-loop turn, as one statement.
    */
-  async bootLookup(address: string): Promise<BootLookupRecord | undefined> {
-    const rows = await queryPrepared<BootLookupRecord>(this.db, 'bmaas_boot_lookup', BOOT_LOOKUP_PREPARED, [address]);
-    return rows[0];
+  bootLookup(address: string): Promise<BootLookupRecord | undefined> {
+    return this.bootLookups.get(address);
   }
 
-  /**
-   * bootLookup for several MACs in one query (the boot path batches the
-   * requests of one event-loop turn): one answer per address, in order.
-   */
+  /** bootLookup for several MACs in one query: one answer per address, in order. */
   async bootLookupMany(addresses: readonly string[]): Promise<Array<BootLookupRecord | undefined>> {
-    if (addresses.length === 1) return [await this.bootLookup(addresses[0] as string)];
+    if (addresses.length === 1) {
+      const rows = await queryPrepared<BootLookupRecord>(this.db, 'bmaas_boot_lookup', BOOT_LOOKUP_PREPARED, [
+        addresses[0],
+      ]);
+      return [rows[0]];
+    }
     const rows = await queryPrepared<BootLookupRecord & { address: string }>(
       this.db,
       'bmaas_boot_lookup_many',

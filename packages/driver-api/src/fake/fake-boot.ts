@@ -1,6 +1,6 @@
 import { BootConfigNotFound } from '@bmaas/common';
+import type { BootInterfaceDescriptor } from '../boot.js';
 import { BaseBootInterface, type RamdiskMode } from '../boot.js';
-import type { InterfaceDescriptor } from '../interfaces.js';
 import type { Task } from '../task.js';
 
 /** Name of the one configuration the fake serves. */
@@ -49,7 +49,10 @@ export class FakeBootInterface extends BaseBootInterface {
   }
 }
 
-export const fakeBootInterface: InterfaceDescriptor<FakeBootInterface> = {
+export const fakeBootInterface: BootInterfaceDescriptor = {
   name: 'fake',
+  rootFiles: [],
+  bootConfigNames: [FAKE_BOOT_CONFIG_NAME],
+  textFiles: [],
   create: () => new FakeBootInterface(),
 };

@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { BootConfigNotFound, type NodeRecord, type PortRecord, UnsupportedDriverExtension } from '@bmaas/common';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { BootInterface, RamdiskMode } from '../boot.js';
@@ -18,6 +20,13 @@ export interface BootContractFixture {
   snapshot?: () => Promise<unknown>;
   /** Removes what the fixture made (temporary directories…). */
   cleanup?: () => Promise<void>;
+  /**
+   * The descriptor's `rootFiles` and the http_root they are written to:
+   * prepareHttpRoot must write each (non-empty) there. Omit both for an
+   * interface with no root files.
+   */
+  rootFiles?: readonly string[];
+  httpRoot?: string;
 }
 
 export interface BootContractOptions {
@@ -33,6 +42,7 @@ const RAMDISK_MODES: readonly RamdiskMode[] = ['deploy', 'rescue'];
 
 const CONTRACT_METHODS = [
   'getProperties',
+  'prepareHttpRoot',
   'validate',
   'prepareRamdisk',
   'cleanUpRamdisk',
@@ -119,6 +129,18 @@ export function describeBootInterfaceContract(
       for (const method of CONTRACT_METHODS) {
         expect(typeof iface[method], method).toBe('function');
       }
+    });
+
+    it('prepareHttpRoot writes its root files, needs no node, and a second call changes nothing', async () => {
+      await iface.prepareHttpRoot();
+      const once = await state();
+      for (const file of fixture.rootFiles ?? []) {
+        expect(fixture.httpRoot, 'httpRoot of the root files').toBeDefined();
+        const content = await readFile(join(fixture.httpRoot as string, file), 'utf8').catch(() => '');
+        expect(content.length, file).toBeGreaterThan(0);
+      }
+      await iface.prepareHttpRoot();
+      expect(await state()).toEqual(once);
     });
 
     it('getProperties describes each property with a string', () => {

@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { InvalidParameterValue } from '@bmaas/common';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseImageSource, placeBootImage, redactUrl, removeBootImage } from './boot-images.js';
-import { type ImageServer, startImageServer } from './image-server.test-support.js';
+import { type ImageServer, startImageServer } from './testing/image-server.js';
 
 const options = { key: 'deploy_kernel', downloadTimeoutMs: 10_000 };
 

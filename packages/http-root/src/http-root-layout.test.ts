@@ -1,0 +1,64 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { ConfigError, InvalidMAC, InvalidUUID } from '@bmaas/common';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { HttpRootLayout } from './http-root-layout.js';
+
+const NODE = '1be26c0b-03f2-4d2e-ae87-c02d7f33c123';
+
+describe('HttpRootLayout', () => {
+  const layout = new HttpRootLayout('/srv/http/');
+
+  it('places every file under the root', () => {
+    expect(layout.file('boot.ipxe')).toBe('/srv/http/boot.ipxe');
+    expect(layout.file('grub/grub.cfg')).toBe('/srv/http/grub/grub.cfg');
+    expect(layout.nodeDir(NODE.toUpperCase())).toBe(`/srv/http/${NODE}`);
+    expect(layout.nodeFile(NODE, 'config')).toBe(`/srv/http/${NODE}/config`);
+    expect(layout.nodeImage(NODE, 'rescue_ramdisk')).toBe(`/srv/http/${NODE}/rescue_ramdisk`);
+    const links = layout.subdir('pxelinux.cfg', '[pxe]pxe_config_subdir');
+    expect(layout.macFile(links, '52:54:00:AB:cd:0f')).toBe('/srv/http/pxelinux.cfg/52-54-00-ab-cd-0f');
+    expect(layout.macFile(links, '52%3A54%3A00%3Aab%3Acd%3A0f')).toBe('/srv/http/pxelinux.cfg/52-54-00-ab-cd-0f');
+  });
+
+  it.each(['pxelinux.cfg', 'ipxe/by-mac/', './links'])('relative links from %s reach a node file', (path) => {
+    const dir = layout.subdir(path, 'option');
+    const target = layout.relativeFrom(dir, layout.nodeFile(NODE, 'config'));
+    expect(target.startsWith('/')).toBe(false);
+    expect(resolve(dirname(layout.macFile(dir, '52:54:00:12:34:56')), target)).toBe(layout.nodeFile(NODE, 'config'));
+  });
+
+  it('refuses anything that is not a uuid, a MAC or a plain name', () => {
+    expect(() => layout.nodeDir('../etc')).toThrow(InvalidUUID);
+    expect(() => layout.nodeFile(`${NODE}/..`, 'config')).toThrow(InvalidUUID);
+    expect(() => layout.nodeFile(NODE, '../config')).toThrow();
+    expect(() => layout.file('../passwd')).toThrow();
+    expect(() => layout.file('/etc/passwd')).toThrow();
+    expect(() => layout.macFile('/srv/http/x', '../../etc/passwd')).toThrow(InvalidMAC);
+  });
+
+  it.each(['', '.', '/etc', '../outside', 'a/../../b'])('refuses the directory %j, naming the option', (subdir) => {
+    expect(() => layout.subdir(subdir, '[pxe]pxe_config_subdir')).toThrow(ConfigError);
+    expect(() => layout.subdir(subdir, '[pxe]pxe_config_subdir')).toThrow(/\[pxe\]pxe_config_subdir/);
+  });
+});
+
+describe('HttpRootLayout.readNodeFile', () => {
+  let dir: string;
+  let layout: HttpRootLayout;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'bmaas-layout-'));
+    layout = new HttpRootLayout(join(dir, 'root'));
+    await mkdir(layout.root);
+    await writeFile(join(dir, 'secret'), 'outside the root\n');
+  });
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  it('reads a node file, and finds nothing where there is none', async () => {
+    expect(layout.readNodeFile(NODE, 'config')).toBeUndefined();
+    await mkdir(layout.nodeDir(NODE));
+    expect(layout.readNodeFile(NODE, 'config')).toBeUndefined();
+    await writeFile(layout.nodeFile(NODE, 'config'), '#!ipxe\n');
+    expect(layout.readNodeFile(NODE, 'config')).toBe('#!ipxe\n');
+  });
+});

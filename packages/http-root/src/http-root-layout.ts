@@ -1,0 +1,96 @@
+import { readFileSync } from 'node:fs';
+import { isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
+import { ConfigError, InvalidUUID, macToHyphens, parseMac } from '@bmaas/common';
+
+/** The images a node directory may hold: the kernel and initrd of each ramdisk. */
+export const BOOT_IMAGE_NAMES = ['deploy_kernel', 'deploy_ramdisk', 'rescue_kernel', 'rescue_ramdisk'] as const;
+export type BootImageName = (typeof BOOT_IMAGE_NAMES)[number];
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** A file name a boot interface chose (never request input): one plain path segment. */
+const FILE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
+
+/**
+ * Where boot files live under [deploy]http_root, for any boot interface:
+ *
+ *   <root>/<file>                   files shared by every machine (iPXE's boot.ipxe, GRUB's grub/grub.cfg)
+ *   <root>/<uuid>/<name>            a node's own files: its boot config and its images
+ *   <root>/<subdir>/<mac>           per-MAC entries (iPXE's pxelinux.cfg links)
+ *
+ * Every path is built from a checked uuid, MAC or fixed name, never from
+ * request input.
+ */
+export class HttpRootLayout {
+  readonly root: string;
+
+  constructor(root: string) {
+    this.root = resolve(root);
+  }
+
+  /**
+   * A path inside the root given by configuration (`option` names it in the
+   * error): relative, normalised, and never the root itself or outside it.
+   */
+  subdir(path: string, option: string): string {
+    const subdir = normalize(path).replace(/[/\\]+$/, '');
+    if (isAbsolute(path) || subdir === '.' || subdir === '' || subdir.split(sep).includes('..')) {
+      throw new ConfigError(`${option} = ${JSON.stringify(path)}: must be a directory inside [deploy]http_root`);
+    }
+    return join(this.root, subdir);
+  }
+
+  /** A file shared by every machine, at `relativePath` under the root (a fixed name of the boot interface). */
+  file(relativePath: string): string {
+    const segments = relativePath.split('/');
+    if (!segments.every((segment) => FILE_NAME.test(segment))) {
+      throw new Error(`not a file name under the HTTP root: ${JSON.stringify(relativePath)}`);
+    }
+    return join(this.root, ...segments);
+  }
+
+  nodeDir(nodeUuid: string): string {
+    if (!UUID.test(nodeUuid)) throw new InvalidUUID(nodeUuid);
+    return join(this.root, nodeUuid.toLowerCase());
+  }
+
+  /** A file of the node's own, e.g. its boot config (`config`, `grub.cfg`). */
+  nodeFile(nodeUuid: string, name: string): string {
+    if (!FILE_NAME.test(name)) throw new Error(`not a file name: ${JSON.stringify(name)}`);
+    return join(this.nodeDir(nodeUuid), name);
+  }
+
+  nodeImage(nodeUuid: string, image: BootImageName): string {
+    return this.nodeFile(nodeUuid, image);
+  }
+
+  /** `<dir>/52-54-00-12-34-56` for any accepted MAC form. */
+  macFile(dir: string, mac: string): string {
+    return join(dir, macToHyphens(parseMac(mac)));
+  }
+
+  /** `path` relative to `dir`, for relative symbolic links that stay inside the root. */
+  relativeFrom(dir: string, path: string): string {
+    return relative(dir, path);
+  }
+
+  /**
+   * The node's file `name` as text, or undefined when there is none.
+   * Synchronous on purpose: a boot config is a few hundred bytes in the page
+   * cache, on the boot path, where fs.promises' thread-pool round trips cost
+   * more than the read.
+   */
+  readNodeFile(nodeUuid: string, name: string): string | undefined {
+    try {
+      return readFileSync(this.nodeFile(nodeUuid, name), 'utf8');
+    } catch (error) {
+      if (isUnreadable(error)) return undefined;
+      throw error;
+    }
+  }
+}
+
+/** Missing. */
+function isUnreadable(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}

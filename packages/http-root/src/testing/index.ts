@@ -1,0 +1,1 @@
+export { type ImageServer, type ServedImage, startImageServer } from './image-server.js';
