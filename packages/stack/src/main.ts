@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { join, resolve } from 'node:path';
-import { ConfigError, createRootLogger, loadConfig } from '@bmaas/common';
+import { ConfigError, createRootLogger, ensureInstallCredentials, loadConfig } from '@bmaas/common';
 import { renderStackBanner } from './banner.js';
 import { parseStackOptions, STACK_USAGE } from './options.js';
 import { acquireLock } from './pid-lock.js';
@@ -16,14 +16,14 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${STACK_USAGE}\n`);
     return 0;
   }
-  const config = loadConfig({ configFiles: options.configFiles });
+  const userConfig = loadConfig({ configFiles: options.configFiles });
   const logger = createRootLogger({
-    level: config.DEFAULT.log_level,
-    format: config.DEFAULT.log_format,
+    level: userConfig.DEFAULT.log_level,
+    format: userConfig.DEFAULT.log_format,
     stream: process.stdout,
   }).child({ component: 'stack' });
 
-  const lockFile = join(resolve(config.DEFAULT.state_path), 'stack.pid');
+  const lockFile = join(resolve(userConfig.DEFAULT.state_path), 'stack.pid');
   const lock = acquireLock(lockFile);
   if ('heldBy' in lock) {
     process.stderr.write(
@@ -33,9 +33,20 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
 
+  // Credentials made once per install: the stack is authenticated end to end unless the
+  // operator's own files or environment say otherwise (they are read after these).
+  const credentials = ensureInstallCredentials(join(resolve(userConfig.DEFAULT.state_path), 'credentials'));
+  const configFiles = [credentials.configFile, ...options.configFiles];
+  const config = loadConfig({ configFiles });
+
   // A closed terminal or pipe must not turn an orderly stop into a crash: output is best effort.
   for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
-  const stack = new Stack({ config, options, logger, output: (line) => process.stdout.write(`${line}\n`) });
+  const stack = new Stack({
+    config,
+    options: { ...options, configFiles },
+    logger,
+    output: (line) => process.stdout.write(`${line}\n`),
+  });
   // However this process ends, it leaves no child behind and no lock file.
   process.on('exit', () => {
     stack.killChildren();
@@ -64,7 +75,7 @@ async function main(argv: string[]): Promise<number> {
     stopAsked.then(() => 'stop' as const),
   ]);
   if (outcome === 'ready') {
-    process.stdout.write(renderStackBanner(stack, config));
+    process.stdout.write(renderStackBanner(stack, config, credentials));
     const failure = await Promise.race([stack.failure, stopAsked.then(() => undefined)]);
     if (failure !== undefined) {
       logger.error(`${failure}: stopping everything`);

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BmaasConfig, Logger } from '@bmaas/common';
-import { openDatabase, upgradeSchema } from '@bmaas/db';
+import { createStores, type Database, openDatabase, upgradeSchema } from '@bmaas/db';
 import { type ChildRecord, ChildRegistry } from './child-registry.js';
 import type { DatabaseReport } from './database-process.js';
 import { type ExitStatus, ManagedProcess } from './managed-process.js';
@@ -269,42 +269,50 @@ export class Stack {
     return child;
   }
 
+  /**
+   * Ready = the API answers its public version document, every conductor is
+   * alive in the conductors table and every file server serves boot.ipxe.
+   * Nothing here needs the API's credentials, whatever [DEFAULT]auth_strategy is.
+   */
   private async waitUntilReady(deadline: number): Promise<void> {
     const expected = new Set(this.conductors.map((c) => c.hostname));
+    const db = openDatabase({ connection: this.databaseUrl, maxPoolSize: 1, applicationName: 'bmaas-stack' });
     let missing = 'the API';
-    for (;;) {
-      this.checkNotStopping();
-      const dead = this.processes.find((p) => !p.running);
-      if (dead) {
-        throw new Error(
-          `${dead.name} exited during start-up (${describeExit(dead.exitStatus as ExitStatus)}; see its output above)`,
-        );
+    try {
+      for (;;) {
+        this.checkNotStopping();
+        const dead = this.processes.find((p) => !p.running);
+        if (dead) {
+          throw new Error(
+            `${dead.name} exited during start-up (${describeExit(dead.exitStatus as ExitStatus)}; see its output above)`,
+          );
+        }
+        try {
+          missing = await this.notReady(db, expected);
+          if (missing === '') return;
+        } catch {
+          missing = 'the API (not answering)';
+        }
+        if (Date.now() > deadline) throw new Error(`the stack was not ready in time; still waiting for ${missing}`);
+        await new Promise((r) => setTimeout(r, 250));
       }
-      try {
-        const alive = await this.aliveConductors();
-        const notAlive = [...expected].filter((hostname) => !alive.has(hostname));
-        const noFiles = [];
-        for (const c of this.conductors) if (!(await this.servesBootScript(c))) noFiles.push(c.name);
-        if (notAlive.length === 0 && noFiles.length === 0) return;
-        missing = notAlive.length
-          ? `conductors not alive: ${notAlive.join(', ')}`
-          : `file servers not serving boot.ipxe: ${noFiles.join(', ')}`;
-      } catch {
-        missing = 'the API (not answering)';
-      }
-      if (Date.now() > deadline) throw new Error(`the stack was not ready in time; still waiting for ${missing}`);
-      await new Promise((r) => setTimeout(r, 250));
+    } finally {
+      await db.destroy();
     }
   }
 
-  private async aliveConductors(): Promise<Set<string>> {
-    const response = await fetch(`${this.apiUrl}/v1/conductors`, {
-      headers: { 'X-OpenStack-Ironic-API-Version': 'latest' },
-      signal: AbortSignal.timeout(2000),
-    });
-    if (!response.ok) throw new Error(`GET /v1/conductors: ${response.status}`);
-    const body = (await response.json()) as { conductors: Array<{ hostname: string; alive: boolean }> };
-    return new Set(body.conductors.filter((c) => c.alive).map((c) => c.hostname));
+  /** What the stack still waits for, or '' when everything is ready. */
+  private async notReady(db: Database, expected: ReadonlySet<string>): Promise<string> {
+    const version = await fetch(`${this.apiUrl}/v1`, { signal: AbortSignal.timeout(2000) });
+    await version.body?.cancel();
+    if (!version.ok) return `the API (GET /v1: ${version.status})`;
+    const alive = await createStores(db).conductors.listAlive(this.deps.config.conductor.heartbeat_timeout);
+    const aliveNames = new Set(alive.map((c) => c.hostname));
+    const notAlive = [...expected].filter((hostname) => !aliveNames.has(hostname));
+    if (notAlive.length) return `conductors not alive: ${notAlive.join(', ')}`;
+    const noFiles = [];
+    for (const c of this.conductors) if (!(await this.servesBootScript(c))) noFiles.push(c.name);
+    return noFiles.length ? `file servers not serving boot.ipxe: ${noFiles.join(', ')}` : '';
   }
 
   private async servesBootScript(conductor: ConductorEndpoint): Promise<boolean> {
