@@ -9,6 +9,7 @@ import { BootConfigController } from './boot/boot-config-controller.js';
 import { createBootConfigHandler, isBootConfigPath } from './boot/boot-config-router.js';
 import { httpBasicAuth } from './middleware/auth.js';
 import { errorHandler, notFound } from './middleware/errors.js';
+import { jsonBody } from './middleware/json-body.js';
 import { requestContext } from './middleware/request-id.js';
 import { negotiateVersion } from './middleware/version.js';
 import { NodeService } from './node-service.js';
@@ -77,8 +78,7 @@ export function createApp(deps: ApiDeps): Express {
   if (deps.config.DEFAULT.auth_strategy === 'http_basic') {
     app.use(httpBasicAuth(HtpasswdUsers.fromFile(deps.config.DEFAULT.http_basic_auth_user_file)));
   }
-  // RFC 6902 documents may come as application/json-patch+json.
-  app.use(express.json({ limit: '1mb', strict: false, type: ['application/json', 'application/*+json'] }));
+  app.use(jsonBody());
   app.use(rootRouter(routeDeps));
   app.use(nodesRouter(routeDeps));
   app.use(nodeStatesRouter(routeDeps));
