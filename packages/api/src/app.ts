@@ -6,7 +6,7 @@ import express, { type Express } from 'express';
 import type { Knex } from 'knex';
 import { agentRouter } from './agent/agent-router.js';
 import { BootConfigController } from './boot/boot-config-controller.js';
-import { createBootConfigHandler, isBootConfigPath } from './boot/boot-config-router.js';
+import { bootConfigTarget, createBootConfigHandler } from './boot/boot-config-router.js';
 import { httpBasicAuth } from './middleware/auth.js';
 import { errorHandler, notFound } from './middleware/errors.js';
 import { jsonBody } from './middleware/json-body.js';
@@ -52,8 +52,13 @@ export function createApiListener(deps: ApiDeps): RequestListener {
   const boot = createBootConfigHandler(bootConfig, deps.logger.child({ component: 'boot-config' }));
   const app = createApp(deps);
   return (req, res) => {
-    if (isBootConfigPath(req.url ?? '')) void boot(req, res);
-    else app(req, res);
+    const bootTarget = bootConfigTarget(req.url ?? '');
+    if (bootTarget === undefined) {
+      app(req, res);
+      return;
+    }
+    req.url = bootTarget;
+    void boot(req, res);
   };
 }
 
