@@ -1,4 +1,5 @@
-import { isBmaasError, type Logger, ResourceNotFound } from '@bmaas/common';
+import { DatabaseUnavailable, isBmaasError, type Logger, ResourceNotFound } from '@bmaas/common';
+import { isDatabaseUnavailable } from '@bmaas/db';
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import { MethodNotAllowed } from '../errors.js';
 
@@ -35,15 +36,17 @@ function clientHttpMessage(error: HttpParserError): string {
  * The one place errors become HTTP answers: domain errors keep their status
  * and message; HTTP-layer errors with a 4xx status (body parser,
  * decompression, path decoding) keep it; anything else is a 500 whose
- * details stay in the log. Only 5xx are logged as errors.
+ * details stay in the log. A database out of reach or too slow is a 503
+ * (DatabaseUnavailable). Only 5xx are logged as errors.
  */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
-  return (error, req, res, next) => {
+  return (raised, req, res, next) => {
     if (res.headersSent) {
-      next(error);
+      next(raised);
       return;
     }
     const log = req.context?.logger ?? logger;
+    const error = isDatabaseUnavailable(raised) ? new DatabaseUnavailable() : raised;
     if (isBmaasError(error)) {
       if (error instanceof MethodNotAllowed) res.setHeader('Allow', error.allowed.join(', '));
       if (error.status >= 500) log.error(`${error.code}: ${error.message}`, { code: error.code });

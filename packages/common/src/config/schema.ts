@@ -426,6 +426,18 @@ export const configSchema = {
       default: 10,
       env: 'BMAAS_DATABASE__MAX_POOL_SIZE',
     },
+    statement_timeout: {
+      doc: 'Seconds a statement of the API or a conductor may run before it is cancelled; a server that does not answer at all is given up one second later and the connection replaced. Requests then answer 503 (the boot configuration API its usual 404) until the database answers again.',
+      format: 'positive-number',
+      default: 10,
+      env: 'BMAAS_DATABASE__STATEMENT_TIMEOUT',
+    },
+    pool_timeout: {
+      doc: 'Seconds a query waits for a free pooled connection, or for a new connection to open, before it fails.',
+      format: 'positive-number',
+      default: 5,
+      env: 'BMAAS_DATABASE__POOL_TIMEOUT',
+    },
     embedded_port: {
       doc: 'Port of the embedded PostgreSQL (loopback only).',
       format: 'port',
