@@ -282,22 +282,39 @@ describe('npm start: the native stack', () => {
     await expectCleanStop(run, 1, () => run.signal('SIGTERM'));
   });
 
-  it('keeps running when a conductor dies, and stops everything with exit code 1 when the API dies', async () => {
-    const dying = startStack(2);
-    await dying.waitForOutput(/Press Ctrl-C/, START_TIMEOUT_MS);
-    const tree = descendants(dying.pid);
-    const pids = bannerPids(dying);
+  it('restarts a conductor or the API that died, saying why; only SIGTERM stops everything', async () => {
+    run = startStack(2);
+    await run.waitForOutput(/Press Ctrl-C/, START_TIMEOUT_MS);
+    const pids = bannerPids(run);
     process.kill(pids.get('conductor-1') as number, 'SIGKILL');
-    await dying.waitForOutput(
-      /conductor-1 \(pid \d+\) exited on its own \(killed by SIGKILL\); the other conductors/,
+    process.kill(pids.get('api') as number, 'SIGKILL');
+    await run.waitForOutput(
+      /conductor-1 \(pid \d+\) exited on its own \(killed by SIGKILL\); restarting it in 1 s/,
       10_000,
     );
-    expect(dying.running).toBe(true);
-    process.kill(pids.get('api') as number, 'SIGKILL');
-    const status = await dying.waitForExit(STOP_TIMEOUT_MS);
-    expect(status, dying.tail()).toEqual({ code: 1, signal: null });
-    expect(dying.output).toMatch(/api \(pid \d+\) exited on its own \(killed by SIGKILL\): stopping everything/);
-    await expectNothingLeft(dying, tree, 2);
+    await run.waitForOutput(/api \(pid \d+\) exited on its own \(killed by SIGKILL\); restarting it in 1 s/, 10_000);
+    const restarted = await run.waitForOutput(/api restarted \(pid (\d+)\)/, 20_000);
+    await run.waitForOutput(/conductor-1 restarted \(pid \d+\)/, 20_000);
+    expect(run.running).toBe(true);
+    const apiPid = Number(restarted[1]);
+    expect(apiPid).not.toBe(pids.get('api'));
+    // The new API answers, and the restarted conductor is alive again.
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const answer = await api<{ conductors: Array<{ hostname: string; alive: boolean }> }>('/v1/conductors').catch(
+        () => undefined,
+      );
+      const alive = answer?.body.conductors?.filter((c) => c.alive).map((c) => c.hostname) ?? [];
+      if (alive.length === 2) break;
+      if (Date.now() > deadline) throw new Error(`conductors alive after the restarts: ${alive.join(', ')}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const tree = descendants(run.pid);
+    expect(tree).toContain(apiPid);
+    run.signal('SIGTERM');
+    const status = await run.waitForExit(STOP_TIMEOUT_MS);
+    expect(status, run.tail()).toEqual({ code: 0, signal: null });
+    await expectNothingLeft(run, tree, 2);
   });
 
   it('stops what it started, with exit code 1, when a conductor fails during start-up', async () => {

@@ -10,6 +10,7 @@ import { type ExitStatus, ManagedProcess } from './managed-process.js';
 import type { StackOptions } from './options.js';
 import { processStartTime } from './pid-lock.js';
 import { assertPortsFree, type PortClaim } from './port-check.js';
+import { RestartBackoff } from './restart-backoff.js';
 
 const require = createRequire(import.meta.url);
 const DATABASE_SCRIPT = fileURLToPath(new URL('./database-process.js', import.meta.url));
@@ -62,8 +63,9 @@ export class Stack {
   private readonly registry: ChildRegistry;
   private stopping: Promise<void> | undefined;
   private ready = false;
+  private readonly restarts = new RestartBackoff();
   private resolveFailure: (message: string) => void = () => {};
-  /** Resolves with a message when the API or the database exits on its own. */
+  /** Resolves with a message when a process exits during start-up, or the database exits on its own. */
   readonly failure = new Promise<string>((resolveFailure) => {
     this.resolveFailure = resolveFailure;
   });
@@ -257,16 +259,40 @@ export class Stack {
   ): ManagedProcess {
     const args = this.deps.options.configFiles.flatMap((file) => ['--config-file', resolve(file)]);
     const child = new ManagedProcess({ name, script, args, env, output: this.deps.output, ...extra });
+    const startedAt = Date.now();
     void child.exited.then((status) => {
       if (this.stopping) return;
       const what = `${name} (pid ${child.pid}) exited on its own (${describeExit(status)})`;
-      if (this.ready && name.startsWith('conductor-')) {
-        this.deps.logger.warn(`${what}; the other conductors take its nodes over`);
-      } else {
+      // Before the stack is ready a crash is a failed start; afterwards the API and the
+      // conductors are restarted (the database's exit still stops everything).
+      if (!this.ready || name === 'database') {
         this.resolveFailure(what);
+        return;
       }
+      const delayMs = this.restarts.delayAfterExit(name, Date.now() - startedAt);
+      const takeover = name.startsWith('conductor-') ? '; the other conductors take its nodes over meanwhile' : '';
+      this.deps.logger.warn(`${what}; restarting it in ${delayMs / 1000} s${takeover}`, {
+        process: name,
+        exitCode: status.code,
+        signal: status.signal,
+        restartInMs: delayMs,
+      });
+      setTimeout(() => this.restart(name, script, env), delayMs).unref();
     });
     return child;
+  }
+
+  /** Starts `name` again in place of the process that exited, unless the stack is stopping. */
+  private restart(name: string, script: string, env: NodeJS.ProcessEnv): void {
+    if (this.stopping) return;
+    const child = this.spawn(name, script, env);
+    if (name === 'api') this.api = child;
+    else {
+      const index = this.conductorProcesses.findIndex((p) => p.name === name);
+      if (index >= 0) this.conductorProcesses[index] = child;
+    }
+    this.recordChildren();
+    this.deps.logger.info(`${name} restarted (pid ${child.pid})`, { process: name, pid: child.pid });
   }
 
   /**
