@@ -172,7 +172,7 @@ describe('conductor', () => {
         requestId: 'req-test-1',
       },
     );
-    expect(await conductor.tasks.drain(5000)).toBe(true);
+    expect(await conductor.tasks.drain(30_000)).toBe(true);
     expect((await reload(node)).provisionState).toBe('manageable');
     const accepted = logs().find((l) => l.message === 'provision action accepted');
     expect(accepted).toMatchObject({ requestId: 'req-test-1', nodeUuid: node.uuid, action: 'manage' });
@@ -247,7 +247,7 @@ describe('conductor', () => {
       node_id: node.uuid,
       event: 'manage',
     });
-    expect(await conductor.tasks.drain(5000)).toBe(true);
+    expect(await conductor.tasks.drain(30_000)).toBe(true);
     expect((await reload(node)).provisionState).toBe('manageable');
   });
 
@@ -270,7 +270,7 @@ describe('conductor', () => {
       node_id: node.uuid,
       event: 'manage',
     });
-    expect(await conductor.tasks.drain(5000)).toBe(true);
+    expect(await conductor.tasks.drain(30_000)).toBe(true);
     expect((await reload(node)).provisionState).toBe('manageable');
   });
 
