@@ -22,6 +22,7 @@ import { renderRootBootScript } from '@bmaas/ipxe-boot-interface';
 import { Ajv } from 'ajv';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { missingPrerequisite } from '../support/prerequisites.js';
 import { InterpolationError, interpolateDocument } from './compose-interpolation.js';
 import { type DockerfileStage, parseDockerfile } from './dockerfile-stages.js';
 
@@ -316,8 +317,11 @@ describe('docker-compose.yml', () => {
   });
 
   const dnsmasqBinary = ['/usr/sbin/dnsmasq', '/usr/bin/dnsmasq'].find((path) => existsSync(path));
-  if (!dnsmasqBinary) console.warn('[compose-file.test] SKIPPING the dnsmasq syntax check: dnsmasq is not installed');
-  it.skipIf(!dnsmasqBinary)('dnsmasq accepts the command line (dnsmasq --test)', async () => {
+  const noDnsmasq = missingPrerequisite(
+    'compose dnsmasq --test',
+    dnsmasqBinary ? null : 'dnsmasq is not installed (dnsmasq-base)',
+  );
+  it.skipIf(noDnsmasq)('dnsmasq accepts the command line (dnsmasq --test)', async () => {
     const output = await new Promise<string>((done, fail) => {
       execFile(dnsmasqBinary as string, ['--test', ...dnsmasqArgs()], { timeout: 10_000 }, (error, stdout, stderr) =>
         error ? fail(new Error(`${error.message}\n${stderr}`)) : done(`${stdout}${stderr}`),
