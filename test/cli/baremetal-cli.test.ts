@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { createStores } from '@bmaas/db';
 import { createTestDatabase, freePort, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { missingPrerequisite } from '../support/prerequisites.js';
 
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -54,7 +55,12 @@ const TITLE = BAREMETAL
   ? 'the baremetal CLI (python3-ironicclient) against the API'
   : 'the baremetal CLI against the API (skipped: no `baremetal` on PATH; apt-get install python3-ironicclient)';
 
-describe.skipIf(!BAREMETAL)(TITLE, () => {
+describe.skipIf(
+  missingPrerequisite(
+    'baremetal-cli',
+    BAREMETAL ? null : 'no `baremetal` on PATH (apt-get install python3-ironicclient)',
+  ),
+)(TITLE, () => {
   let database: TestDatabase;
   let api: ChildProcess;
   let endpoint: string;

@@ -4,16 +4,27 @@
 // product's own loader, and the wiring between services.
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${…} is iPXE's and Compose's own syntax in the expected text.
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { dirname, join, posix, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
-import { type BmaasConfig, configFilesFromArgs, loadConfig, type PluginSections, pluginSection } from '@bmaas/common';
+import {
+  assertJsonRpcExposureAllowed,
+  type BmaasConfig,
+  configFilesFromArgs,
+  ensureInstallCredentials,
+  jsonRpcAuthStrategy,
+  loadConfig,
+  type PluginSections,
+  pluginSection,
+} from '@bmaas/common';
 import { PXE_OPTIONS, renderRootBootScript } from '@bmaas/ipxe-boot-interface';
 import { Ajv } from 'ajv';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { missingPrerequisite } from '../support/prerequisites.js';
 import { InterpolationError, interpolateDocument } from './compose-interpolation.js';
 import { type DockerfileStage, parseDockerfile } from './dockerfile-stages.js';
 
@@ -89,8 +100,27 @@ function bindMounts(name: string): Array<{ host: string; container: string; read
     }));
 }
 
+/** The credentials volume, made here as the credentials service makes it in its container. */
+const CREDENTIALS_VOLUME = '/var/lib/bmaas/credentials';
+let credentialsDir: string | undefined;
+function generatedCredentials(): string {
+  credentialsDir ??= ensureInstallCredentials(
+    join(mkdtempSync(join(tmpdir(), 'bmaas-compose-')), 'credentials'),
+  ).directory;
+  return credentialsDir;
+}
+afterAll(() => {
+  if (credentialsDir) rmSync(dirname(credentialsDir), { recursive: true, force: true });
+});
+
 /** The host file behind a path inside the container, through the service's bind mounts. */
 function hostPathOf(name: string, containerPath: string): string {
+  if (containerPath.startsWith(`${CREDENTIALS_VOLUME}/`)) {
+    expect(service(name).volumes, `${name} mounts the credentials read-only`).toContain(
+      `credentials:${CREDENTIALS_VOLUME}:ro`,
+    );
+    return join(generatedCredentials(), posix.relative(CREDENTIALS_VOLUME, containerPath));
+  }
   for (const mount of bindMounts(name)) {
     const inside = posix.relative(mount.container, containerPath);
     if (!inside.startsWith('..') && !posix.isAbsolute(inside)) {
@@ -162,7 +192,10 @@ describe('docker-compose.yml', () => {
     const { config, files } = serviceConfig(name);
     expect(files.length).toBeGreaterThan(0);
     for (const file of files) {
-      expect(relative(join(REPO, 'docker'), file).startsWith('..'), `${file} lives under docker/`).toBe(false);
+      const generated = credentialsDir !== undefined && file.startsWith(`${credentialsDir}/`);
+      expect(generated || !relative(join(REPO, 'docker'), file).startsWith('..'), `${file} lives under docker/`).toBe(
+        true,
+      );
     }
     expect(config.database.connection).toBe('postgresql://bmaas:compose-test@postgres:5432/bmaas');
     expect(compose.services[new URL(config.database.connection ?? '').hostname]).toBeDefined();
@@ -223,8 +256,34 @@ describe('docker-compose.yml', () => {
     expect(service('dbsync').depends_on).toEqual({ postgres: { condition: 'service_healthy' } });
     expect(service('dbsync').restart).toBe('no');
     expect(service('dbsync').command?.at(-1)).toBe('upgrade');
+    expect(service('credentials').restart).toBe('no');
     for (const name of ['api', ...CONDUCTORS]) {
-      expect(service(name).depends_on, name).toEqual({ dbsync: { condition: 'service_completed_successfully' } });
+      expect(service(name).depends_on, name).toEqual({
+        dbsync: { condition: 'service_completed_successfully' },
+        credentials: { condition: 'service_completed_successfully' },
+      });
+    }
+  });
+
+  it('is authenticated end to end with the credentials made once per install', () => {
+    expect(service('credentials').volumes).toEqual([`credentials:${CREDENTIALS_VOLUME}`]);
+    expect(service('credentials').command?.slice(1)).toEqual([
+      'packages/common/dist/credentials-main.js',
+      CREDENTIALS_VOLUME,
+    ]);
+    expect(compose.volumes).toHaveProperty(['credentials']);
+    const api = serviceConfig('api').config;
+    expect(api.DEFAULT.auth_strategy).toBe('http_basic');
+    expect(api.DEFAULT.http_basic_auth_user_file.startsWith(`${generatedCredentials()}/`)).toBe(true);
+    expect(jsonRpcAuthStrategy(api)).toBe('http_basic');
+    expect(api.json_rpc.username).toBe('conductor');
+    for (const name of CONDUCTORS) {
+      const { config } = serviceConfig(name);
+      expect(jsonRpcAuthStrategy(config), name).toBe('http_basic');
+      expect(config.json_rpc.http_basic_auth_user_file.startsWith(`${generatedCredentials()}/`), name).toBe(true);
+      // Listening on the compose network is allowed because it is authenticated.
+      expect(() => assertJsonRpcExposureAllowed(config), name).not.toThrow();
+      expect(config.json_rpc.allow_unauthenticated_remote_access, name).toBe(false);
     }
   });
 
@@ -278,8 +337,11 @@ describe('docker-compose.yml', () => {
   });
 
   const dnsmasqBinary = ['/usr/sbin/dnsmasq', '/usr/bin/dnsmasq'].find((path) => existsSync(path));
-  if (!dnsmasqBinary) console.warn('[compose-file.test] SKIPPING the dnsmasq syntax check: dnsmasq is not installed');
-  it.skipIf(!dnsmasqBinary)('dnsmasq accepts the command line (dnsmasq --test)', async () => {
+  const noDnsmasq = missingPrerequisite(
+    'compose dnsmasq --test',
+    dnsmasqBinary ? null : 'dnsmasq is not installed (dnsmasq-base)',
+  );
+  it.skipIf(noDnsmasq)('dnsmasq accepts the command line (dnsmasq --test)', async () => {
     const output = await new Promise<string>((done, fail) => {
       execFile(dnsmasqBinary as string, ['--test', ...dnsmasqArgs()], { timeout: 10_000 }, (error, stdout, stderr) =>
         error ? fail(new Error(`${error.message}\n${stderr}`)) : done(`${stdout}${stderr}`),

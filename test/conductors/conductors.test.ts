@@ -281,18 +281,16 @@ describe('three conductors', () => {
     const leaving = stack.conductors[1] as ConductorProcess;
     const signalledAt = Date.now();
     leaving.signal('SIGTERM');
+    // Offline as its own act (online = false), not by its heartbeat running out: no wall-clock bound needed.
     await waitFor(
-      'the conductor to show as not alive',
-      async () =>
-        (await stores.conductors.get(leaving.hostname, HEARTBEAT_TIMEOUT))?.alive === false ? true : undefined,
-      { timeoutMs: 2000, intervalMs: 20 },
+      'the conductor to mark itself offline',
+      async () => ((await stores.conductors.get(leaving.hostname, 3600))?.alive === false ? true : undefined),
+      { timeoutMs: 20_000, intervalMs: 20 },
     );
-    const offlineAfterMs = Date.now() - signalledAt;
-    expect(offlineAfterMs).toBeLessThan(HEARTBEAT_TIMEOUT * 1000);
+    console.info(`offline ${Date.now() - signalledAt} ms after SIGTERM`);
     expect(await leaving.exited()).toEqual({ code: 0, signal: null });
     expect(
       await stores.nodes.list({ reservation: leaving.hostname, limit: 10, sortKey: 'id', sortDir: 'asc' }),
     ).toEqual([]);
-    console.info(`conductor offline ${offlineAfterMs} ms after SIGTERM`);
   });
 });

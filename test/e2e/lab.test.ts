@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { missingPrerequisite } from '../support/prerequisites.js';
 import { createFakeAgentApi, type FakeAgentApi } from './fake-agent-api.js';
 import { type Dnsmasq, startDnsmasq } from './lib/dnsmasq.js';
 import { LabNetwork, netnsUnavailableReason } from './lib/netns.js';
@@ -23,15 +24,15 @@ const BOOT_TIMEOUT_MS = 240_000;
 const missingTools = await missingLabTools();
 const labProblem = missingTools.length > 0 ? `missing ${missingTools.join(', ')} (see test/debian-packages.txt)` : null;
 const netnsProblem = labProblem ?? (await netnsUnavailableReason());
-if (labProblem) console.warn(`[lab.test] SKIPPING every lab test: ${labProblem}`);
-else if (netnsProblem) console.warn(`[lab.test] SKIPPING the namespace + dnsmasq variant: ${netnsProblem}`);
+const skipLab = missingPrerequisite('lab.test', labProblem);
+const skipNetns = skipLab || missingPrerequisite('lab.test namespace + dnsmasq variant', netnsProblem);
 
 let ramdisk: TestRamdisk;
 beforeAll(async () => {
   if (!labProblem) ramdisk = await buildTestRamdisk(CACHE_DIR);
 }, 300_000);
 
-describe.skipIf(labProblem !== null)('test ramdisk', () => {
+describe.skipIf(skipLab)('test ramdisk', () => {
   it('is cached and holds the agent script, busybox and the virtio-net modules', async () => {
     const builtAt = (await stat(ramdisk.initrd)).mtimeMs;
     const again = await buildTestRamdisk(CACHE_DIR);
@@ -45,7 +46,7 @@ describe.skipIf(labProblem !== null)('test ramdisk', () => {
   }, 120_000);
 });
 
-describe.skipIf(netnsProblem !== null)('lab: network namespace + dnsmasq + tap (needs root)', () => {
+describe.skipIf(skipNetns)('lab: network namespace + dnsmasq + tap (needs root)', () => {
   const macs = ['52:54:00:e2:e0:01', '52:54:00:e2:e0:04'];
   let work: string | undefined;
   let api: FakeAgentApi | undefined;
@@ -101,7 +102,7 @@ describe.skipIf(netnsProblem !== null)('lab: network namespace + dnsmasq + tap (
   }, 300_000);
 });
 
-describe.skipIf(labProblem !== null)('lab: QEMU user-mode networking (restrict=on, guestfwd)', () => {
+describe.skipIf(skipLab)('lab: QEMU user-mode networking (restrict=on, guestfwd)', () => {
   const mac = '52:54:00:e2:e0:02';
   const guestPort = 8080;
   let work: string | undefined;
@@ -137,7 +138,7 @@ describe.skipIf(labProblem !== null)('lab: QEMU user-mode networking (restrict=o
   }, 300_000);
 });
 
-describe.skipIf(labProblem !== null)('lab: QMP', () => {
+describe.skipIf(skipLab)('lab: QMP', () => {
   let work: string | undefined;
   let machine: QemuMachine | undefined;
 

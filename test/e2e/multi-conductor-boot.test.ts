@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { createStores } from '@bmaas/db';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, afterEach, beforeAll, describe, it } from 'vitest';
+import { missingPrerequisite } from '../support/prerequisites.js';
 import {
   bootConfigRefusals,
   bootConfigServed,
@@ -38,9 +39,7 @@ const problem =
   missingTools.length > 0
     ? `missing ${missingTools.join(', ')} (see test/debian-packages.txt)`
     : await netnsUnavailableReason();
-if (problem) console.warn(`[${LABEL}] SKIPPING every scenario: ${problem} (user-mode-boot.test.ts still runs)`);
-
-describe.skipIf(problem !== null)(
+describe.skipIf(missingPrerequisite(LABEL, problem))(
   'iPXE machines, one static DHCP config, three conductors (namespace + dnsmasq)',
   () => {
     let database: TestDatabase | undefined;

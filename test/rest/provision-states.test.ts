@@ -1,6 +1,7 @@
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BAREMETAL, baremetal } from '../support/baremetal-cli.js';
+import { missingPrerequisite } from '../support/prerequisites.js';
 import { ironicFault, type NodeAnswer, type RestAnswer, RestClient } from '../support/rest-client.js';
 import { type ConductorProcess, type Stack, startStack } from '../support/stack.js';
 import { waitFor } from '../support/wait-for.js';
@@ -353,7 +354,12 @@ describe('provision states through the REST API, three conductors', () => {
   });
 });
 
-describe.skipIf(!BAREMETAL)('the baremetal CLI drives the state machine with --wait', () => {
+describe.skipIf(
+  missingPrerequisite(
+    'provision-states CLI',
+    BAREMETAL ? null : 'no `baremetal` on PATH (apt-get install python3-ironicclient)',
+  ),
+)('the baremetal CLI drives the state machine with --wait', () => {
   it('manage, provide, deploy, undeploy --wait; node show -f json gives the final state', async () => {
     const endpoint = stack.apiUrl as string;
     const node = await createNode('cli-flow');

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -74,13 +74,19 @@ function bannerPids(run: StackRun): Map<string, number> {
   return new Map([...line.matchAll(/([\w-]+) (\d+)/g)].map((m) => [m[1] as string, Number(m[2])]));
 }
 
+/** The Authorization header of the user `npm start` made for this state directory. */
+function installLogin(): string {
+  const password = readFileSync(join(stateDir, 'credentials', 'api-password'), 'utf8').trim();
+  return `Basic ${Buffer.from(`admin:${password}`).toString('base64')}`;
+}
+
 async function api<T>(
   path: string,
   init: { method?: string; body?: unknown } = {},
 ): Promise<{ status: number; body: T }> {
   const response = await fetch(`http://127.0.0.1:${apiPort}${path}`, {
     method: init.method ?? 'GET',
-    headers: { ...API_VERSION, 'Content-Type': 'application/json' },
+    headers: { ...API_VERSION, 'Content-Type': 'application/json', Authorization: installLogin() },
     body: init.body === undefined ? undefined : JSON.stringify(init.body),
     signal: AbortSignal.timeout(5000),
   });
@@ -170,8 +176,32 @@ describe('npm start: the native stack', () => {
       expect(response.status).toBe(200);
       expect(await response.text()).toMatch(/^#!ipxe/);
     }
-    expect(run.output).toContain(`export OS_AUTH_TYPE=none OS_ENDPOINT=http://127.0.0.1:${apiPort}`);
+    expect(run.output).toContain(
+      `export OS_AUTH_TYPE=http_basic OS_ENDPOINT=http://127.0.0.1:${apiPort} OS_USERNAME=admin OS_PASSWORD="$(cat ${join(stateDir, 'credentials', 'api-password')})"`,
+    );
     expect(run.output).toContain('baremetal node create --driver fake-hardware');
+  });
+
+  it('is authenticated end to end with credentials of its own: REST and every conductor refuse strangers', async () => {
+    expect(statSync(join(stateDir, 'credentials')).mode & 0o777).toBe(0o700);
+    expect(statSync(join(stateDir, 'credentials', 'api-password')).mode & 0o777).toBe(0o600);
+    const anonymous = await fetch(`http://127.0.0.1:${apiPort}/v1/nodes`, { signal: AbortSignal.timeout(5000) });
+    expect(anonymous.status).toBe(401);
+    const powerOn = JSON.stringify({
+      jsonrpc: '2.0',
+      method: 'change_node_power_state',
+      params: { node_id: 'any', new_state: 'power on' },
+      id: 1,
+    });
+    for (const i of [1, 2, 3]) {
+      const response = await fetch(`http://127.0.0.1:${rpcBase + i}/`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: powerOn,
+        signal: AbortSignal.timeout(5000),
+      });
+      expect(response.status, `conductor-${i}`).toBe(401);
+    }
   });
 
   it('enrols a fake-hardware node and deploys it through the REST API', async () => {
@@ -231,22 +261,60 @@ describe('npm start: the native stack', () => {
     await expectCleanStop(run, 1, () => run.signal('SIGTERM'));
   });
 
-  it('keeps running when a conductor dies, and stops everything with exit code 1 when the API dies', async () => {
-    const dying = startStack(2);
-    await dying.waitForOutput(/Press Ctrl-C/, START_TIMEOUT_MS);
-    const tree = descendants(dying.pid);
-    const pids = bannerPids(dying);
+  it("comes up with the operator's own http_basic user file, whose passwords it does not know", async () => {
+    const htpasswd = join(stateDir, 'operators.htpasswd');
+    // bcrypt of "ops-secret", as `htpasswd -B` writes it.
+    writeFileSync(htpasswd, 'ops:$2b$04$3rk/qgZa.JFrCidHMGtF6unirnCHFArxrfq9RXgVZM/YUtD4NIzla\n');
+    run = startStack(1, {
+      BMAAS_DEFAULT__AUTH_STRATEGY: 'http_basic',
+      BMAAS_DEFAULT__HTTP_BASIC_AUTH_USER_FILE: htpasswd,
+    });
+    await run.waitForOutput(/Press Ctrl-C/, START_TIMEOUT_MS);
+    expect(run.output).toContain(`OS_USERNAME=<user> OS_PASSWORD=<password>  # from ${htpasswd}`);
+    const nodes = (authorization?: string) =>
+      fetch(`http://127.0.0.1:${apiPort}/v1/nodes`, {
+        headers: authorization ? { Authorization: authorization } : {},
+        signal: AbortSignal.timeout(5000),
+      });
+    expect((await nodes()).status).toBe(401);
+    expect((await nodes(installLogin())).status).toBe(401);
+    expect((await nodes(`Basic ${Buffer.from('ops:ops-secret').toString('base64')}`)).status).toBe(200);
+    await expectCleanStop(run, 1, () => run.signal('SIGTERM'));
+  });
+
+  it('restarts a conductor or the API that died, saying why; only SIGTERM stops everything', async () => {
+    run = startStack(2);
+    await run.waitForOutput(/Press Ctrl-C/, START_TIMEOUT_MS);
+    const pids = bannerPids(run);
     process.kill(pids.get('conductor-1') as number, 'SIGKILL');
-    await dying.waitForOutput(
-      /conductor-1 \(pid \d+\) exited on its own \(killed by SIGKILL\); the other conductors/,
+    process.kill(pids.get('api') as number, 'SIGKILL');
+    await run.waitForOutput(
+      /conductor-1 \(pid \d+\) exited on its own \(killed by SIGKILL\); restarting it in 1 s/,
       10_000,
     );
-    expect(dying.running).toBe(true);
-    process.kill(pids.get('api') as number, 'SIGKILL');
-    const status = await dying.waitForExit(STOP_TIMEOUT_MS);
-    expect(status, dying.tail()).toEqual({ code: 1, signal: null });
-    expect(dying.output).toMatch(/api \(pid \d+\) exited on its own \(killed by SIGKILL\): stopping everything/);
-    await expectNothingLeft(dying, tree, 2);
+    await run.waitForOutput(/api \(pid \d+\) exited on its own \(killed by SIGKILL\); restarting it in 1 s/, 10_000);
+    const restarted = await run.waitForOutput(/api restarted \(pid (\d+)\)/, 20_000);
+    await run.waitForOutput(/conductor-1 restarted \(pid \d+\)/, 20_000);
+    expect(run.running).toBe(true);
+    const apiPid = Number(restarted[1]);
+    expect(apiPid).not.toBe(pids.get('api'));
+    // The new API answers, and the restarted conductor is alive again.
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const answer = await api<{ conductors: Array<{ hostname: string; alive: boolean }> }>('/v1/conductors').catch(
+        () => undefined,
+      );
+      const alive = answer?.body.conductors?.filter((c) => c.alive).map((c) => c.hostname) ?? [];
+      if (alive.length === 2) break;
+      if (Date.now() > deadline) throw new Error(`conductors alive after the restarts: ${alive.join(', ')}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const tree = descendants(run.pid);
+    expect(tree).toContain(apiPid);
+    run.signal('SIGTERM');
+    const status = await run.waitForExit(STOP_TIMEOUT_MS);
+    expect(status, run.tail()).toEqual({ code: 0, signal: null });
+    await expectNothingLeft(run, tree, 2);
   });
 
   it('stops what it started, with exit code 1, when a conductor fails during start-up', async () => {

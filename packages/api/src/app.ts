@@ -6,9 +6,10 @@ import express, { type Express } from 'express';
 import type { Knex } from 'knex';
 import { agentRouter } from './agent/agent-router.js';
 import { BootConfigController } from './boot/boot-config-controller.js';
-import { createBootConfigHandler, isBootConfigPath } from './boot/boot-config-router.js';
+import { bootConfigTarget, createBootConfigHandler } from './boot/boot-config-router.js';
 import { httpBasicAuth } from './middleware/auth.js';
 import { errorHandler, notFound } from './middleware/errors.js';
+import { jsonBody } from './middleware/json-body.js';
 import { requestContext } from './middleware/request-id.js';
 import { negotiateVersion } from './middleware/version.js';
 import { NodeService } from './node-service.js';
@@ -49,8 +50,13 @@ export function createApiListener(deps: ApiDeps): RequestListener {
   const boot = createBootConfigHandler(bootConfig, deps.logger.child({ component: 'boot-config' }));
   const app = createApp(deps);
   return (req, res) => {
-    if (isBootConfigPath(req.url ?? '')) void boot(req, res);
-    else app(req, res);
+    const bootTarget = bootConfigTarget(req.url ?? '');
+    if (bootTarget === undefined) {
+      app(req, res);
+      return;
+    }
+    req.url = bootTarget;
+    void boot(req, res);
   };
 }
 
@@ -75,8 +81,7 @@ export function createApp(deps: ApiDeps): Express {
   if (deps.config.DEFAULT.auth_strategy === 'http_basic') {
     app.use(httpBasicAuth(HtpasswdUsers.fromFile(deps.config.DEFAULT.http_basic_auth_user_file)));
   }
-  // RFC 6902 documents may come as application/json-patch+json.
-  app.use(express.json({ limit: '1mb', strict: false, type: ['application/json', 'application/*+json'] }));
+  app.use(jsonBody());
   app.use(rootRouter(routeDeps));
   app.use(nodesRouter(routeDeps));
   app.use(nodeStatesRouter(routeDeps));

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { createServer } from 'node:http';
 import { configFilesFromArgs, createRootLogger, isBmaasError, loadConfig } from '@bmaas/common';
-import { createStores, openDatabase } from '@bmaas/db';
+import { createStores, openDatabase, serviceDatabaseOptions } from '@bmaas/db';
 import { ConductorRing, JsonRpcConductorClient } from '@bmaas/rpc-client';
 import { createApiListener } from './app.js';
 
@@ -21,7 +21,7 @@ async function main(argv: readonly string[]): Promise<void> {
     );
     process.exit(1);
   }
-  const db = openDatabase({ connection, maxPoolSize: config.database.max_pool_size, applicationName: 'bmaas-api' });
+  const db = openDatabase({ connection, ...serviceDatabaseOptions(config.database), applicationName: 'bmaas-api' });
   const ring = new ConductorRing({
     conductors: createStores(db).conductors,
     heartbeatTimeout: config.conductor.heartbeat_timeout,

@@ -150,6 +150,12 @@ export class TemporaryFailure extends BmaasError {
     super(message);
   }
 }
+export class DatabaseUnavailable extends BmaasError {
+  static override readonly status: number = 503;
+  constructor(message = 'The database is not answering; retry later.') {
+    super(message);
+  }
+}
 export class RpcTimeout extends BmaasError {
   static override readonly status: number = 504;
 }
@@ -189,6 +195,7 @@ export const REMOTE_ERROR_CLASSES: ReadonlyMap<string, ErrorClass> = new Map<str
       NodeAssociated,
       NodeInWrongState,
       TemporaryFailure,
+      DatabaseUnavailable,
       RpcTimeout,
     ] as ErrorClass[]
   ).map((cls) => [cls.name, cls]),
@@ -278,6 +285,11 @@ export const DOCUMENTED_ERRORS: ReadonlyArray<{ code: string; status: number; me
     meaning: 'The change is refused while the node is in its current (busy) state.',
   },
   { code: 'TemporaryFailure', status: 503, meaning: 'No alive conductor at all; retry later.' },
+  {
+    code: 'DatabaseUnavailable',
+    status: 503,
+    meaning: 'The database did not answer within [database]statement_timeout or pool_timeout; retry later.',
+  },
   { code: 'RpcTimeout', status: 504, meaning: 'The owning conductor did not answer in time.' },
   {
     code: 'UnexpectedRpcError',

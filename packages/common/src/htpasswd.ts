@@ -30,7 +30,18 @@ export function parseBasicAuthorization(header: string | undefined): BasicCreden
 export class HtpasswdUsers {
   private readonly remembered = new Set<string>();
 
-  private constructor(private readonly hashes: ReadonlyMap<string, string>) {}
+  /**
+   * Checked in place of an unknown user's hash, at the highest cost the file
+   * uses, so an unknown user takes as long to refuse as a wrong password and
+   * the time of an answer does not tell which user names exist.
+   */
+  private readonly dummyHash: string;
+
+  private constructor(private readonly hashes: ReadonlyMap<string, string>) {
+    const costs = [...hashes.values()].map((hash) => Number(hash.slice(4, 6)));
+    const cost = String(costs.length > 0 ? Math.max(...costs) : 10).padStart(2, '0');
+    this.dummyHash = `$2b$${cost}$${'A'.repeat(53)}`;
+  }
 
   static fromFile(path: string): HtpasswdUsers {
     let text: string;
@@ -59,7 +70,10 @@ export class HtpasswdUsers {
 
   async verify(user: string, password: string): Promise<boolean> {
     const hash = this.hashes.get(user);
-    if (hash === undefined) return false;
+    if (hash === undefined) {
+      await bcrypt.compare(password, this.dummyHash);
+      return false;
+    }
     const digest = createHash('sha256').update(`${user}\0${password}\0${hash}`).digest('hex');
     if (this.remembered.has(digest)) return true;
     if (!(await bcrypt.compare(password, hash))) return false;

@@ -1,9 +1,11 @@
+export * from './config/json-rpc-auth.js';
 export * from './config/load.js';
 export { renderConfigReference } from './config/reference.js';
 export { configSchema } from './config/schema.js';
 export * from './errors.js';
 export { renderErrorReference } from './errors-reference.js';
 export * from './htpasswd.js';
+export * from './install-credentials.js';
 export * from './logging.js';
 export * from './mac.js';
 export * from './records.js';

@@ -1,5 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { type BmaasConfig, ConfigError, HtpasswdUsers, type Logger } from '@bmaas/common';
+import {
+  assertJsonRpcExposureAllowed,
+  type BmaasConfig,
+  ConfigError,
+  HtpasswdUsers,
+  jsonRpcAuthStrategy,
+  type Logger,
+} from '@bmaas/common';
 import { fileServerAddress } from './http-file-server.js';
 import { type ConductorIdentity, conductorIdentity } from './identity.js';
 import type { DriverCatalog } from './registry/catalog.js';
@@ -36,7 +43,8 @@ function readTls(jsonRpc: BmaasConfig['json_rpc']): { cert: Buffer; key: Buffer 
 /**
  * Checks what can be checked before touching the database or the network:
  * the enabled hardware types and interfaces (created here), TLS and htpasswd
- * files, the file server address. Throws a one-line ConfigError.
+ * files, the file server address, and that JSON-RPC is not open to the
+ * network without authentication. Throws a one-line ConfigError.
  */
 export function prepareConductor(options: {
   config: BmaasConfig;
@@ -44,6 +52,7 @@ export function prepareConductor(options: {
   catalog?: DriverCatalog;
 }): ConductorSetup {
   const { config } = options;
+  assertJsonRpcExposureAllowed(config);
   const identity = conductorIdentity(config);
   const registry = DriverRegistry.create(options.catalog ?? DRIVER_CATALOG, {
     config,
@@ -55,7 +64,7 @@ export function prepareConductor(options: {
     identity,
     registry,
     auth:
-      config.json_rpc.auth_strategy === 'http_basic'
+      jsonRpcAuthStrategy(config) === 'http_basic'
         ? HtpasswdUsers.fromFile(config.json_rpc.http_basic_auth_user_file)
         : undefined,
     tls: config.json_rpc.use_ssl ? readTls(config.json_rpc) : undefined,

@@ -175,7 +175,7 @@ describe('conductor', () => {
         requestId: 'req-test-1',
       },
     );
-    expect(await conductor.tasks.drain(5000)).toBe(true);
+    expect(await conductor.tasks.drain(30_000)).toBe(true);
     expect((await reload(node)).provisionState).toBe('manageable');
     const accepted = logs().find((l) => l.message === 'provision action accepted');
     expect(accepted).toMatchObject({ requestId: 'req-test-1', nodeUuid: node.uuid, action: 'manage' });
@@ -250,7 +250,7 @@ describe('conductor', () => {
       node_id: node.uuid,
       event: 'manage',
     });
-    expect(await conductor.tasks.drain(5000)).toBe(true);
+    expect(await conductor.tasks.drain(30_000)).toBe(true);
     expect((await reload(node)).provisionState).toBe('manageable');
   });
 
@@ -273,7 +273,7 @@ describe('conductor', () => {
       node_id: node.uuid,
       event: 'manage',
     });
-    expect(await conductor.tasks.drain(5000)).toBe(true);
+    expect(await conductor.tasks.drain(30_000)).toBe(true);
     expect((await reload(node)).provisionState).toBe('manageable');
   });
 

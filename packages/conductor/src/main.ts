@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { ConfigError, configFilesFromArgs, createRootLogger } from '@bmaas/common';
-import { createStores, openDatabase, resolveDatabaseUrl } from '@bmaas/db';
+import { createStores, openDatabase, resolveDatabaseUrl, serviceDatabaseOptions } from '@bmaas/db';
 import { createConductor } from './conductor.js';
 import { prepareConductor } from './conductor-setup.js';
 import { conductorIdentity } from './identity.js';
@@ -21,7 +21,7 @@ async function main(argv: string[]): Promise<void> {
   const database = await resolveDatabaseUrl(config, logger.child({ component: 'database' }));
   const db = openDatabase({
     connection: database.url,
-    maxPoolSize: config.database.max_pool_size,
+    ...serviceDatabaseOptions(config.database),
     applicationName: 'bmaas-conductor',
   });
   const conductor = createConductor({ config, stores: createStores(db), logger, setup });

@@ -132,7 +132,7 @@ describe('TaskManager', () => {
     expect(answer).toBe('answered');
     expect(await reservationOf(node)).toBe('c1');
     finish();
-    expect(await tasks.drain(5000)).toBe(true);
+    expect(await tasks.drain(30_000)).toBe(true);
     expect(await stores.nodes.getById(node.id)).toMatchObject({
       reservation: null,
       lastError: 'background wrote this',

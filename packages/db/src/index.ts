@@ -1,4 +1,10 @@
-export { type Database, type DatabaseOptions, openDatabase } from './connection.js';
+export {
+  type Database,
+  type DatabaseOptions,
+  isDatabaseUnavailable,
+  openDatabase,
+  serviceDatabaseOptions,
+} from './connection.js';
 export { EmbeddedPostgresServer, loadEmbeddedPostgres, traversableByOthers } from './embedded-postgres.js';
 export { downgradeSchema, migrationSource, schemaVersion, upgradeSchema } from './migrations/index.js';
 export { type ResolvedDatabase, resolveDatabaseUrl } from './resolve.js';

@@ -18,6 +18,9 @@ import { JSONRPCErrorException, JSONRPCServer } from 'json-rpc-2.0';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { conductorUrl, type JsonRpcClientConfig, JsonRpcConductorClient } from './json-rpc-client.js';
 
+/** How long the fake conductor takes for node 'slow'. */
+const SLOW_CONDUCTOR_MS = 30_000;
+
 const NODE = { uuid: '11111111-2222-4333-8444-555555555555', driver: 'fake-hardware', conductorGroup: '' };
 
 /** A small JSON-RPC server standing in for a conductor; records what it received. */
@@ -26,7 +29,8 @@ function createFakeConductor(): { rpc: JSONRPCServer; received: unknown[] } {
   const received: unknown[] = [];
   rpc.addMethod('get_boot_config', async (params: { node_id: string; name: string }) => {
     received.push(params);
-    if (params.node_id === 'slow') await new Promise((resolve) => setTimeout(resolve, 2000));
+    // Far longer than any timeout below: a call that waits for it has not timed out.
+    if (params.node_id === 'slow') await new Promise((resolve) => setTimeout(resolve, SLOW_CONDUCTOR_MS).unref());
     if (params.node_id === 'unknown') {
       const error = new NodeLocked(params.node_id, 'conductor-2');
       throw new JSONRPCErrorException(error.message, error.status, toErrorPayload(error));
@@ -180,15 +184,16 @@ describe('JsonRpcConductorClient', () => {
     servers.push(server);
     const { client } = clientFor(`127.0.0.1:${port}`);
     clients.push(client);
-    const started = Date.now();
-    // The conductor takes 2 s for 'slow'; the first batch is out until its exchange times out at 1 s.
-    const first = client.callForNode(NODE, 'get_boot_config', { node_id: 'slow', name: 'x' }, { timeoutMs: 1000 });
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    const second = client.callForNode(NODE, 'get_boot_config', { node_id: 'slow', name: 'x' }, { timeoutMs: 1000 });
+    // The first batch is out until its exchange times out at 3 s; the second call is made 1 s in,
+    // so its deadline is at ~4 s. Timed from when it was sent (~3 s) it would end at ~6 s.
+    const first = client.callForNode(NODE, 'get_boot_config', { node_id: 'slow', name: 'x' }, { timeoutMs: 3000 });
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const secondMade = Date.now();
+    const second = client.callForNode(NODE, 'get_boot_config', { node_id: 'slow', name: 'x' }, { timeoutMs: 3000 });
     await expect(first).rejects.toBeInstanceOf(RpcTimeout);
     await expect(second).rejects.toBeInstanceOf(RpcTimeout);
-    // Sent at ~1 s, its own exchange would end at ~2 s; its deadline is ~1.3 s.
-    expect(Date.now() - started).toBeLessThan(1800);
+    // 3 s after it was made, not 5 s: the bound leaves a busy machine 1.5 s of slack either way.
+    expect(Date.now() - secondMade).toBeLessThan(4500);
   });
 
   it('fails every call of a batch whose exchange failed', async () => {
@@ -241,7 +246,8 @@ describe('JsonRpcConductorClient', () => {
     await expect(
       client.callForNode(NODE, 'get_boot_config', { node_id: 'slow', name: 'x' }, { timeoutMs: 200 }),
     ).rejects.toBeInstanceOf(RpcTimeout);
-    expect(Date.now() - started).toBeLessThan(1500);
+    // Long before the conductor's answer: the bound is generous for a busy machine.
+    expect(Date.now() - started).toBeLessThan(SLOW_CONDUCTOR_MS / 2);
   });
 
   it('answers TemporaryFailure and invalidates the ring when the conductor is gone', async () => {

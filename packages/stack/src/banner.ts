@@ -1,9 +1,19 @@
-import type { BmaasConfig } from '@bmaas/common';
+import type { BmaasConfig, InstallCredentials } from '@bmaas/common';
 import { enabledBootDescriptors } from '@bmaas/conductor';
 import type { Stack } from './stack.js';
 
+/** How the `baremetal` CLI authenticates: the install's generated user, the operator's own, or none. */
+function cliLogin(stack: Stack, config: BmaasConfig, credentials: InstallCredentials | undefined): string {
+  if (config.DEFAULT.auth_strategy === 'noauth') return `export OS_AUTH_TYPE=none OS_ENDPOINT=${stack.apiUrl}`;
+  const own = credentials && config.DEFAULT.http_basic_auth_user_file.startsWith(`${credentials.directory}/`);
+  const login = own
+    ? `OS_USERNAME=${credentials.apiUser} OS_PASSWORD="$(cat ${credentials.passwordFile})"`
+    : `OS_USERNAME=<user> OS_PASSWORD=<password>  # from ${config.DEFAULT.http_basic_auth_user_file}`;
+  return `export OS_AUTH_TYPE=http_basic OS_ENDPOINT=${stack.apiUrl} ${login}`;
+}
+
 /** What runs where (with PIDs), and how to enrol a first node with the `baremetal` CLI. */
-export function renderStackBanner(stack: Stack, config: BmaasConfig): string {
+export function renderStackBanner(stack: Stack, config: BmaasConfig, credentials?: InstallCredentials): string {
   const database = stack.embeddedDatabase
     ? `embedded PostgreSQL 127.0.0.1:${config.database.embedded_port}, data under ${config.DEFAULT.state_path}`
     : 'PostgreSQL at [database]connection';
@@ -29,7 +39,7 @@ ${rows.join('\n')}
   PIDs          stack ${process.pid}, ${pids.join(', ')}
 
 Enrol a first node with the baremetal CLI (Debian/Ubuntu: apt install python3-ironicclient):
-  export OS_AUTH_TYPE=none OS_ENDPOINT=${stack.apiUrl}
+  ${cliLogin(stack, config, credentials)}
   NODE=$(baremetal node create --driver fake-hardware --name node-1 -f value -c uuid)
   baremetal port create 52:54:00:12:34:56 --node "$NODE"
   baremetal node manage node-1 --wait && baremetal node provide node-1 --wait

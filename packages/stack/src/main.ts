@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { join, resolve } from 'node:path';
-import { ConfigError, createRootLogger } from '@bmaas/common';
+import { ConfigError, createRootLogger, ensureInstallCredentials } from '@bmaas/common';
 import { loadConductorConfig } from '@bmaas/conductor';
 import { renderStackBanner } from './banner.js';
 import { parseStackOptions, STACK_USAGE } from './options.js';
@@ -18,14 +18,14 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   // The conductors' view: core options and every plug-in's section, checked before anything starts.
-  const config = loadConductorConfig({ configFiles: options.configFiles });
+  const userConfig = loadConductorConfig({ configFiles: options.configFiles });
   const logger = createRootLogger({
-    level: config.DEFAULT.log_level,
-    format: config.DEFAULT.log_format,
+    level: userConfig.DEFAULT.log_level,
+    format: userConfig.DEFAULT.log_format,
     stream: process.stdout,
   }).child({ component: 'stack' });
 
-  const lockFile = join(resolve(config.DEFAULT.state_path), 'stack.pid');
+  const lockFile = join(resolve(userConfig.DEFAULT.state_path), 'stack.pid');
   const lock = acquireLock(lockFile);
   if ('heldBy' in lock) {
     process.stderr.write(
@@ -35,9 +35,20 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
 
+  // Credentials made once per install: the stack is authenticated end to end unless the
+  // operator's own files or environment say otherwise (they are read after these).
+  const credentials = ensureInstallCredentials(join(resolve(userConfig.DEFAULT.state_path), 'credentials'));
+  const configFiles = [credentials.configFile, ...options.configFiles];
+  const config = loadConductorConfig({ configFiles });
+
   // A closed terminal or pipe must not turn an orderly stop into a crash: output is best effort.
   for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
-  const stack = new Stack({ config, options, logger, output: (line) => process.stdout.write(`${line}\n`) });
+  const stack = new Stack({
+    config,
+    options: { ...options, configFiles },
+    logger,
+    output: (line) => process.stdout.write(`${line}\n`),
+  });
   // However this process ends, it leaves no child behind and no lock file.
   process.on('exit', () => {
     stack.killChildren();
@@ -66,7 +77,7 @@ async function main(argv: string[]): Promise<number> {
     stopAsked.then(() => 'stop' as const),
   ]);
   if (outcome === 'ready') {
-    process.stdout.write(renderStackBanner(stack, config));
+    process.stdout.write(renderStackBanner(stack, config, credentials));
     const failure = await Promise.race([stack.failure, stopAsked.then(() => undefined)]);
     if (failure !== undefined) {
       logger.error(`${failure}: stopping everything`);

@@ -4,13 +4,14 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BmaasConfig, Logger } from '@bmaas/common';
 import { bootRootFiles, enabledBootDescriptors } from '@bmaas/conductor';
-import { openDatabase, upgradeSchema } from '@bmaas/db';
+import { createStores, type Database, openDatabase, upgradeSchema } from '@bmaas/db';
 import { type ChildRecord, ChildRegistry } from './child-registry.js';
 import type { DatabaseReport } from './database-process.js';
 import { type ExitStatus, ManagedProcess } from './managed-process.js';
 import type { StackOptions } from './options.js';
 import { processStartTime } from './pid-lock.js';
 import { assertPortsFree, type PortClaim } from './port-check.js';
+import { RestartBackoff } from './restart-backoff.js';
 
 const require = createRequire(import.meta.url);
 const DATABASE_SCRIPT = fileURLToPath(new URL('./database-process.js', import.meta.url));
@@ -63,8 +64,9 @@ export class Stack {
   private readonly registry: ChildRegistry;
   private stopping: Promise<void> | undefined;
   private ready = false;
+  private readonly restarts = new RestartBackoff();
   private resolveFailure: (message: string) => void = () => {};
-  /** Resolves with a message when the API or the database exits on its own. */
+  /** Resolves with a message when a process exits during start-up, or the database exits on its own. */
   readonly failure = new Promise<string>((resolveFailure) => {
     this.resolveFailure = resolveFailure;
   });
@@ -259,54 +261,86 @@ export class Stack {
   ): ManagedProcess {
     const args = this.deps.options.configFiles.flatMap((file) => ['--config-file', resolve(file)]);
     const child = new ManagedProcess({ name, script, args, env, output: this.deps.output, ...extra });
+    const startedAt = Date.now();
     void child.exited.then((status) => {
       if (this.stopping) return;
       const what = `${name} (pid ${child.pid}) exited on its own (${describeExit(status)})`;
-      if (this.ready && name.startsWith('conductor-')) {
-        this.deps.logger.warn(`${what}; the other conductors take its nodes over`);
-      } else {
+      // Before the stack is ready a crash is a failed start; afterwards the API and the
+      // conductors are restarted (the database's exit still stops everything).
+      if (!this.ready || name === 'database') {
         this.resolveFailure(what);
+        return;
       }
+      const delayMs = this.restarts.delayAfterExit(name, Date.now() - startedAt);
+      const takeover = name.startsWith('conductor-') ? '; the other conductors take its nodes over meanwhile' : '';
+      this.deps.logger.warn(`${what}; restarting it in ${delayMs / 1000} s${takeover}`, {
+        process: name,
+        exitCode: status.code,
+        signal: status.signal,
+        restartInMs: delayMs,
+      });
+      setTimeout(() => this.restart(name, script, env), delayMs).unref();
     });
     return child;
   }
 
+  /** Starts `name` again in place of the process that exited, unless the stack is stopping. */
+  private restart(name: string, script: string, env: NodeJS.ProcessEnv): void {
+    if (this.stopping) return;
+    const child = this.spawn(name, script, env);
+    if (name === 'api') this.api = child;
+    else {
+      const index = this.conductorProcesses.findIndex((p) => p.name === name);
+      if (index >= 0) this.conductorProcesses[index] = child;
+    }
+    this.recordChildren();
+    this.deps.logger.info(`${name} restarted (pid ${child.pid})`, { process: name, pid: child.pid });
+  }
+
+  /**
+   * Ready = the API answers its public version document, every conductor is
+   * alive in the conductors table and every file server serves the enabled boot interfaces' root files.
+   * Nothing here needs the API's credentials, whatever [DEFAULT]auth_strategy is.
+   */
   private async waitUntilReady(deadline: number): Promise<void> {
     const expected = new Set(this.conductors.map((c) => c.hostname));
+    const db = openDatabase({ connection: this.databaseUrl, maxPoolSize: 1, applicationName: 'bmaas-stack' });
     let missing = 'the API';
-    for (;;) {
-      this.checkNotStopping();
-      const dead = this.processes.find((p) => !p.running);
-      if (dead) {
-        throw new Error(
-          `${dead.name} exited during start-up (${describeExit(dead.exitStatus as ExitStatus)}; see its output above)`,
-        );
+    try {
+      for (;;) {
+        this.checkNotStopping();
+        const dead = this.processes.find((p) => !p.running);
+        if (dead) {
+          throw new Error(
+            `${dead.name} exited during start-up (${describeExit(dead.exitStatus as ExitStatus)}; see its output above)`,
+          );
+        }
+        try {
+          missing = await this.notReady(db, expected);
+          if (missing === '') return;
+        } catch {
+          missing = 'the API (not answering)';
+        }
+        if (Date.now() > deadline) throw new Error(`the stack was not ready in time; still waiting for ${missing}`);
+        await new Promise((r) => setTimeout(r, 250));
       }
-      try {
-        const alive = await this.aliveConductors();
-        const notAlive = [...expected].filter((hostname) => !alive.has(hostname));
-        const noFiles = [];
-        for (const c of this.conductors) if (!(await this.servesRootFiles(c))) noFiles.push(c.name);
-        if (notAlive.length === 0 && noFiles.length === 0) return;
-        missing = notAlive.length
-          ? `conductors not alive: ${notAlive.join(', ')}`
-          : `file servers not serving ${this.rootFiles.join(', ')}: ${noFiles.join(', ')}`;
-      } catch {
-        missing = 'the API (not answering)';
-      }
-      if (Date.now() > deadline) throw new Error(`the stack was not ready in time; still waiting for ${missing}`);
-      await new Promise((r) => setTimeout(r, 250));
+    } finally {
+      await db.destroy();
     }
   }
 
-  private async aliveConductors(): Promise<Set<string>> {
-    const response = await fetch(`${this.apiUrl}/v1/conductors`, {
-      headers: { 'X-OpenStack-Ironic-API-Version': 'latest' },
-      signal: AbortSignal.timeout(2000),
-    });
-    if (!response.ok) throw new Error(`GET /v1/conductors: ${response.status}`);
-    const body = (await response.json()) as { conductors: Array<{ hostname: string; alive: boolean }> };
-    return new Set(body.conductors.filter((c) => c.alive).map((c) => c.hostname));
+  /** What the stack still waits for, or '' when everything is ready. */
+  private async notReady(db: Database, expected: ReadonlySet<string>): Promise<string> {
+    const version = await fetch(`${this.apiUrl}/v1`, { signal: AbortSignal.timeout(2000) });
+    await version.body?.cancel();
+    if (!version.ok) return `the API (GET /v1: ${version.status})`;
+    const alive = await createStores(db).conductors.listAlive(this.deps.config.conductor.heartbeat_timeout);
+    const aliveNames = new Set(alive.map((c) => c.hostname));
+    const notAlive = [...expected].filter((hostname) => !aliveNames.has(hostname));
+    if (notAlive.length) return `conductors not alive: ${notAlive.join(', ')}`;
+    const noFiles = [];
+    for (const c of this.conductors) if (!(await this.servesRootFiles(c))) noFiles.push(c.name);
+    return noFiles.length ? `file servers not serving ${this.rootFiles.join(', ')}: ${noFiles.join(', ')}` : '';
   }
 
   /** The files every machine may fetch from a conductor, as the enabled boot interfaces' descriptors list them. */

@@ -79,6 +79,8 @@ function conductorEnvironment(
   return {
     BMAAS_DEFAULT__HOST: options.listenHost,
     BMAAS_JSON_RPC__HOST_IP: options.listenHost,
+    // The lab's bridge lives in a network namespace of its own: nothing else reaches it.
+    BMAAS_JSON_RPC__ALLOW_UNAUTHENTICATED_REMOTE_ACCESS: 'true',
     BMAAS_JSON_RPC__PORT: String(rpcPort),
     BMAAS_DEFAULT__ENABLED_BOOT_INTERFACES: 'fake,ipxe',
     BMAAS_DEFAULT__ENABLED_DEPLOY_INTERFACES: 'fake,direct',

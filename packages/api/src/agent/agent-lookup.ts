@@ -46,7 +46,8 @@ export class AgentLookup {
     const macs: string[] = [];
     const ignored: string[] = [];
     for (const address of request.addresses) {
-      const mac = tryParseMac(address);
+      // The query was decoded once already: a `%` left means an address encoded twice.
+      const mac = address.includes('%') ? undefined : tryParseMac(address);
       if (mac === undefined) ignored.push(address);
       else macs.push(mac);
     }

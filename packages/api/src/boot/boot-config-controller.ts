@@ -22,7 +22,9 @@ export type BootRefusal =
   | 'unsupported-driver-extension'
   | 'config-not-found'
   | 'rpc-timeout'
-  | 'rpc-error';
+  | 'rpc-error'
+  | 'database-unavailable'
+  | 'deadline';
 
 export type BootConfigAnswer =
   | { ok: true; content: string; nodeUuid: string }
@@ -34,7 +36,7 @@ export interface BootConfigControllerDeps {
   conductors: ConductorClient;
   /** [api]restrict_boot_config: serve only nodes in a `* wait` state. */
   restrictToWaitStates: boolean;
-  /** [api]boot_config_rpc_timeout, in milliseconds. */
+  /** [api]boot_config_rpc_timeout, in milliseconds: the bound on the whole answer, database included. */
   rpcTimeoutMs: number;
 }
 
@@ -53,27 +55,56 @@ const CONFIG_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 export class BootConfigController {
   constructor(private readonly deps: BootConfigControllerDeps) {}
 
+  /**
+   * Answers within rpcTimeoutMs whatever the database or the conductor do:
+   * a lookup that fails or is still running at the deadline is a refusal
+   * (the uniform 404 firmware retries), never a hang or a 500.
+   */
   async answer(rawMac: string, rawName: string, requestId: string | undefined): Promise<BootConfigAnswer> {
     const mac = tryParseMac(rawMac);
     if (mac === undefined) return { ok: false, reason: 'malformed-mac' };
     if (!CONFIG_NAME.test(rawName)) return { ok: false, reason: 'malformed-name' };
 
-    const node = await this.deps.ports.bootLookup(mac);
+    const deadline = Date.now() + this.deps.rpcTimeoutMs;
+    const looked = await beforeDeadline(this.deps.ports.bootLookup(mac), deadline);
+    if (looked.kind === 'late') return { ok: false, reason: 'deadline', detail: `lookup of ${mac}` };
+    if (looked.kind === 'failed') return { ok: false, reason: 'database-unavailable', detail: describe(looked.error) };
+    const node = looked.value;
     if (!node) return { ok: false, reason: 'unknown-mac', detail: mac };
     if (this.deps.restrictToWaitStates && !WAIT_STATES.has(node.provisionState as never)) {
       return { ok: false, reason: 'state-not-allowed', nodeUuid: node.nodeUuid, detail: node.provisionState };
     }
-    try {
-      const result = await this.deps.conductors.callForNode(
-        { uuid: node.nodeUuid, driver: node.driver, conductorGroup: node.conductorGroup },
-        'get_boot_config',
-        { node_id: node.nodeUuid, name: rawName },
-        { requestId, timeoutMs: this.deps.rpcTimeoutMs },
-      );
-      return { ok: true, content: result.content, nodeUuid: node.nodeUuid };
-    } catch (error) {
-      return { ok: false, reason: classify(error), nodeUuid: node.nodeUuid, detail: describe(error) };
-    }
+    const call = this.deps.conductors.callForNode(
+      { uuid: node.nodeUuid, driver: node.driver, conductorGroup: node.conductorGroup },
+      'get_boot_config',
+      { node_id: node.nodeUuid, name: rawName },
+      { requestId, timeoutMs: Math.max(1, deadline - Date.now()) },
+    );
+    const called = await beforeDeadline(call, deadline);
+    if (called.kind === 'ok') return { ok: true, content: called.value.content, nodeUuid: node.nodeUuid };
+    if (called.kind === 'late') return { ok: false, reason: 'rpc-timeout', nodeUuid: node.nodeUuid };
+    return { ok: false, reason: classify(called.error), nodeUuid: node.nodeUuid, detail: describe(called.error) };
+  }
+}
+
+type Settled<T> = { kind: 'ok'; value: T } | { kind: 'failed'; error: unknown } | { kind: 'late' };
+
+/** How `work` ended, or 'late' when it had not by `deadline` (epoch ms); its later outcome is dropped. */
+async function beforeDeadline<T>(work: Promise<T>, deadline: number): Promise<Settled<T>> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<Settled<T>>((resolve) => {
+    timer = setTimeout(() => resolve({ kind: 'late' }), Math.max(0, deadline - Date.now()));
+  });
+  try {
+    return await Promise.race([
+      work.then(
+        (value): Settled<T> => ({ kind: 'ok', value }),
+        (error: unknown): Settled<T> => ({ kind: 'failed', error }),
+      ),
+      late,
+    ]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -19,13 +19,31 @@ const SERVER_FAULT_BODY = JSON.stringify({
 /** `/v1/boot`, `/v1/boot/…` or `/v1/boot?…`: what the boot handler answers (any case, as express's mount matched). */
 const BOOT_PREFIX = /^\/v1\/boot(?=[/?]|$)/i;
 
-export function isBootConfigPath(url: string): boolean {
-  return BOOT_PREFIX.test(url);
+/** `http://host:port` ahead of the path of an absolute-form request target (RFC 9112 3.2.2). */
+const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i;
+
+/**
+ * The request target as an origin-form path when it names the boot
+ * configuration API, else undefined. Equivalent spellings reach the boot
+ * handler too: an absolute-form target (`GET http://api:6385/v1/boot/…`) and
+ * repeated slashes (`/v1//boot/…`), so every refusal is the boot handler's
+ * one uniform 404, never the REST router's.
+ */
+export function bootConfigTarget(url: string): string | undefined {
+  if (BOOT_PREFIX.test(url)) return url;
+  const absolute = ABSOLUTE_FORM.exec(url);
+  const target = absolute ? url.slice(absolute[0].length) : url;
+  const query = target.indexOf('?');
+  const path = query < 0 ? target : target.slice(0, query);
+  const normalised = `/${path.split('/').filter(Boolean).join('/')}${query < 0 ? '' : target.slice(query)}`;
+  return BOOT_PREFIX.test(normalised) ? normalised : undefined;
 }
 
+/** One percent-decoding: a segment that still holds a `%` afterwards was encoded twice and is refused. */
 function decode(segment: string): string | undefined {
   try {
-    return decodeURIComponent(segment);
+    const decoded = decodeURIComponent(segment);
+    return decoded.includes('%') ? undefined : decoded;
   } catch {
     return undefined;
   }

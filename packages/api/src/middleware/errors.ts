@@ -1,4 +1,5 @@
-import { isBmaasError, type Logger, ResourceNotFound } from '@bmaas/common';
+import { DatabaseUnavailable, isBmaasError, type Logger, ResourceNotFound } from '@bmaas/common';
+import { isDatabaseUnavailable } from '@bmaas/db';
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import { MethodNotAllowed } from '../errors.js';
 
@@ -16,23 +17,36 @@ interface HttpParserError {
   message: string;
 }
 
-function parserError(error: unknown): HttpParserError | undefined {
+/**
+ * An error of the HTTP layer (body parser, decompression, the router's
+ * parameter decoding) that carries a 4xx status: the client's fault.
+ */
+function clientHttpError(error: unknown): HttpParserError | undefined {
   const e = error as HttpParserError;
-  return typeof e?.type === 'string' && typeof e.status === 'number' ? e : undefined;
+  return typeof e?.status === 'number' && e.status >= 400 && e.status < 500 ? e : undefined;
+}
+
+function clientHttpMessage(error: HttpParserError): string {
+  if (error.type === 'entity.parse.failed') return 'The request body is not valid JSON.';
+  if (error instanceof URIError) return 'The request path holds a malformed percent-encoding.';
+  return error.expose && error.type !== undefined ? error.message : 'The request body could not be read.';
 }
 
 /**
  * The one place errors become HTTP answers: domain errors keep their status
- * and message; body-parser errors become 4xx; anything else is a 500 whose
- * details stay in the log. Only 5xx are logged as errors.
+ * and message; HTTP-layer errors with a 4xx status (body parser,
+ * decompression, path decoding) keep it; anything else is a 500 whose
+ * details stay in the log. A database out of reach or too slow is a 503
+ * (DatabaseUnavailable). Only 5xx are logged as errors.
  */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
-  return (error, req, res, next) => {
+  return (raised, req, res, next) => {
     if (res.headersSent) {
-      next(error);
+      next(raised);
       return;
     }
     const log = req.context?.logger ?? logger;
+    const error = isDatabaseUnavailable(raised) ? new DatabaseUnavailable() : raised;
     if (isBmaasError(error)) {
       if (error instanceof MethodNotAllowed) res.setHeader('Allow', error.allowed.join(', '));
       if (error.status >= 500) log.error(`${error.code}: ${error.message}`, { code: error.code });
@@ -40,16 +54,10 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       sendFault(res, error.status, error.message);
       return;
     }
-    const parser = parserError(error);
-    if (parser && parser.status !== undefined && parser.status < 500) {
-      const message =
-        parser.type === 'entity.parse.failed'
-          ? 'The request body is not valid JSON.'
-          : parser.expose
-            ? parser.message
-            : 'The request body could not be read.';
-      log.debug(`bad request body: ${parser.message}`, { status: parser.status });
-      sendFault(res, parser.status, message);
+    const client = clientHttpError(error);
+    if (client?.status !== undefined) {
+      log.debug(`bad request: ${client.message}`, { status: client.status });
+      sendFault(res, client.status, clientHttpMessage(client));
       return;
     }
     log.error(`unexpected error on ${req.method} ${req.path}`, {

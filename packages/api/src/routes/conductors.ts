@@ -23,7 +23,7 @@ function requireConductorsVersion(req: Request): void {
 
 /** One page of conductors: the table is small, so it is sorted and cut here. */
 function pageOf(all: Conductor[], page: ReturnType<typeof parsePage>): Conductor[] {
-  const key = SORT_KEYS[page.sortKey];
+  const key = Object.hasOwn(SORT_KEYS, page.sortKey) ? SORT_KEYS[page.sortKey] : undefined;
   if (!key) throw new InvalidParameterValue(`The sort_key value ${page.sortKey} is an invalid field for sorting`);
   const direction = page.sortDir === 'asc' ? 1 : -1;
   const sorted = [...all].sort((a, b) => {

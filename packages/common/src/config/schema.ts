@@ -43,6 +43,15 @@ export const CONFIG_FORMATS: Record<string, convict.Format> = {
             .filter((v) => v !== '')
         : value,
   },
+  'optional-auth-strategy': {
+    name: 'optional-auth-strategy',
+    validate(value: unknown) {
+      if (value !== null && value !== 'noauth' && value !== 'http_basic') {
+        throw new Error('must be noauth or http_basic (or unset)');
+      }
+    },
+    coerce: (value: unknown) => (value === '' ? null : value),
+  },
   'positive-number': {
     name: 'positive-number',
     validate(value: unknown) {
@@ -272,10 +281,16 @@ export const configSchema = {
       env: 'BMAAS_JSON_RPC__PORT',
     },
     auth_strategy: {
-      doc: 'Authentication of JSON-RPC: noauth or http_basic.',
-      format: ['noauth', 'http_basic'],
-      default: 'noauth',
+      doc: 'Authentication of JSON-RPC: noauth or http_basic; unset = the same as [DEFAULT]auth_strategy.',
+      format: 'optional-auth-strategy',
+      default: null as 'noauth' | 'http_basic' | null,
       env: 'BMAAS_JSON_RPC__AUTH_STRATEGY',
+    },
+    allow_unauthenticated_remote_access: {
+      doc: 'Let a conductor serve JSON-RPC without authentication (noauth) on an address other than loopback. Anyone who reaches that port can then power machines on and off and deploy them: only for a network nothing else can reach.',
+      format: Boolean,
+      default: false,
+      env: 'BMAAS_JSON_RPC__ALLOW_UNAUTHENTICATED_REMOTE_ACCESS',
     },
     http_basic_auth_user_file: {
       doc: 'htpasswd file (bcrypt) the JSON-RPC server checks when auth_strategy is http_basic.',
@@ -366,6 +381,18 @@ export const configSchema = {
       format: 'nat',
       default: 10,
       env: 'BMAAS_DATABASE__MAX_POOL_SIZE',
+    },
+    statement_timeout: {
+      doc: 'Seconds a statement of the API or a conductor may run before it is cancelled; a server that does not answer at all is given up one second later and the connection replaced. Requests then answer 503 (the boot configuration API its usual 404) until the database answers again.',
+      format: 'positive-number',
+      default: 10,
+      env: 'BMAAS_DATABASE__STATEMENT_TIMEOUT',
+    },
+    pool_timeout: {
+      doc: 'Seconds a query waits for a free pooled connection, or for a new connection to open, before it fails.',
+      format: 'positive-number',
+      default: 5,
+      env: 'BMAAS_DATABASE__POOL_TIMEOUT',
     },
     embedded_port: {
       doc: 'Port of the embedded PostgreSQL (loopback only).',

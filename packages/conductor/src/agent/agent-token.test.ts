@@ -44,7 +44,7 @@ afterAll(async () => {
 });
 
 async function stored(node: NodeRecord): Promise<NodeRecord> {
-  expect(await tasks.drain(5000)).toBe(true);
+  expect(await tasks.drain(30_000)).toBe(true);
   return (await stores.nodes.getById(node.id)) as NodeRecord;
 }
 

@@ -91,13 +91,13 @@ async function act(
   request: Parameters<ProvisioningRunner['doProvisioningAction']>[2] = {},
 ): Promise<NodeRecord> {
   await on.runner.doProvisioningAction(node.uuid, event, request);
-  expect(await on.tasks.drain(5000)).toBe(true);
+  expect(await on.tasks.drain(30_000)).toBe(true);
   return (await stores.nodes.getById(node.id)) as NodeRecord;
 }
 
 async function heartbeat(on: ReturnType<typeof setUp>, node: NodeRecord): Promise<NodeRecord> {
   await on.runner.heartbeat(node.uuid, { callbackUrl: 'http://192.0.2.7:9999', agentVersion: '10.1.0' });
-  expect(await on.tasks.drain(5000)).toBe(true);
+  expect(await on.tasks.drain(30_000)).toBe(true);
   return (await stores.nodes.getById(node.id)) as NodeRecord;
 }
 
@@ -191,7 +191,7 @@ describe('ProvisioningRunner with the fake interfaces', () => {
   it('changes the power state in the background', async () => {
     const node = await createNode(stores);
     await plain.runner.changePowerState(node.uuid, 'power on');
-    expect(await plain.tasks.drain(5000)).toBe(true);
+    expect(await plain.tasks.drain(30_000)).toBe(true);
     expect(await stores.nodes.getById(node.id)).toMatchObject({ powerState: 'power on', targetPowerState: null });
     await expect(plain.runner.changePowerState(node.uuid, 'sideways')).rejects.toBeInstanceOf(InvalidParameterValue);
   });

@@ -3,6 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import {
+  DatabaseUnavailable,
   type HtpasswdUsers,
   InvalidParameterValue,
   isBmaasError,
@@ -10,6 +11,7 @@ import {
   TemporaryFailure,
   toErrorPayload,
 } from '@bmaas/common';
+import { isDatabaseUnavailable } from '@bmaas/db';
 import type { RpcMethodName, RpcParams, RpcResult } from '@bmaas/rpc-client';
 import { JSONRPCErrorException, JSONRPCServer } from 'json-rpc-2.0';
 
@@ -167,10 +169,11 @@ export class ConductorRpcServer {
       const { context: _, ...rest } = params as Record<string, unknown>;
       const result = await handler(rest, { requestId, logger });
       return result ?? null;
-    } catch (error) {
+    } catch (raised) {
+      const error = isDatabaseUnavailable(raised) ? new DatabaseUnavailable() : raised;
       if (isBmaasError(error)) {
         // A refusal is the caller's business; only a fault of ours is an error in our log.
-        if (error.status >= 500 && !(error instanceof TemporaryFailure)) {
+        if (error.status >= 500 && !(error instanceof TemporaryFailure) && !(error instanceof DatabaseUnavailable)) {
           logger.error('RPC call failed', { error: error.message, code: error.code });
         } else {
           logger.debug('RPC call refused', { error: error.message, code: error.code });

@@ -13,8 +13,9 @@ export function applyKeysetPage(
   sortExpressions: Readonly<Record<string, string>>,
   page: { limit: number; marker?: string; sortKey: string; sortDir: 'asc' | 'desc' },
 ): void {
-  const expression = sortExpressions[page.sortKey];
-  if (!expression) {
+  // Own keys only: "constructor" or "toString" must not find Object.prototype's functions.
+  const expression = Object.hasOwn(sortExpressions, page.sortKey) ? sortExpressions[page.sortKey] : undefined;
+  if (typeof expression !== 'string') {
     throw new InvalidParameterValue(`The sort_key value ${page.sortKey} is an invalid field for sorting`);
   }
   const op = page.sortDir === 'asc' ? '>' : '<';
