@@ -50,6 +50,8 @@ describe('NUL characters in strings', () => {
     expectClientFault(await api.request('GET', '/v1/nodes?name=a%00'), 'query');
     expectClientFault(await api.request('GET', '/v1/nodes/a%00b'), 'path');
     expectClientFault(await api.request('GET', '/v1/ports?address=52%00'), 'port query');
+    expectClientFault(await api.request('GET', '/v1/conductors/a%00b'), 'conductor path');
+    expectClientFault(await api.request('GET', '/v1/drivers/%00'), 'driver path');
   });
 });
 
