@@ -103,6 +103,7 @@ describe('fault: the API killed mid-request under npm start', () => {
     await waitFor('some PATCHes answered', async () => (outcomes.length >= 20 ? true : undefined), {
       timeoutMs: 30_000,
     });
+    const killedAt = Date.now();
     process.kill(apiPid, 'SIGKILL');
     killed = true;
     await Promise.all(writers);
@@ -121,6 +122,7 @@ describe('fault: the API killed mid-request under npm start', () => {
       { timeoutMs: 30_000, intervalMs: 200 },
     );
 
+    const backAfterS = (Date.now() - killedAt) / 1000;
     // Each client: the whole answer (both fields its own value) or an error, nothing between.
     for (const outcome of outcomes) {
       if (outcome.status === 200) {
@@ -136,7 +138,7 @@ describe('fault: the API killed mid-request under npm start', () => {
     const failed = outcomes.filter((o) => o.status !== 200).length;
     console.info(
       `[faults] API killed with ${WRITERS} PATCHes in flight: ${outcomes.length - failed} answered, ${failed} got an error, ` +
-        'none half-applied; restarted by the launcher',
+        `none half-applied; restarted by the launcher and answering ${backAfterS.toFixed(1)} s after the kill`,
     );
   });
 });
