@@ -92,15 +92,7 @@ export async function startBootFleet(options: {
           driver_info: { deploy_kernel: kernel, deploy_ramdisk: ramdisk },
         });
         await rest.createPort(node.uuid, mac);
-        for (const [target, state] of [
-          ['manage', 'manageable'],
-          ['provide', 'available'],
-          ['active', 'wait call-back'],
-        ] as const) {
-          const answer = await rest.provision(node.uuid, target);
-          if (answer.status !== 202) throw new Error(`${target} of ${node.uuid}: ${answer.status} ${answer.text}`);
-          await rest.settled(node.uuid, state, 30_000);
-        }
+        await rest.deployToWaitCallBack(node.uuid, 30_000);
         return { uuid: node.uuid, macHyphens: mac.replaceAll(':', '-') };
       },
     );

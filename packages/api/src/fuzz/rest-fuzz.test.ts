@@ -168,10 +168,7 @@ let portUuid: string;
 beforeAll(async () => {
   api = await ApiHarness.start();
   await api.registerConductor('conductor-1');
-  const node = await api.request('POST', '/v1/nodes', { body: { driver: 'fake-hardware', name: 'fuzz-node' } });
-  nodeUuid = node.body.uuid;
-  const port = await api.request('POST', '/v1/ports', { body: { address: '52:54:00:12:34:56', node_uuid: nodeUuid } });
-  portUuid = port.body.uuid;
+  ({ nodeUuid, portUuid } = await api.enrolNode('fuzz-node', '52:54:00:12:34:56'));
 });
 afterAll(async () => {
   await api?.close();
