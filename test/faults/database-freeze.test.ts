@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +5,7 @@ import { createSilentLogger } from '@bmaas/common';
 import { EmbeddedPostgresServer, openDatabase, upgradeSchema } from '@bmaas/db';
 import { freePort } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { descendants } from '../stack/stack-run.js';
 import { ironicFault, type RestClient } from '../support/rest-client.js';
 import { waitFor } from '../support/wait-for.js';
 import { type BootFleet, BootStorm, isScriptOf, startBootFleet } from './boot-fleet.js';
@@ -32,11 +32,7 @@ let fleet: BootFleet;
 
 function postgresProcesses(): number[] {
   const postmaster = Number(readFileSync(join(server.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-  const children = execFileSync('ps', ['-o', 'pid=', '--ppid', String(postmaster)], { encoding: 'utf8' })
-    .split('\n')
-    .map((line) => Number(line.trim()))
-    .filter((pid) => pid > 0);
-  return [postmaster, ...children];
+  return [postmaster, ...descendants(postmaster)];
 }
 
 function signalAll(pids: number[], signal: NodeJS.Signals): void {
