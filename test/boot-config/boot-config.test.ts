@@ -139,15 +139,7 @@ describe('boot configuration API, three conductors with separate HTTP roots', ()
           driver_info: { deploy_kernel: kernel, deploy_ramdisk: ramdisk },
         });
         await rest.createPort(node.uuid, mac);
-        for (const [target, state] of [
-          ['manage', 'manageable'],
-          ['provide', 'available'],
-          ['active', 'wait call-back'],
-        ] as const) {
-          const answer = await rest.provision(node.uuid, target);
-          expect(answer.status, answer.text).toBe(202);
-          await rest.settled(node.uuid, state, 20_000);
-        }
+        await rest.deployToWaitCallBack(node.uuid);
         return { uuid: node.uuid, macHyphens: mac.replaceAll(':', '-') };
       },
     );

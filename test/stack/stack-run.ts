@@ -174,3 +174,15 @@ export async function freePortRange(count: number): Promise<number> {
   }
   throw new Error(`no ${count} consecutive free ports found`);
 }
+
+/** The PIDs the banner names: the stack's children and the postgres server. */
+export function bannerPids(run: StackRun): Map<string, number> {
+  const line = run.output.match(/^ {2}PIDs +(.*)$/m)?.[1] ?? '';
+  return new Map([...line.matchAll(/([\w-]+) (\d+)/g)].map((m) => [m[1] as string, Number(m[2])]));
+}
+
+/** The Authorization header of the user `npm start` made for the state directory `stateDir`. */
+export function installLogin(stateDir: string): string {
+  const password = readFileSync(`${stateDir}/credentials/api-password`, 'utf8').trim();
+  return `Basic ${Buffer.from(`admin:${password}`).toString('base64')}`;
+}

@@ -1,14 +1,16 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  bannerPids,
   commandLines,
   descendants,
   freePortRange,
+  installLogin as loginOf,
   portIsFree,
   STACK_MAIN,
   StackRun,
@@ -68,16 +70,9 @@ function stackPorts(conductors: number): number[] {
   return [apiPort, databasePort, ...numbered];
 }
 
-/** The PIDs the banner names: the stack's children and the postgres server. */
-function bannerPids(run: StackRun): Map<string, number> {
-  const line = run.output.match(/^ {2}PIDs +(.*)$/m)?.[1] ?? '';
-  return new Map([...line.matchAll(/([\w-]+) (\d+)/g)].map((m) => [m[1] as string, Number(m[2])]));
-}
-
 /** The Authorization header of the user `npm start` made for this state directory. */
 function installLogin(): string {
-  const password = readFileSync(join(stateDir, 'credentials', 'api-password'), 'utf8').trim();
-  return `Basic ${Buffer.from(`admin:${password}`).toString('base64')}`;
+  return loginOf(stateDir);
 }
 
 async function api<T>(

@@ -126,4 +126,20 @@ export class RestClient {
       },
     );
   }
+
+  /**
+   * manage, provide, then deploy: the node ends in "wait call-back", waiting for its machine
+   * to network-boot. Throws unless each action is accepted (202) and settles in time.
+   */
+  async deployToWaitCallBack(ident: string, timeoutMs = 20_000): Promise<void> {
+    for (const [target, state] of [
+      ['manage', 'manageable'],
+      ['provide', 'available'],
+      ['active', 'wait call-back'],
+    ] as const) {
+      const answer = await this.provision(ident, target);
+      if (answer.status !== 202) throw new Error(`${target} of ${ident} answered ${answer.status}: ${answer.text}`);
+      await this.settled(ident, state, timeoutMs);
+    }
+  }
 }

@@ -11,6 +11,7 @@ import { httpBasicAuth } from './middleware/auth.js';
 import { errorHandler, notFound } from './middleware/errors.js';
 import { jsonBody } from './middleware/json-body.js';
 import { requestContext } from './middleware/request-id.js';
+import { refuseNulInUrl } from './middleware/url-guard.js';
 import { negotiateVersion } from './middleware/version.js';
 import { NodeService } from './node-service.js';
 import { PortService } from './port-service.js';
@@ -77,6 +78,7 @@ export function createApp(deps: ApiDeps): Express {
   app.set('etag', false);
   app.set('trust proxy', false);
   app.use(requestContext(logger));
+  app.use(refuseNulInUrl);
   app.use(negotiateVersion(UNVERSIONED_PREFIXES));
   if (deps.config.DEFAULT.auth_strategy === 'http_basic') {
     app.use(httpBasicAuth(HtpasswdUsers.fromFile(deps.config.DEFAULT.http_basic_auth_user_file)));

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { createServer } from 'node:http';
-import { configFilesFromArgs, createRootLogger, isBmaasError, loadConfig } from '@bmaas/common';
+import { configFilesFromArgs, createRootLogger, isBmaasError, jsonRpcAuthStrategy, loadConfig } from '@bmaas/common';
 import { createStores, openDatabase, serviceDatabaseOptions } from '@bmaas/db';
 import { ConductorRing, JsonRpcConductorClient } from '@bmaas/rpc-client';
 import { createApiListener } from './app.js';
@@ -20,6 +20,15 @@ async function main(argv: readonly string[]): Promise<void> {
       'bmaas-api: [database]connection is not set; the API does not start a database itself (set BMAAS_DATABASE__CONNECTION or use the stack launcher)\n',
     );
     process.exit(1);
+  }
+  if (
+    jsonRpcAuthStrategy(config) === 'http_basic' &&
+    (config.json_rpc.username === null || config.json_rpc.password === null)
+  ) {
+    logger.warn(
+      'JSON-RPC authentication is http_basic but [json_rpc]username or password is unset: conductors will refuse this API (401)',
+      { component: 'api' },
+    );
   }
   const db = openDatabase({ connection, ...serviceDatabaseOptions(config.database), applicationName: 'bmaas-api' });
   const ring = new ConductorRing({

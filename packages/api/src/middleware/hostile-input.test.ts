@@ -10,10 +10,7 @@ let portUuid: string;
 beforeAll(async () => {
   api = await ApiHarness.start();
   await api.registerConductor('conductor-1');
-  const node = await api.request('POST', '/v1/nodes', { body: { driver: 'fake-hardware', name: 'hostile-1' } });
-  nodeUuid = node.body.uuid;
-  const port = await api.request('POST', '/v1/ports', { body: { address: '52:54:00:aa:bb:01', node_uuid: nodeUuid } });
-  portUuid = port.body.uuid;
+  ({ nodeUuid, portUuid } = await api.enrolNode('hostile-1', '52:54:00:aa:bb:01'));
 });
 afterAll(async () => {
   await api?.close();
@@ -50,6 +47,8 @@ describe('NUL characters in strings', () => {
     expectClientFault(await api.request('GET', '/v1/nodes?name=a%00'), 'query');
     expectClientFault(await api.request('GET', '/v1/nodes/a%00b'), 'path');
     expectClientFault(await api.request('GET', '/v1/ports?address=52%00'), 'port query');
+    expectClientFault(await api.request('GET', '/v1/conductors/a%00b'), 'conductor path');
+    expectClientFault(await api.request('GET', '/v1/drivers/%00'), 'driver path');
   });
 });
 

@@ -73,6 +73,15 @@ export class ApiHarness {
     });
   }
 
+  /** A fake-hardware node enrolled through REST with one port (a conductor must be registered). */
+  async enrolNode(name: string, mac: string): Promise<{ nodeUuid: string; portUuid: string }> {
+    const node = await this.request('POST', '/v1/nodes', { body: { driver: 'fake-hardware', name } });
+    if (node.status !== 201) throw new Error(`node create answered ${node.status}: ${JSON.stringify(node.body)}`);
+    const port = await this.request('POST', '/v1/ports', { body: { address: mac, node_uuid: node.body.uuid } });
+    if (port.status !== 201) throw new Error(`port create answered ${port.status}: ${JSON.stringify(port.body)}`);
+    return { nodeUuid: node.body.uuid, portUuid: port.body.uuid };
+  }
+
   async request<T = Json>(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = { Accept: 'application/json', ...options.headers };
     const version = options.version === undefined ? '1.78' : options.version;

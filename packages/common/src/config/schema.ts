@@ -211,7 +211,7 @@ export const configSchema = {
       env: 'BMAAS_API__MAX_LIMIT',
     },
     boot_config_rpc_timeout: {
-      doc: 'Seconds /v1/boot waits for the owning conductor before answering 404, so firmware is not kept waiting.',
+      doc: 'Seconds /v1/boot may take, database lookup and owning conductor together, before it answers its 404, so firmware is never kept waiting.',
       format: 'positive-number',
       default: 5,
       env: 'BMAAS_API__BOOT_CONFIG_RPC_TIMEOUT',
