@@ -1,3 +1,4 @@
+import { pbkdf2 } from 'node:crypto';
 import { lstat, mkdtemp, readdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -153,6 +154,23 @@ describe('placeBootImage over HTTP', () => {
     await expect(place('/missing')).rejects.toThrow(/HTTP 404/);
     server.images.set('/cut', { body: Buffer.from('half'), announcedLength: 1000 });
     await expect(place('/cut')).rejects.toThrow(/cannot download driver_info.deploy_kernel/);
+    expect(await readdir(join(dir, 'node'))).toEqual([]);
+  });
+
+  it('keeps no temporary file from cut-off downloads on a busy machine', async () => {
+    // The thread pool busy (as on a loaded conductor) delays opening the temporary file until
+    // after the cut-off body failed: the cleanup must still find it.
+    server.images.set('/cut', { body: Buffer.from('half'), announcedLength: 1000 });
+    for (let i = 0; i < 60; i++) {
+      const busy = Array.from(
+        { length: 4 },
+        () => new Promise<void>((done) => pbkdf2('x', 'y', 40_000, 32, 'sha256', () => done())),
+      );
+      await expect(place('/cut')).rejects.toThrow(/cannot download/);
+      await Promise.all(busy);
+    }
+    // Whatever was still being opened has finished by now.
+    await new Promise((resolve) => setTimeout(resolve, 50));
     expect(await readdir(join(dir, 'node'))).toEqual([]);
   });
 

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { copyFile, link, lstat, readFile, realpath, stat } from 'node:fs/promises';
+import { copyFile, link, lstat, open, readFile, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, normalize } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -185,7 +184,15 @@ async function downloadImage(url: string, dest: string, options: PlaceOptions): 
   try {
     await replaceAtomically(dest, async (temp) => {
       const body = Readable.fromWeb(response.body as WebReadableStream<Uint8Array>);
-      await pipeline(body, createWriteStream(temp, { flags: 'wx', mode: 0o644 }));
+      // Open before the body can fail: a stream that opens its file itself may do so after a
+      // cut-off made replaceAtomically remove the (not yet existing) temporary file, leaving it
+      // behind for good on a busy machine.
+      const file = await open(temp, 'wx', 0o644);
+      try {
+        await pipeline(body, file.createWriteStream());
+      } finally {
+        await file.close(); // already closed by the stream: resolves at once
+      }
       size = (await stat(temp)).size;
       if (length !== undefined && size !== length) {
         throw new Error(`got ${size} of ${length} bytes`);
