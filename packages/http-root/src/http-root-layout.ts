@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
 import { ConfigError, InvalidUUID, macToHyphens, parseMac } from '@bmaas/common';
 
@@ -74,23 +74,34 @@ export class HttpRootLayout {
   }
 
   /**
-   * The node's file `name` as text, or undefined when there is none.
-   * Synchronous on purpose: a boot config is a few hundred bytes in the page
-   * cache, on the boot path, where fs.promises' thread-pool round trips cost
-   * more than the read.
+   * The node's file `name` as text, or undefined when there is none. Reads
+   * as the file server serves: no symbolic link is followed, neither the
+   * node directory nor the file itself, so a link planted under the root
+   * cannot publish a file from elsewhere. Synchronous on purpose: a boot
+   * config is a few hundred bytes in the page cache, on the boot path,
+   * where fs.promises' thread-pool round trips cost more than the read.
    */
   readNodeFile(nodeUuid: string, name: string): string | undefined {
+    const dir = this.nodeDir(nodeUuid);
+    let fd: number;
     try {
-      return readFileSync(this.nodeFile(nodeUuid, name), 'utf8');
+      if (!lstatSync(dir).isDirectory()) return undefined;
+      fd = openSync(join(dir, name), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
     } catch (error) {
       if (isUnreadable(error)) return undefined;
       throw error;
     }
+    try {
+      if (!fstatSync(fd).isFile()) return undefined;
+      return readFileSync(fd, 'utf8');
+    } finally {
+      closeSync(fd);
+    }
   }
 }
 
-/** Missing. */
+/** Missing, or a symbolic link refused by O_NOFOLLOW. */
 function isUnreadable(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException).code;
-  return code === 'ENOENT' || code === 'ENOTDIR';
+  return code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP' || code === 'EMLINK';
 }

@@ -1,5 +1,5 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${name} is iPXE's own setting expansion, expected in the scripts as is.
-import { readdir, readFile, readlink, stat, writeFile } from 'node:fs/promises';
+import { readdir, readFile, readlink, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import {
   BootConfigNotFound,
@@ -58,6 +58,23 @@ describe('ipxe boot interface', () => {
     await writeFile(at(node.uuid, 'config'), '#!ipxe\necho edited\n');
     expect(await iface.getBootConfig(shared, 'boot.ipxe')).toBe('#!ipxe\necho edited\n');
     await expect(iface.getBootConfig(shared, 'config')).rejects.toBeInstanceOf(BootConfigNotFound);
+  });
+
+  it('follows no symbolic link planted in place of the script or its directory, as the file server', async () => {
+    const { node, iface, task } = await setUp();
+    await iface.prepareRamdisk(task(), 'deploy');
+    const shared = createTestTask(node, [], { shared: true });
+    const secret = join(fixture.httpRoot, '..', 'secret');
+    await writeFile(secret, 'root:x:0:0::/root:/bin/sh\n');
+    await rm(at(node.uuid, 'config'));
+    await symlink(secret, at(node.uuid, 'config'));
+    await expect(iface.getBootConfig(shared, 'boot.ipxe')).rejects.toBeInstanceOf(BootConfigNotFound);
+
+    const elsewhere = join(fixture.httpRoot, '..', 'elsewhere');
+    await rename(join(fixture.httpRoot, node.uuid), elsewhere);
+    await writeFile(join(elsewhere, 'config'), '#!ipxe\necho planted\n');
+    await symlink(elsewhere, join(fixture.httpRoot, node.uuid));
+    await expect(iface.getBootConfig(shared, 'boot.ipxe')).rejects.toBeInstanceOf(BootConfigNotFound);
   });
 
   it('switches images and script between deploy and rescue', async () => {
