@@ -115,10 +115,16 @@ describe('conductor HTTP file server', () => {
     expect(answer.body.toString()).not.toContain('outside the root');
   });
 
-  it('does not list directories', async () => {
-    expect((await request('/')).status).toBe(403);
-    expect((await request(`/${UUID}/`)).status).toBe(403);
-    expect((await request('/pxelinux.cfg')).status).toBe(403);
+  it('answers a directory exactly as a missing path: no listing, and no telling which node folders exist', async () => {
+    const missing = await request('/22222222-2222-4333-8444-555555555555/');
+    expect(missing.status).toBe(404);
+    for (const path of ['/', `/${UUID}/`, `/${UUID}`, '/pxelinux.cfg']) {
+      const answer = await request(path);
+      expect({ status: answer.status, body: answer.body.toString() }, path).toEqual({
+        status: missing.status,
+        body: missing.body.toString(),
+      });
+    }
   });
 
   it('takes GET and HEAD only', async () => {

@@ -53,7 +53,7 @@ export function resolveInsideRoot(root: string, rawUrl: string): string | undefi
 /**
  * Serves the boot files under [deploy]http_root to booting machines: GET and
  * HEAD of regular files only, streamed with their length. Directories are
- * never listed. Symbolic links are followed only when they end inside the
+ * never listed: they answer 404, as a missing path does. Symbolic links are followed only when they end inside the
  * root (the pxelinux.cfg/<mac> links are relative links into it).
  */
 export function createHttpFileServer(options: HttpFileServerOptions): http.Server {
@@ -85,10 +85,7 @@ export function createHttpFileServer(options: HttpFileServerOptions): http.Serve
       return;
     }
     const info = await stat(real);
-    if (info.isDirectory()) {
-      plain(res, 403, 'Directory listing is not allowed');
-      return;
-    }
+    // A directory answers as a missing path: a 403 would tell which node folders exist.
     if (!info.isFile()) {
       plain(res, 404, 'Not found');
       return;
