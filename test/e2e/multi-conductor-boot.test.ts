@@ -5,7 +5,7 @@
 // The machines are powered by the product's qemu power interface, never by the harness.
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createStores } from '@bmaas/db';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
@@ -57,6 +57,7 @@ describe.skipIf(problem !== null)(
         databaseUrl: database.url,
         workDir,
         conductors: 3,
+        imagesDir: dirname(ramdisk.kernel),
         env: { BMAAS_CONDUCTOR__AUTOMATED_CLEAN: 'true' },
       });
       failed = false;

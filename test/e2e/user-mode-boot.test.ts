@@ -2,6 +2,7 @@
 // user-mode networking (restrict=on), gets the conductor's boot.ipxe from QEMU's own DHCP and
 // reaches the API and the file server only through guestfwd. Runs wherever QEMU is installed.
 import { randomUUID } from 'node:crypto';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, afterEach, beforeAll, describe, it } from 'vitest';
@@ -35,7 +36,12 @@ describe.skipIf(problem !== null)('an iPXE machine on QEMU user-mode networking 
     ramdisk = await buildTestRamdisk(CACHE_DIR);
     database = await createTestDatabase();
     workDir = await createWorkDir();
-    lab = await startUserModeProductLab({ databaseUrl: database.url, workDir, conductors: 1 });
+    lab = await startUserModeProductLab({
+      databaseUrl: database.url,
+      workDir,
+      conductors: 1,
+      imagesDir: dirname(ramdisk.kernel),
+    });
     failed = false;
   }, 300_000);
 

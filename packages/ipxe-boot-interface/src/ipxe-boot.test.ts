@@ -150,7 +150,7 @@ describe('ipxe boot interface', () => {
     );
   });
 
-  it('validates driver_info and the configuration without touching the disk', async () => {
+  it('validates driver_info and the configuration without writing anything', async () => {
     const { node, ports, iface } = await setUp();
     const check = (driverInfo: Record<string, unknown>, on = iface) =>
       on.validate(createTestTask({ ...node, driverInfo }, ports, { shared: true }));
@@ -163,7 +163,8 @@ describe('ipxe boot interface', () => {
     await expect(check({ ...fixture.driverInfo, deploy_kernel: 'glance-image-id' })).rejects.toBeInstanceOf(
       InvalidParameterValue,
     );
-    await expect(check({ deploy_kernel: '/k', deploy_ramdisk: '/r', rescue_kernel: '/k' })).rejects.toThrow(
+    const { deploy_kernel, deploy_ramdisk } = fixture.driverInfo;
+    await expect(check({ deploy_kernel, deploy_ramdisk, rescue_kernel: deploy_kernel })).rejects.toThrow(
       /rescue_ramdisk/,
     );
 
@@ -171,10 +172,40 @@ describe('ipxe boot interface', () => {
       settings: fixture.config.pxe,
       deploy: fixture.config.deploy,
       apiPublicEndpoint: null,
+      fileUrlAllowedPaths: fixture.config.conductor.file_url_allowed_paths,
       logger: createSilentLogger(),
       conductorHostname: 'c',
     });
     await expect(check(fixture.driverInfo, noApi)).rejects.toThrow(/\[api\]public_endpoint/);
+    expect(await readdir(fixture.httpRoot).catch(() => 'absent')).toBe('absent');
+  });
+
+  it.each([['/etc/passwd'], ['file:///etc/shadow']])(
+    'refuses %s as an image at validate and deploy time, publishing nothing',
+    async (image) => {
+      const { node, ports, iface } = await setUp();
+      const planted = { ...node, driverInfo: { ...fixture.driverInfo, deploy_kernel: image } };
+      await expect(iface.validate(createTestTask(planted, ports, { shared: true }))).rejects.toThrow(
+        /driver_info.deploy_kernel: .*(system directory|file_url_allowed_paths)/,
+      );
+      await expect(iface.prepareRamdisk(createTestTask(planted, ports), 'deploy')).rejects.toBeInstanceOf(
+        InvalidParameterValue,
+      );
+      expect(await readdir(fixture.httpRoot).catch(() => 'absent')).toBe('absent');
+    },
+  );
+
+  it('refuses a local image outside [conductor]file_url_allowed_paths, even behind a symbolic link', async () => {
+    const { node, ports, iface } = await setUp();
+    const outside = join(fixture.httpRoot, '..', 'outside.img');
+    await writeFile(outside, 'not an image');
+    const inside = join(dirname(fixture.driverInfo.deploy_kernel as string), 'link.img');
+    await symlink(outside, inside);
+    for (const image of [outside, inside]) {
+      const task = createTestTask({ ...node, driverInfo: { ...fixture.driverInfo, deploy_ramdisk: image } }, ports);
+      await expect(iface.validate(task)).rejects.toThrow(/is not under \[conductor\]file_url_allowed_paths/);
+      await expect(iface.prepareRamdisk(task, 'deploy')).rejects.toBeInstanceOf(InvalidParameterValue);
+    }
     expect(await readdir(fixture.httpRoot).catch(() => 'absent')).toBe('absent');
   });
 

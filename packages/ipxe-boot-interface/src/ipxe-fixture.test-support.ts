@@ -32,6 +32,7 @@ export async function createIpxeFixture(overrides: IpxeTestOverrides = {}): Prom
     ...overrides,
     deploy: { http_root: httpRoot, http_url: 'http://192.0.2.10:8080', ...overrides.deploy },
     api: { public_endpoint: 'http://192.0.2.1:6385', ...overrides.api },
+    conductor: { file_url_allowed_paths: [images], ...overrides.conductor },
   });
   const iface = new IpxeBootInterface(testDeps(config));
   return {

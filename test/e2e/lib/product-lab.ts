@@ -35,11 +35,15 @@ export interface ProductLabOptions {
   conductors: number;
   /** More BMAAS_* for every process. */
   env?: Record<string, string>;
+  /** Where the test ramdisk lives: the conductors' [conductor]file_url_allowed_paths. */
+  imagesDir: string;
 }
 
-/** Settings both variants share: the ramdisk's console, and the fallback of unknown machines. */
-function labEnvironment(env: Record<string, string> = {}): (layout: StackLayout) => Record<string, string> {
+/** Settings both variants share: where images may come from, the ramdisk's console, and the fallback of unknown machines. */
+function labEnvironment(options: ProductLabOptions): (layout: StackLayout) => Record<string, string> {
+  const env = options.env ?? {};
   return (layout) => ({
+    BMAAS_CONDUCTOR__FILE_URL_ALLOWED_PATHS: options.imagesDir,
     BMAAS_PXE__KERNEL_APPEND_PARAMS: RAMDISK_KERNEL_ARGS,
     BMAAS_PXE__IPXE_FALLBACK_SCRIPT: `${layout.httpUrls[0]}/${FALLBACK_FILE}`,
     ...env,
@@ -93,7 +97,7 @@ export async function startNetnsProductLab(options: ProductLabOptions): Promise<
       publicHost: bridge,
       spawn: (command, args, spawnOptions) => network.spawn(command, args, spawnOptions),
       workDir: options.workDir,
-      env: labEnvironment(options.env),
+      env: labEnvironment(options),
     });
     teardown.add(() => stack.stop());
     const apiSocket = join(options.workDir, 'api.sock');
@@ -150,7 +154,7 @@ export async function startUserModeProductLab(options: ProductLabOptions): Promi
       publicHost: GUESTFWD_ADDRESS,
       spawn: spawnOnHost,
       workDir: options.workDir,
-      env: labEnvironment(options.env),
+      env: labEnvironment(options),
     });
     teardown.add(() => stack.stop());
     const forwards = [stack.apiPort, ...stack.conductors.map((conductor) => conductor.httpPort)].map((port) => ({

@@ -43,6 +43,21 @@ export const CONFIG_FORMATS: Record<string, convict.Format> = {
             .filter((v) => v !== '')
         : value,
   },
+  'absolute-path-list': {
+    name: 'absolute-path-list',
+    validate(value: unknown) {
+      if (!Array.isArray(value) || value.some((v) => typeof v !== 'string' || !v.startsWith('/'))) {
+        throw new Error('must be a comma-separated list of absolute paths');
+      }
+    },
+    coerce: (value: unknown) =>
+      typeof value === 'string'
+        ? value
+            .split(',')
+            .map((v) => v.trim())
+            .filter((v) => v !== '')
+        : value,
+  },
   'positive-number': {
     name: 'positive-number',
     validate(value: unknown) {
@@ -250,6 +265,12 @@ export const configSchema = {
       format: 'positive-number',
       default: 60,
       env: 'BMAAS_CONDUCTOR__CHECK_PROVISION_STATE_INTERVAL',
+    },
+    file_url_allowed_paths: {
+      doc: 'Directories that local image paths and file:// URLs in driver_info (deploy_kernel, deploy_ramdisk, …) must lie under, checked after resolving symbolic links; anything else is refused when the node is validated or deployed. /dev, /sys, /proc, /boot, /run and /etc are refused whatever is listed.',
+      format: 'absolute-path-list',
+      default: ['/var/lib/ironic', '/shared/html', '/opt/cache/files', '/vagrant', '/templates'],
+      env: 'BMAAS_CONDUCTOR__FILE_URL_ALLOWED_PATHS',
     },
     automated_clean: {
       doc: 'Run automated cleaning on provide and undeploy (the node waits in "clean wait" for its agent).',
