@@ -1,6 +1,16 @@
 import os from 'node:os';
 import type convict from 'convict';
 
+/** `a, b,c` -> ['a', 'b', 'c'] (empty items dropped); anything but a string as is. */
+function splitList(value: unknown): unknown {
+  return typeof value === 'string'
+    ? value
+        .split(',')
+        .map((v) => v.trim())
+        .filter((v) => v !== '')
+    : value;
+}
+
 /**
  * Custom formats, registered on the convict instance we create (no global
  * registration at import time).
@@ -35,13 +45,7 @@ export const CONFIG_FORMATS: Record<string, convict.Format> = {
         throw new Error('must be a comma-separated list of names');
       }
     },
-    coerce: (value: unknown) =>
-      typeof value === 'string'
-        ? value
-            .split(',')
-            .map((v) => v.trim())
-            .filter((v) => v !== '')
-        : value,
+    coerce: splitList,
   },
   'absolute-path-list': {
     name: 'absolute-path-list',
@@ -50,13 +54,7 @@ export const CONFIG_FORMATS: Record<string, convict.Format> = {
         throw new Error('must be a comma-separated list of absolute paths');
       }
     },
-    coerce: (value: unknown) =>
-      typeof value === 'string'
-        ? value
-            .split(',')
-            .map((v) => v.trim())
-            .filter((v) => v !== '')
-        : value,
+    coerce: splitList,
   },
   'positive-number': {
     name: 'positive-number',
