@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from 'node:fs';
 import { isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
 import { ConfigError, InvalidUUID, macToHyphens, parseMac } from '@bmaas/common';
 
@@ -92,8 +92,17 @@ export class HttpRootLayout {
       throw error;
     }
     try {
-      if (!fstatSync(fd).isFile()) return undefined;
-      return readFileSync(fd, 'utf8');
+      const info = fstatSync(fd);
+      if (!info.isFile()) return undefined;
+      // One read of the size fstat gave (readFileSync(fd) would fstat again and read in chunks).
+      const content = Buffer.allocUnsafe(info.size);
+      let length = 0;
+      while (length < info.size) {
+        const read = readSync(fd, content, length, info.size - length, length);
+        if (read === 0) break;
+        length += read;
+      }
+      return content.toString('utf8', 0, length);
     } finally {
       closeSync(fd);
     }
