@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from 'node:fs';
+import { constants, lstatSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
 import { ConfigError, InvalidUUID, macToHyphens, parseMac } from '@bmaas/common';
 
@@ -83,34 +83,26 @@ export class HttpRootLayout {
    */
   readNodeFile(nodeUuid: string, name: string): string | undefined {
     const dir = this.nodeDir(nodeUuid);
-    let fd: number;
+    if (!lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()) return undefined;
+    let content: string;
     try {
-      if (!lstatSync(dir).isDirectory()) return undefined;
-      fd = openSync(join(dir, name), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+      // readFileSync takes open(2) flags as a number too (its types say string only); that keeps its
+      // one-call path: open (no link followed), fstat, read, close.
+      content = readFileSync(join(dir, name), { encoding: 'utf8', flag: NO_FOLLOW_READ as unknown as string });
     } catch (error) {
       if (isUnreadable(error)) return undefined;
       throw error;
     }
-    try {
-      const info = fstatSync(fd);
-      if (!info.isFile()) return undefined;
-      // One read of the size fstat gave (readFileSync(fd) would fstat again and read in chunks).
-      const content = Buffer.allocUnsafe(info.size);
-      let length = 0;
-      while (length < info.size) {
-        const read = readSync(fd, content, length, info.size - length, length);
-        if (read === 0) break;
-        length += read;
-      }
-      return content.toString('utf8', 0, length);
-    } finally {
-      closeSync(fd);
-    }
+    // Nothing a boot interface renders is empty (an empty answer would be a FIFO or a stray file).
+    return content === '' ? undefined : content;
   }
 }
 
-/** Missing, or a symbolic link refused by O_NOFOLLOW. */
+/** Read only, refusing a symbolic link as the last component, never blocking on a FIFO. */
+const NO_FOLLOW_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/** Missing, a symbolic link refused by O_NOFOLLOW, or not a file. */
 function isUnreadable(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException).code;
-  return code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP' || code === 'EMLINK';
+  return code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP' || code === 'EMLINK' || code === 'EISDIR';
 }
