@@ -43,6 +43,7 @@ export class BenchStack {
         'log_format = json',
         '[conductor]',
         'automated_clean = false',
+        `file_url_allowed_paths = ${join(options.workDir, 'images')}`,
         'deploy_callback_timeout = 0',
         '[database]',
         `embedded_port = ${await freePort()}`,

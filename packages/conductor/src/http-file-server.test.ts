@@ -27,6 +27,8 @@ logStream.on('data', (chunk: Buffer) => {
 interface Answer {
   status: number;
   headers: http.IncomingHttpHeaders;
+  /** Header names as sent, case kept. */
+  rawNames: string[];
   body: Buffer;
 }
 
@@ -36,7 +38,14 @@ function request(path: string, method = 'GET'): Promise<Answer> {
     const req = http.request({ host: '127.0.0.1', port, path, method }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          rawNames: res.rawHeaders.filter((_, index) => index % 2 === 0),
+          body: Buffer.concat(chunks),
+        }),
+      );
     });
     req.on('error', reject);
     req.end();
@@ -69,6 +78,12 @@ afterAll(async () => {
 });
 
 describe('conductor HTTP file server', () => {
+  it('sends Content-Length and Content-Type spelled as GRUB matches them (case-sensitively)', async () => {
+    for (const path of ['/boot.ipxe', `/${UUID}/deploy_kernel`]) {
+      expect((await request(path)).rawNames, path).toEqual(expect.arrayContaining(['Content-Type', 'Content-Length']));
+    }
+  });
+
   it('serves a boot script as text with its length', async () => {
     const answer = await request('/boot.ipxe');
     expect(answer.status).toBe(200);
@@ -115,10 +130,16 @@ describe('conductor HTTP file server', () => {
     expect(answer.body.toString()).not.toContain('outside the root');
   });
 
-  it('does not list directories', async () => {
-    expect((await request('/')).status).toBe(403);
-    expect((await request(`/${UUID}/`)).status).toBe(403);
-    expect((await request('/pxelinux.cfg')).status).toBe(403);
+  it('answers a directory exactly as a missing path: no listing, and no telling which node folders exist', async () => {
+    const missing = await request('/22222222-2222-4333-8444-555555555555/');
+    expect(missing.status).toBe(404);
+    for (const path of ['/', `/${UUID}/`, `/${UUID}`, '/pxelinux.cfg']) {
+      const answer = await request(path);
+      expect({ status: answer.status, body: answer.body.toString() }, path).toEqual({
+        status: missing.status,
+        body: missing.body.toString(),
+      });
+    }
   });
 
   it('takes GET and HEAD only', async () => {

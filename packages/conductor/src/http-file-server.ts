@@ -22,8 +22,8 @@ function plain(res: http.ServerResponse, status: number, text: string, headers: 
   const body = `${text}\n`;
   res
     .writeHead(status, {
-      'content-type': 'text/plain; charset=utf-8',
-      'content-length': Buffer.byteLength(body),
+      'Content-Type': 'text/plain; charset=utf-8',
+      'Content-Length': Buffer.byteLength(body),
       ...headers,
     })
     .end(body);
@@ -53,7 +53,7 @@ export function resolveInsideRoot(root: string, rawUrl: string): string | undefi
 /**
  * Serves the boot files under [deploy]http_root to booting machines: GET and
  * HEAD of regular files only, streamed with their length. Directories are
- * never listed. Symbolic links are followed only when they end inside the
+ * never listed: they answer 404, as a missing path does. Symbolic links are followed only when they end inside the
  * root (the pxelinux.cfg/<mac> links are relative links into it).
  */
 export function createHttpFileServer(options: HttpFileServerOptions): http.Server {
@@ -63,7 +63,7 @@ export function createHttpFileServer(options: HttpFileServerOptions): http.Serve
 
   async function serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      plain(res, 405, 'Method not allowed', { allow: 'GET, HEAD' });
+      plain(res, 405, 'Method not allowed', { Allow: 'GET, HEAD' });
       return;
     }
     const wanted = resolveInsideRoot(root, req.url ?? '/');
@@ -85,16 +85,15 @@ export function createHttpFileServer(options: HttpFileServerOptions): http.Serve
       return;
     }
     const info = await stat(real);
-    if (info.isDirectory()) {
-      plain(res, 403, 'Directory listing is not allowed');
-      return;
-    }
+    // A directory answers as a missing path: a 403 would tell which node folders exist.
     if (!info.isFile()) {
       plain(res, 404, 'Not found');
       return;
     }
     const type = options.isTextFile(basename(real)) ? 'text/plain; charset=utf-8' : 'application/octet-stream';
-    res.writeHead(200, { 'content-type': type, 'content-length': info.size });
+    // Header names as written in RFC 9110: GRUB's http module matches "Content-Length: " case-sensitively
+    // (without it GRUB reads no body at all).
+    res.writeHead(200, { 'Content-Type': type, 'Content-Length': info.size });
     if (req.method === 'HEAD') {
       res.end();
       return;

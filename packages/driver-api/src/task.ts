@@ -48,6 +48,8 @@ export interface InterfaceDeps<Settings = Readonly<Record<string, unknown>>> {
   deploy: ConfigSection<'deploy'>;
   /** [api]public_endpoint: the API URL machines and agents call back; null when unset. */
   apiPublicEndpoint: string | null;
+  /** [conductor]file_url_allowed_paths: where local images (paths, file:// URLs) may come from. */
+  fileUrlAllowedPaths: readonly string[];
   /** Logger of the component (`{ component: '<kind>:<name>' }`). */
   logger: Logger;
   /** Identity of this conductor, as registered (host or host:port). */

@@ -1,13 +1,21 @@
-import { lstat, mkdtemp, readdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { pbkdf2 } from 'node:crypto';
+import { lstat, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { InvalidParameterValue } from '@bmaas/common';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { parseImageSource, placeBootImage, redactUrl, removeBootImage } from './boot-images.js';
+import {
+  checkLocalImageAllowed,
+  parseImageSource,
+  placeBootImage,
+  placeCheckedLocalImage,
+  redactUrl,
+  removeBootImage,
+} from './boot-images.js';
 import { type ImageServer, startImageServer } from './testing/image-server.js';
 
-const options = { key: 'deploy_kernel', downloadTimeoutMs: 10_000 };
+const options = { key: 'deploy_kernel', downloadTimeoutMs: 10_000, allowedPaths: [tmpdir()] };
 
 describe('parseImageSource', () => {
   it('reads paths, file URLs and http(s) URLs', () => {
@@ -77,11 +85,13 @@ describe('placeBootImage from this host', () => {
       const source = join(other, 'ipa.kernel');
       await writeFile(source, 'kernel v1');
       const dest = join(dir, 'node', 'deploy_kernel');
-      expect(await placeBootImage({ kind: 'local', path: source }, dest, options)).toBe('copied');
+      // /dev/shm is the one other file system here, and /dev is never allowed: past the check.
+      const place = () => placeCheckedLocalImage(source, dest, 'deploy_kernel');
+      expect(await place()).toBe('copied');
       expect((await lstat(dest)).isFile()).toBe(true);
-      expect(await placeBootImage({ kind: 'local', path: source }, dest, options)).toBe('unchanged');
+      expect(await place()).toBe('unchanged');
       await writeFile(source, 'kernel v2');
-      expect(await placeBootImage({ kind: 'local', path: source }, dest, options)).toBe('copied');
+      expect(await place()).toBe('copied');
       expect(await readFile(dest, 'utf8')).toBe('kernel v2');
       expect((await readdir(join(dir, 'node'))).sort()).toEqual(['.deploy_kernel.source.json', 'deploy_kernel']);
       await removeBootImage(dest);
@@ -89,6 +99,39 @@ describe('placeBootImage from this host', () => {
     } finally {
       await rm(other, { recursive: true, force: true });
     }
+  });
+
+  it('publishes no file from outside [conductor]file_url_allowed_paths, symbolic links resolved', async () => {
+    const dest = join(dir, 'node', 'deploy_kernel');
+    const allowed = join(dir, 'images');
+    await mkdir(allowed);
+    await writeFile(join(allowed, 'ipa.kernel'), 'kernel');
+    await writeFile(join(dir, 'secret'), 'not an image');
+    await symlink(join(dir, 'secret'), join(allowed, 'looks-like-an-image'));
+    await symlink('/etc/passwd', join(allowed, 'passwd'));
+    const only = { ...options, allowedPaths: [allowed] };
+
+    expect(await placeBootImage({ kind: 'local', path: join(allowed, 'ipa.kernel') }, dest, only)).toBe('linked');
+    for (const path of [
+      '/etc/passwd',
+      join(dir, 'secret'),
+      join(allowed, 'looks-like-an-image'),
+      join(allowed, '..', 'secret'),
+      join(allowed, 'passwd'),
+    ]) {
+      const source = parseImageSource('deploy_kernel', pathToFileURL(path).href);
+      await expect(placeBootImage(source, join(dir, 'node', 'other'), only), path).rejects.toThrow(
+        InvalidParameterValue,
+      );
+    }
+    await expect(checkLocalImageAllowed('deploy_kernel', join(dir, 'secret'), [allowed])).rejects.toThrow(
+      /driver_info.deploy_kernel: .* is not under \[conductor\]file_url_allowed_paths/,
+    );
+    // /etc is refused even when an operator lists it, or lists /.
+    for (const listed of [['/etc'], ['/']]) {
+      await expect(checkLocalImageAllowed('deploy_kernel', '/etc/passwd', listed)).rejects.toThrow(/system directory/);
+    }
+    expect(await readdir(join(dir, 'node'))).toEqual(['deploy_kernel']);
   });
 
   it('refuses a missing file or a directory', async () => {
@@ -153,6 +196,23 @@ describe('placeBootImage over HTTP', () => {
     await expect(place('/missing')).rejects.toThrow(/HTTP 404/);
     server.images.set('/cut', { body: Buffer.from('half'), announcedLength: 1000 });
     await expect(place('/cut')).rejects.toThrow(/cannot download driver_info.deploy_kernel/);
+    expect(await readdir(join(dir, 'node'))).toEqual([]);
+  });
+
+  it('keeps no temporary file from cut-off downloads on a busy machine', async () => {
+    // The thread pool busy (as on a loaded conductor) delays opening the temporary file until
+    // after the cut-off body failed: the cleanup must still find it.
+    server.images.set('/cut', { body: Buffer.from('half'), announcedLength: 1000 });
+    for (let i = 0; i < 60; i++) {
+      const busy = Array.from(
+        { length: 4 },
+        () => new Promise<void>((done) => pbkdf2('x', 'y', 40_000, 32, 'sha256', () => done())),
+      );
+      await expect(place('/cut')).rejects.toThrow(/cannot download/);
+      await Promise.all(busy);
+    }
+    // Whatever was still being opened has finished by now.
+    await new Promise((resolve) => setTimeout(resolve, 50));
     expect(await readdir(join(dir, 'node'))).toEqual([]);
   });
 

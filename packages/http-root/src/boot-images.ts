@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { copyFile, link, lstat, readFile, realpath, stat } from 'node:fs/promises';
+import { copyFile, link, lstat, open, readFile, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, normalize } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -42,6 +41,52 @@ export interface PlaceOptions {
   key: string;
   /** Longest a download may take, in milliseconds. */
   downloadTimeoutMs: number;
+  /** [conductor]file_url_allowed_paths: a local image must resolve under one of these. */
+  allowedPaths: readonly string[];
+}
+
+/** Never a source of images, whatever [conductor]file_url_allowed_paths lists (as upstream). */
+export const FORBIDDEN_IMAGE_DIRS: readonly string[] = ['/dev', '/sys', '/proc', '/boot', '/run', '/etc'];
+
+function isUnder(dir: string, path: string): boolean {
+  const prefix = dir.endsWith('/') ? dir : `${dir}/`;
+  return path === dir || path.startsWith(prefix);
+}
+
+/**
+ * The real path of a local image (symbolic links resolved), once it is
+ * known to lie under one of `allowedPaths` (themselves taken as written and
+ * resolved) and under none of FORBIDDEN_IMAGE_DIRS. InvalidParameterValue
+ * otherwise, naming the driver_info key and the option: without this, any
+ * file the conductor can read (/etc/shadow, its own keys) could be put in
+ * the http_root and served to anyone.
+ */
+export async function checkLocalImageAllowed(
+  key: string,
+  path: string,
+  allowedPaths: readonly string[],
+): Promise<string> {
+  let real: string;
+  try {
+    real = await realpath(path);
+  } catch (error) {
+    if (!isMissing(error)) throw error;
+    throw new InvalidParameterValue(`driver_info.${key}: ${path} does not exist.`, { key });
+  }
+  if (FORBIDDEN_IMAGE_DIRS.some((dir) => isUnder(dir, real))) {
+    throw new InvalidParameterValue(
+      `driver_info.${key}: ${path} is in a system directory (${FORBIDDEN_IMAGE_DIRS.join(', ')}); images may not come from there.`,
+      { key },
+    );
+  }
+  for (const dir of allowedPaths) {
+    const realDir = await realpath(dir).catch(() => dir);
+    if (isUnder(normalize(dir), real) || isUnder(realDir, real)) return real;
+  }
+  throw new InvalidParameterValue(
+    `driver_info.${key}: ${path} is not under [conductor]file_url_allowed_paths (${allowedPaths.join(', ') || 'empty'}).`,
+    { key },
+  );
 }
 
 /**
@@ -56,7 +101,7 @@ export interface PlaceOptions {
  */
 export async function placeBootImage(source: ImageSource, dest: string, options: PlaceOptions): Promise<PlaceOutcome> {
   return source.kind === 'local'
-    ? placeLocalImage(source.path, dest, options.key)
+    ? placeLocalImage(source.path, dest, options)
     : downloadImage(source.url, dest, options);
 }
 
@@ -107,16 +152,22 @@ function sourceId(source: string): string {
   return createHash('sha256').update(source).digest('hex');
 }
 
-async function placeLocalImage(path: string, dest: string, key: string): Promise<PlaceOutcome> {
-  let real: string;
-  try {
-    real = await realpath(path);
-  } catch (error) {
-    if (!isMissing(error)) throw error;
-    throw new InvalidParameterValue(`driver_info.${key}: ${path} does not exist.`, { key });
-  }
+async function placeLocalImage(path: string, dest: string, options: PlaceOptions): Promise<PlaceOutcome> {
+  return placeCheckedLocalImage(
+    await checkLocalImageAllowed(options.key, path, options.allowedPaths),
+    dest,
+    options.key,
+  );
+}
+
+/**
+ * placeBootImage of a local file whose real path passed
+ * checkLocalImageAllowed (module-internal; the tests of copies across file
+ * systems use it with /dev/shm, which the check refuses).
+ */
+export async function placeCheckedLocalImage(real: string, dest: string, key: string): Promise<PlaceOutcome> {
   const source = await stat(real);
-  if (!source.isFile()) throw new InvalidParameterValue(`driver_info.${key}: ${path} is not a file.`, { key });
+  if (!source.isFile()) throw new InvalidParameterValue(`driver_info.${key}: ${real} is not a file.`, { key });
 
   const current = await lstat(dest).catch((error: unknown) => {
     if (isMissing(error)) return undefined;
@@ -184,8 +235,16 @@ async function downloadImage(url: string, dest: string, options: PlaceOptions): 
   let size = 0;
   try {
     await replaceAtomically(dest, async (temp) => {
-      const body = Readable.fromWeb(response.body as WebReadableStream<Uint8Array>);
-      await pipeline(body, createWriteStream(temp, { flags: 'wx', mode: 0o644 }));
+      // Open before the body is read: a stream that opens its file itself may do so after a
+      // cut-off made replaceAtomically remove the (not yet existing) temporary file, leaving it
+      // behind for good on a busy machine.
+      const file = await open(temp, 'wx', 0o644);
+      try {
+        const body = Readable.fromWeb(response.body as WebReadableStream<Uint8Array>);
+        await pipeline(body, file.createWriteStream());
+      } finally {
+        await file.close(); // already closed by the stream: resolves at once
+      }
       size = (await stat(temp)).size;
       if (length !== undefined && size !== length) {
         throw new Error(`got ${size} of ${length} bytes`);

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { ConfigError, InvalidMAC, InvalidUUID } from '@bmaas/common';
@@ -60,5 +60,22 @@ describe('HttpRootLayout.readNodeFile', () => {
     expect(layout.readNodeFile(NODE, 'config')).toBeUndefined();
     await writeFile(layout.nodeFile(NODE, 'config'), '#!ipxe\n');
     expect(layout.readNodeFile(NODE, 'config')).toBe('#!ipxe\n');
+  });
+
+  it('follows no symbolic link: neither the file nor the node directory', async () => {
+    await mkdir(layout.nodeDir(NODE));
+    await symlink(join(dir, 'secret'), layout.nodeFile(NODE, 'config'));
+    expect(layout.readNodeFile(NODE, 'config')).toBeUndefined();
+
+    const other = '2be26c0b-03f2-4d2e-ae87-c02d7f33c123';
+    await mkdir(join(dir, 'elsewhere'));
+    await writeFile(join(dir, 'elsewhere', 'config'), 'outside the root\n');
+    await symlink(join(dir, 'elsewhere'), layout.nodeDir(other));
+    expect(layout.readNodeFile(other, 'config')).toBeUndefined();
+  });
+
+  it('reads no directory or other non-file', async () => {
+    await mkdir(join(layout.nodeDir(NODE), 'config'), { recursive: true });
+    expect(layout.readNodeFile(NODE, 'config')).toBeUndefined();
   });
 });

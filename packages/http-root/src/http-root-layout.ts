@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { constants, lstatSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
 import { ConfigError, InvalidUUID, macToHyphens, parseMac } from '@bmaas/common';
 
@@ -74,23 +74,35 @@ export class HttpRootLayout {
   }
 
   /**
-   * The node's file `name` as text, or undefined when there is none.
-   * Synchronous on purpose: a boot config is a few hundred bytes in the page
-   * cache, on the boot path, where fs.promises' thread-pool round trips cost
-   * more than the read.
+   * The node's file `name` as text, or undefined when there is none. Reads
+   * as the file server serves: no symbolic link is followed, neither the
+   * node directory nor the file itself, so a link planted under the root
+   * cannot publish a file from elsewhere. Synchronous on purpose: a boot
+   * config is a few hundred bytes in the page cache, on the boot path,
+   * where fs.promises' thread-pool round trips cost more than the read.
    */
   readNodeFile(nodeUuid: string, name: string): string | undefined {
+    const dir = this.nodeDir(nodeUuid);
+    if (!lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()) return undefined;
+    let content: string;
     try {
-      return readFileSync(this.nodeFile(nodeUuid, name), 'utf8');
+      // readFileSync takes open(2) flags as a number too (its types say string only); that keeps its
+      // one-call path: open (no link followed), fstat, read, close.
+      content = readFileSync(join(dir, name), { encoding: 'utf8', flag: NO_FOLLOW_READ as unknown as string });
     } catch (error) {
       if (isUnreadable(error)) return undefined;
       throw error;
     }
+    // Nothing a boot interface renders is empty (an empty answer would be a FIFO or a stray file).
+    return content === '' ? undefined : content;
   }
 }
 
-/** Missing. */
+/** Read only, refusing a symbolic link as the last component, never blocking on a FIFO. */
+const NO_FOLLOW_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/** Missing, a symbolic link refused by O_NOFOLLOW, or not a file. */
 function isUnreadable(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException).code;
-  return code === 'ENOENT' || code === 'ENOTDIR';
+  return code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP' || code === 'EMLINK' || code === 'EISDIR';
 }

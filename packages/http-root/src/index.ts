@@ -9,6 +9,8 @@ export {
   writeFileIfChanged,
 } from './atomic-files.js';
 export {
+  checkLocalImageAllowed,
+  FORBIDDEN_IMAGE_DIRS,
   type ImageSource,
   type PlaceOptions,
   type PlaceOutcome,

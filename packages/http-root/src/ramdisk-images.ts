@@ -1,7 +1,13 @@
 import type { Logger, NodeRecord } from '@bmaas/common';
 import { MissingParameterValue } from '@bmaas/common';
 import type { RamdiskMode } from '@bmaas/driver-api';
-import { type ImageSource, parseImageSource, placeBootImage, removeBootImage } from './boot-images.js';
+import {
+  checkLocalImageAllowed,
+  type ImageSource,
+  parseImageSource,
+  placeBootImage,
+  removeBootImage,
+} from './boot-images.js';
 import { BOOT_IMAGE_NAMES, type BootImageName, type HttpRootLayout } from './http-root-layout.js';
 
 /** The driver_info keys of each ramdisk's kernel and initrd. */
@@ -20,17 +26,21 @@ export const RAMDISK_IMAGE_PROPERTIES: Readonly<Record<BootImageName, string>> =
 
 export type RamdiskImageSources = Partial<Record<BootImageName, ImageSource>>;
 
-// biome-ignore lint/complexity/noBannedTypes: filled by the options images are checked against.
-export type RamdiskImageOptions = {};
+export interface RamdiskImageOptions {
+  /** [conductor]file_url_allowed_paths: local images must resolve under one of these. */
+  allowedPaths: readonly string[];
+}
 
 /**
  * The kernel and initrd of `mode` from driver_info. MissingParameterValue
- * when either is unset; InvalidParameterValue when malformed.
+ * when either is unset; InvalidParameterValue when malformed, or a local
+ * file outside [conductor]file_url_allowed_paths (checked on the resolved
+ * path, symbolic links followed).
  */
 export async function ramdiskImageSources(
   node: NodeRecord,
   mode: RamdiskMode,
-  _options: RamdiskImageOptions,
+  options: RamdiskImageOptions,
 ): Promise<RamdiskImageSources> {
   const keys = RAMDISK_IMAGE_KEYS[mode];
   const missing = keys.filter(
@@ -44,7 +54,9 @@ export async function ramdiskImageSources(
   }
   const sources: RamdiskImageSources = {};
   for (const key of keys) {
-    sources[key] = parseImageSource(key, node.driverInfo[key]);
+    const source = parseImageSource(key, node.driverInfo[key]);
+    if (source.kind === 'local') await checkLocalImageAllowed(key, source.path, options.allowedPaths);
+    sources[key] = source;
   }
   return sources;
 }
@@ -78,6 +90,7 @@ export async function placeRamdiskImages(
     const outcome = await placeBootImage(source, layout.nodeImage(nodeUuid, image), {
       key: image,
       downloadTimeoutMs: options.downloadTimeoutMs,
+      allowedPaths: options.allowedPaths,
     });
     options.logger.debug(`${image}: ${outcome}`);
   }

@@ -1,5 +1,5 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${name} is iPXE's own setting expansion, expected in the scripts as is.
-import { readdir, readFile, readlink, stat, writeFile } from 'node:fs/promises';
+import { readdir, readFile, readlink, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import {
   BootConfigNotFound,
@@ -58,6 +58,23 @@ describe('ipxe boot interface', () => {
     await writeFile(at(node.uuid, 'config'), '#!ipxe\necho edited\n');
     expect(await iface.getBootConfig(shared, 'boot.ipxe')).toBe('#!ipxe\necho edited\n');
     await expect(iface.getBootConfig(shared, 'config')).rejects.toBeInstanceOf(BootConfigNotFound);
+  });
+
+  it('follows no symbolic link planted in place of the script or its directory, as the file server', async () => {
+    const { node, iface, task } = await setUp();
+    await iface.prepareRamdisk(task(), 'deploy');
+    const shared = createTestTask(node, [], { shared: true });
+    const secret = join(fixture.httpRoot, '..', 'secret');
+    await writeFile(secret, 'root:x:0:0::/root:/bin/sh\n');
+    await rm(at(node.uuid, 'config'));
+    await symlink(secret, at(node.uuid, 'config'));
+    await expect(iface.getBootConfig(shared, 'boot.ipxe')).rejects.toBeInstanceOf(BootConfigNotFound);
+
+    const elsewhere = join(fixture.httpRoot, '..', 'elsewhere');
+    await rename(join(fixture.httpRoot, node.uuid), elsewhere);
+    await writeFile(join(elsewhere, 'config'), '#!ipxe\necho planted\n');
+    await symlink(elsewhere, join(fixture.httpRoot, node.uuid));
+    await expect(iface.getBootConfig(shared, 'boot.ipxe')).rejects.toBeInstanceOf(BootConfigNotFound);
   });
 
   it('switches images and script between deploy and rescue', async () => {
@@ -133,7 +150,7 @@ describe('ipxe boot interface', () => {
     );
   });
 
-  it('validates driver_info and the configuration without touching the disk', async () => {
+  it('validates driver_info and the configuration without writing anything', async () => {
     const { node, ports, iface } = await setUp();
     const check = (driverInfo: Record<string, unknown>, on = iface) =>
       on.validate(createTestTask({ ...node, driverInfo }, ports, { shared: true }));
@@ -146,7 +163,8 @@ describe('ipxe boot interface', () => {
     await expect(check({ ...fixture.driverInfo, deploy_kernel: 'glance-image-id' })).rejects.toBeInstanceOf(
       InvalidParameterValue,
     );
-    await expect(check({ deploy_kernel: '/k', deploy_ramdisk: '/r', rescue_kernel: '/k' })).rejects.toThrow(
+    const { deploy_kernel, deploy_ramdisk } = fixture.driverInfo;
+    await expect(check({ deploy_kernel, deploy_ramdisk, rescue_kernel: deploy_kernel })).rejects.toThrow(
       /rescue_ramdisk/,
     );
 
@@ -154,10 +172,40 @@ describe('ipxe boot interface', () => {
       settings: fixture.config.pxe,
       deploy: fixture.config.deploy,
       apiPublicEndpoint: null,
+      fileUrlAllowedPaths: fixture.config.conductor.file_url_allowed_paths,
       logger: createSilentLogger(),
       conductorHostname: 'c',
     });
     await expect(check(fixture.driverInfo, noApi)).rejects.toThrow(/\[api\]public_endpoint/);
+    expect(await readdir(fixture.httpRoot).catch(() => 'absent')).toBe('absent');
+  });
+
+  it.each([['/etc/passwd'], ['file:///etc/shadow']])(
+    'refuses %s as an image at validate and deploy time, publishing nothing',
+    async (image) => {
+      const { node, ports, iface } = await setUp();
+      const planted = { ...node, driverInfo: { ...fixture.driverInfo, deploy_kernel: image } };
+      await expect(iface.validate(createTestTask(planted, ports, { shared: true }))).rejects.toThrow(
+        /driver_info.deploy_kernel: .*(system directory|file_url_allowed_paths)/,
+      );
+      await expect(iface.prepareRamdisk(createTestTask(planted, ports), 'deploy')).rejects.toBeInstanceOf(
+        InvalidParameterValue,
+      );
+      expect(await readdir(fixture.httpRoot).catch(() => 'absent')).toBe('absent');
+    },
+  );
+
+  it('refuses a local image outside [conductor]file_url_allowed_paths, even behind a symbolic link', async () => {
+    const { node, ports, iface } = await setUp();
+    const outside = join(fixture.httpRoot, '..', 'outside.img');
+    await writeFile(outside, 'not an image');
+    const inside = join(dirname(fixture.driverInfo.deploy_kernel as string), 'link.img');
+    await symlink(outside, inside);
+    for (const image of [outside, inside]) {
+      const task = createTestTask({ ...node, driverInfo: { ...fixture.driverInfo, deploy_ramdisk: image } }, ports);
+      await expect(iface.validate(task)).rejects.toThrow(/is not under \[conductor\]file_url_allowed_paths/);
+      await expect(iface.prepareRamdisk(task, 'deploy')).rejects.toBeInstanceOf(InvalidParameterValue);
+    }
     expect(await readdir(fixture.httpRoot).catch(() => 'absent')).toBe('absent');
   });
 

@@ -60,6 +60,7 @@ export class IpxeBootInterface extends BaseBootInterface {
   private readonly logger: Logger;
   private readonly files: IpxeFiles;
   private readonly downloadTimeoutMs: number;
+  private readonly allowedPaths: readonly string[];
 
   constructor(deps: InterfaceDeps<PxeSettings>, options: IpxeBootOptions = {}) {
     super();
@@ -67,6 +68,7 @@ export class IpxeBootInterface extends BaseBootInterface {
     this.logger = deps.logger;
     this.files = ipxeFilesOf(this.config);
     this.downloadTimeoutMs = options.imageDownloadTimeoutMs ?? DEFAULT_IMAGE_DOWNLOAD_TIMEOUT_MS;
+    this.allowedPaths = deps.fileUrlAllowedPaths;
   }
 
   private get layout(): HttpRootLayout {
@@ -77,9 +79,13 @@ export class IpxeBootInterface extends BaseBootInterface {
     return { ...RAMDISK_IMAGE_PROPERTIES };
   }
 
-  /** Checks driver_info's images and that the configuration can render both scripts. Writes nothing. */
+  /**
+   * Checks driver_info's images (a local one must resolve under
+   * [conductor]file_url_allowed_paths) and that the configuration can render
+   * both scripts. Writes nothing.
+   */
   async validate(task: Task): Promise<void> {
-    await validateRamdiskImages(task.node, {});
+    await validateRamdiskImages(task.node, { allowedPaths: this.allowedPaths });
     this.layout.nodeDir(task.node.uuid);
     renderNodeScript(nodeScriptOptions(this.config, task.node.uuid, 'deploy'));
     renderRootBootScript(this.config);
@@ -96,12 +102,16 @@ export class IpxeBootInterface extends BaseBootInterface {
    */
   async prepareRamdisk(task: Task, mode: RamdiskMode): Promise<void> {
     const { uuid } = task.node;
-    const sources = await ramdiskImageSources(task.node, mode, {});
+    const sources = await ramdiskImageSources(task.node, mode, { allowedPaths: this.allowedPaths });
     const script = renderNodeScript(nodeScriptOptions(this.config, uuid, mode));
     const rootScript = renderRootBootScript(this.config);
     const log = this.nodeLogger(task);
 
-    await placeRamdiskImages(this.layout, uuid, sources, { downloadTimeoutMs: this.downloadTimeoutMs, logger: log });
+    await placeRamdiskImages(this.layout, uuid, sources, {
+      downloadTimeoutMs: this.downloadTimeoutMs,
+      allowedPaths: this.allowedPaths,
+      logger: log,
+    });
     await this.writeNodeScript(task, script, log);
     await this.writeRootScript(rootScript, log);
     log.info(`iPXE ${mode} ramdisk prepared`);

@@ -16,6 +16,7 @@ export function testDeps(config: BmaasConfig & IpxeConfig): InterfaceDeps<PxeSet
     settings: config.pxe,
     deploy: config.deploy,
     apiPublicEndpoint: config.api.public_endpoint,
+    fileUrlAllowedPaths: config.conductor.file_url_allowed_paths,
     logger: createSilentLogger(),
     conductorHostname: 'conductor-1',
   };

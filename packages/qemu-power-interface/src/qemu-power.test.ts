@@ -19,6 +19,7 @@ const power = qemuPowerInterface.create({
   settings: {},
   deploy: loadConfig({ env: {} }).deploy,
   apiPublicEndpoint: null,
+  fileUrlAllowedPaths: [],
   logger: createSilentLogger(),
   conductorHostname: 'test',
 });

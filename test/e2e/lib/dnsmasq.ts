@@ -11,6 +11,11 @@ export interface DnsmasqOptions {
   bootUrl: string;
   /** Gets dnsmasq.log, the lease file and the pid file. */
   workDir: string;
+  /**
+   * The boot file UEFI HTTP Boot clients (vendor class HTTPClient) are told to fetch, e.g.
+   * http://192.168.77.1:8081/grubx64.efi; none when unset.
+   */
+  uefiHttpBootUrl?: string;
 }
 
 export interface Dnsmasq {
@@ -39,6 +44,14 @@ export function dnsmasqArgs(options: DnsmasqOptions): string[] {
     `--pid-file=${join(workDir, 'dnsmasq.pid')}`,
     '--dhcp-match=set:ipxe,175',
     `--dhcp-boot=tag:ipxe,${options.bootUrl}`,
+    // OVMF's HTTP Boot sends vendor class HTTPClient:Arch:00016:…, and needs option 60 HTTPClient back.
+    ...(options.uefiHttpBootUrl
+      ? [
+          '--dhcp-vendorclass=set:efihttp,HTTPClient',
+          '--dhcp-option-force=tag:efihttp,60,HTTPClient',
+          `--dhcp-boot=tag:efihttp,${options.uefiHttpBootUrl}`,
+        ]
+      : []),
     // Each of the next three saves every boot ~20 s of waiting:
     '--enable-ra', // iPXE would otherwise wait for IPv6 autoconfiguration
     `--dhcp-range=${LAB_IPV6.prefix},ra-only,${LAB_IPV6.prefixLength}`,

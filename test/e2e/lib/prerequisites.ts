@@ -9,6 +9,14 @@ const FILES = [
   '/usr/lib/ipxe/qemu/efi-virtio.rom', // ipxe-qemu: the virtio-net boot ROM QEMU loads
 ];
 
+/** What the UEFI machines need besides: OVMF (ovmf) and grub-mkimage with its modules (grub-efi-amd64-bin). */
+const UEFI_COMMANDS = ['grub-mkimage'];
+const UEFI_FILES = [
+  '/usr/share/OVMF/OVMF_CODE_4M.fd',
+  '/usr/share/OVMF/OVMF_VARS_4M.fd',
+  '/usr/lib/grub/x86_64-efi/http.mod',
+];
+
 /** The one list of Debian packages the tests need (npm test installs them when it runs as root). */
 export const DEBIAN_PACKAGES_FILE = new URL('../../debian-packages.txt', import.meta.url);
 
@@ -17,6 +25,14 @@ export async function missingLabTools(): Promise<string[]> {
   const missing: string[] = [];
   for (const command of COMMANDS) if (!(await onPath(command))) missing.push(command);
   for (const file of FILES) if (!(await exists(file, constants.R_OK))) missing.push(file);
+  return missing;
+}
+
+/** Names what the UEFI (OVMF + GRUB) machines need on top of missingLabTools; empty when they can run. */
+export async function missingUefiLabTools(): Promise<string[]> {
+  const missing = await missingLabTools();
+  for (const command of UEFI_COMMANDS) if (!(await onPath(command))) missing.push(command);
+  for (const file of UEFI_FILES) if (!(await exists(file, constants.R_OK))) missing.push(file);
   return missing;
 }
 

@@ -4,6 +4,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ApiClient } from './api-client.js';
 import { type Dnsmasq, startDnsmasq } from './dnsmasq.js';
+import { buildGrubHttpImage, GRUB_EFI_FILE } from './grub-image.js';
 import { type HostRelay, startHostRelay } from './host-relay.js';
 import { LabNetwork } from './netns.js';
 import { type ProductStack, type StackLayout, spawnOnHost, startProductStack } from './product-stack.js';
@@ -23,7 +24,7 @@ export interface ProductLab {
   /** dnsmasq, in the namespace variant. */
   readonly dnsmasq: Dnsmasq | undefined;
   /** A diskless machine with one NIC, powered off until the product powers it on through `qmpSocket`. */
-  addMachine(name: string, mac: string): Promise<QemuMachine>;
+  addMachine(name: string, mac: string, firmware?: 'bios' | 'uefi'): Promise<QemuMachine>;
   /** Stops machines, DHCP, the product and the network, each by PID. */
   stop(): Promise<void>;
 }
@@ -35,11 +36,20 @@ export interface ProductLabOptions {
   conductors: number;
   /** More BMAAS_* for every process. */
   env?: Record<string, string>;
+  /** Where the test ramdisk lives: the conductors' [conductor]file_url_allowed_paths. */
+  imagesDir: string;
+  /**
+   * UEFI machines too (netns variant): a GRUB EFI image in the first conductor's http_root,
+   * which dnsmasq hands to UEFI HTTP Boot clients.
+   */
+  uefiGrub?: boolean;
 }
 
-/** Settings both variants share: the ramdisk's console, and the fallback of unknown machines. */
-function labEnvironment(env: Record<string, string> = {}): (layout: StackLayout) => Record<string, string> {
+/** Settings both variants share: where images may come from, the ramdisk's console, and the fallback of unknown machines. */
+function labEnvironment(options: ProductLabOptions): (layout: StackLayout) => Record<string, string> {
+  const env = options.env ?? {};
   return (layout) => ({
+    BMAAS_CONDUCTOR__FILE_URL_ALLOWED_PATHS: options.imagesDir,
     BMAAS_PXE__KERNEL_APPEND_PARAMS: RAMDISK_KERNEL_ARGS,
     BMAAS_PXE__IPXE_FALLBACK_SCRIPT: `${layout.httpUrls[0]}/${FALLBACK_FILE}`,
     ...env,
@@ -85,6 +95,7 @@ export async function startNetnsProductLab(options: ProductLabOptions): Promise<
     await network.portToHostSocket('127.0.0.1', Number(database.port), pgSocket);
 
     await writeFallbackScript(options.workDir);
+    if (options.uefiGrub) await buildGrubHttpImage(join(options.workDir, 'http-0', GRUB_EFI_FILE));
     const bridge = network.ipv4;
     const stack = await startProductStack({
       databaseUrl: options.databaseUrl,
@@ -93,7 +104,7 @@ export async function startNetnsProductLab(options: ProductLabOptions): Promise<
       publicHost: bridge,
       spawn: (command, args, spawnOptions) => network.spawn(command, args, spawnOptions),
       workDir: options.workDir,
-      env: labEnvironment(options.env),
+      env: labEnvironment(options),
     });
     teardown.add(() => stack.stop());
     const apiSocket = join(options.workDir, 'api.sock');
@@ -102,6 +113,7 @@ export async function startNetnsProductLab(options: ProductLabOptions): Promise<
       network,
       bootUrl: `${stack.conductors[0]?.httpUrl}/boot.ipxe`,
       workDir: options.workDir,
+      ...(options.uefiGrub ? { uefiHttpBootUrl: `${stack.conductors[0]?.httpUrl}/${GRUB_EFI_FILE}` } : {}),
     });
     teardown.add(() => dnsmasq.stop());
 
@@ -112,11 +124,12 @@ export async function startNetnsProductLab(options: ProductLabOptions): Promise<
       api: new ApiClient({ socketPath: apiSocket }),
       workDir: options.workDir,
       dnsmasq,
-      async addMachine(name, mac) {
+      async addMachine(name, mac, firmware) {
         const tap = await network.addTap();
         const machine = await startQemuMachine({
           name,
           mac,
+          firmware,
           workDir: options.workDir,
           powerControlled: true,
           net: { kind: 'tap', network, tap },
@@ -150,7 +163,7 @@ export async function startUserModeProductLab(options: ProductLabOptions): Promi
       publicHost: GUESTFWD_ADDRESS,
       spawn: spawnOnHost,
       workDir: options.workDir,
-      env: labEnvironment(options.env),
+      env: labEnvironment(options),
     });
     teardown.add(() => stack.stop());
     const forwards = [stack.apiPort, ...stack.conductors.map((conductor) => conductor.httpPort)].map((port) => ({
@@ -183,23 +196,26 @@ export async function startUserModeProductLab(options: ProductLabOptions): Promi
   }
 }
 
-/** The node a lab machine is: iPXE boot, direct deploy, QEMU power through the machine's QMP socket. */
+/** The node a lab machine is: iPXE (or GRUB) boot, direct deploy, QEMU power through the machine's QMP socket. */
 export function nodeBodyFor(
   machine: QemuMachine,
   ramdisk: TestRamdisk,
-  fields: { uuid: string; name: string; automatedClean?: boolean },
+  fields: { uuid: string; name: string; automatedClean?: boolean; bootInterface?: 'ipxe' | 'grub' },
 ): Record<string, unknown> {
+  const grub = fields.bootInterface === 'grub';
   return {
     uuid: fields.uuid,
     name: fields.name,
     driver: 'fake-hardware',
-    boot_interface: 'ipxe',
+    boot_interface: fields.bootInterface ?? 'ipxe',
     deploy_interface: 'direct',
     power_interface: 'qemu',
     management_interface: 'fake',
     driver_info: {
       deploy_kernel: ramdisk.kernel,
       deploy_ramdisk: ramdisk.initrd,
+      // GRUB takes the ramdisk's kernel parameters from the node ([pxe] is iPXE's)
+      ...(grub ? { kernel_append_params: RAMDISK_KERNEL_ARGS } : {}),
       qemu_qmp_socket: machine.qmpSocket,
     },
     ...(fields.automatedClean === undefined ? {} : { automated_clean: fields.automatedClean }),

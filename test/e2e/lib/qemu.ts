@@ -1,7 +1,7 @@
 // One emulated machine that network-boots through QEMU's iPXE ROM (Debian ipxe-qemu).
 // Always TCG: the /dev/kvm on these hosts cannot run guests.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, copyFileSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ExitStatus, exitOf, isRunning, spawned, stopProcess } from './child-process.js';
@@ -26,10 +26,19 @@ export type MachineNetwork =
   /** QEMU user-mode networking, restricted: the guest reaches only the forwards. */
   | { kind: 'user'; bootUrl?: string; forwards: GuestForward[] };
 
+/** Where OVMF (Debian `ovmf`) keeps its code and the template of each machine's variable store. */
+export const OVMF_CODE = '/usr/share/OVMF/OVMF_CODE_4M.fd';
+export const OVMF_VARS_TEMPLATE = '/usr/share/OVMF/OVMF_VARS_4M.fd';
+
 export interface QemuMachineOptions {
   name: string;
   mac: string;
   net: MachineNetwork;
+  /**
+   * `bios` (default): SeaBIOS and QEMU's iPXE ROM. `uefi`: OVMF on q35 with its own network
+   * stack (the NIC's iPXE ROM off), PXE off, so it starts with UEFI HTTP Boot over IPv4.
+   */
+  firmware?: 'bios' | 'uefi';
   /** Gets <name>.serial.log, <name>.qemu.log (QEMU's own output) and <name>.qmp. Keep it short: socket paths max 107 bytes. */
   workDir: string;
   memoryMb?: number;
@@ -70,27 +79,44 @@ export interface QemuMachine {
 
 export function qemuArgs(
   options: QemuMachineOptions,
-  files: { serialLog: string; qmpSocket: string; monitorSocket: string },
+  files: { serialLog: string; qmpSocket: string; monitorSocket: string; ovmfVars?: string },
 ): string[] {
+  const uefi = options.firmware === 'uefi';
   const flags: string[][] = [
     ['-name', options.name],
     ['-accel', 'tcg'],
-    ['-m', String(options.memoryMb ?? 128)],
+    ['-m', String(options.memoryMb ?? (uefi ? 512 : 128))],
     ['-nodefaults', '-no-user-config'],
     // without graphics=off iPXE and Linux stay silent on the serial port
-    ['-display', 'none', '-machine', 'graphics=off'],
+    ['-display', 'none', '-machine', uefi ? 'q35,graphics=off' : 'graphics=off'],
+    uefi
+      ? [
+          '-drive',
+          `if=pflash,format=raw,unit=0,readonly=on,file=${OVMF_CODE}`,
+          '-drive',
+          `if=pflash,format=raw,unit=1,file=${files.ovmfVars}`,
+          // UEFI HTTP Boot first: PXE and IPv6 off (a PXE try without a boot file waits ~36 s)
+          '-fw_cfg',
+          'name=opt/org.tianocore/IPv4PXESupport,string=no',
+          '-fw_cfg',
+          'name=opt/org.tianocore/IPv6PXESupport,string=no',
+          '-fw_cfg',
+          'name=opt/org.tianocore/IPv6Support,string=no',
+        ]
+      : [],
     ['-serial', `file:${files.serialLog}`],
     ['-qmp', `unix:${files.qmpSocket},server=on,wait=off`],
     // QMP serves one client per socket: the harness must not block the power interface's
     files.monitorSocket !== files.qmpSocket ? ['-qmp', `unix:${files.monitorSocket},server=on,wait=off`] : [],
-    // network boot only; when it fails SeaBIOS reboots at once instead of hanging
-    ['-boot', 'order=n,reboot-timeout=0'],
+    // network boot only; when it fails SeaBIOS reboots at once instead of hanging (OVMF: bootindex below)
+    uefi ? [] : ['-boot', 'order=n,reboot-timeout=0'],
     // -no-reboot turns every guest reboot (boot failure, panic=1) into QEMU exiting. Not for a
     // powerControlled machine: it also turns the power interface's system_reset into a shutdown,
     // and the machine could never be powered on again. Such a machine reboots like a server.
     options.powerControlled ? ['-no-shutdown'] : ['-no-reboot'],
     ['-netdev', netdevArg(options.net)],
-    ['-device', `virtio-net-pci,netdev=n0,mac=${options.mac}`],
+    // UEFI: OVMF's own virtio-net driver (an empty romfile), the NIC first in the boot order
+    ['-device', `virtio-net-pci,netdev=n0,mac=${options.mac}${uefi ? ',romfile=,bootindex=1' : ''}`],
     options.paused || options.powerControlled ? ['-S'] : [],
   ];
   return flags.flat();
@@ -120,7 +146,10 @@ export async function startQemuMachine(options: QemuMachineOptions): Promise<Qem
   const qemuLog = join(options.workDir, `${options.name}.qemu.log`);
   const qmpSocket = options.qmpSocket ?? join(options.workDir, `${options.name}.qmp`);
   const monitorSocket = options.powerControlled ? join(options.workDir, `${options.name}.monitor`) : qmpSocket;
-  const args = qemuArgs(options, { serialLog, qmpSocket, monitorSocket });
+  // One copy of OVMF's variable store per machine, as for a real one.
+  const ovmfVars = options.firmware === 'uefi' ? join(options.workDir, `${options.name}.vars.fd`) : undefined;
+  if (ovmfVars) copyFileSync(OVMF_VARS_TEMPLATE, ovmfVars);
+  const args = qemuArgs(options, { serialLog, qmpSocket, monitorSocket, ovmfVars });
 
   const logFd = openSync(qemuLog, 'a');
   let child: ChildProcess;

@@ -1,6 +1,16 @@
 import os from 'node:os';
 import type convict from 'convict';
 
+/** `a, b,c` -> ['a', 'b', 'c'] (empty items dropped); anything but a string as is. */
+function splitList(value: unknown): unknown {
+  return typeof value === 'string'
+    ? value
+        .split(',')
+        .map((v) => v.trim())
+        .filter((v) => v !== '')
+    : value;
+}
+
 /**
  * Custom formats, registered on the convict instance we create (no global
  * registration at import time).
@@ -35,13 +45,16 @@ export const CONFIG_FORMATS: Record<string, convict.Format> = {
         throw new Error('must be a comma-separated list of names');
       }
     },
-    coerce: (value: unknown) =>
-      typeof value === 'string'
-        ? value
-            .split(',')
-            .map((v) => v.trim())
-            .filter((v) => v !== '')
-        : value,
+    coerce: splitList,
+  },
+  'absolute-path-list': {
+    name: 'absolute-path-list',
+    validate(value: unknown) {
+      if (!Array.isArray(value) || value.some((v) => typeof v !== 'string' || !v.startsWith('/'))) {
+        throw new Error('must be a comma-separated list of absolute paths');
+      }
+    },
+    coerce: splitList,
   },
   'optional-auth-strategy': {
     name: 'optional-auth-strategy',
@@ -259,6 +272,12 @@ export const configSchema = {
       format: 'positive-number',
       default: 60,
       env: 'BMAAS_CONDUCTOR__CHECK_PROVISION_STATE_INTERVAL',
+    },
+    file_url_allowed_paths: {
+      doc: 'Directories that local image paths and file:// URLs in driver_info (deploy_kernel, deploy_ramdisk, …) must lie under, checked after resolving symbolic links; anything else is refused when the node is validated or deployed. /dev, /sys, /proc, /boot, /run and /etc are refused whatever is listed.',
+      format: 'absolute-path-list',
+      default: ['/var/lib/ironic', '/shared/html', '/opt/cache/files', '/vagrant', '/templates'],
+      env: 'BMAAS_CONDUCTOR__FILE_URL_ALLOWED_PATHS',
     },
     automated_clean: {
       doc: 'Run automated cleaning on provide and undeploy (the node waits in "clean wait" for its agent).',

@@ -84,7 +84,7 @@ describe('DriverRegistry', () => {
   it.each([
     [
       { enabled_boot_interfaces: ['fake', 'pxe'] },
-      '[DEFAULT]enabled_boot_interfaces: unknown boot interface "pxe" (known: fake, ipxe)',
+      `[DEFAULT]enabled_boot_interfaces: unknown boot interface "pxe" (known: ${DRIVER_CATALOG.interfaces.boot.map((d) => d.name).join(', ')})`,
     ],
     [
       { enabled_deploy_interfaces: ['direct', 'direct'] },

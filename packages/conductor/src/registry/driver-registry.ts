@@ -197,6 +197,7 @@ function createEnabled<K extends InterfaceType>(
         settings: settingsOf(descriptor, deps.config),
         deploy: deps.config.deploy,
         apiPublicEndpoint: deps.config.api.public_endpoint,
+        fileUrlAllowedPaths: deps.config.conductor.file_url_allowed_paths,
         logger: deps.logger.child({ component: `${kind}:${name}` }),
         conductorHostname: deps.conductorHostname,
       }),

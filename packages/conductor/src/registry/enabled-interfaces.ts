@@ -1,5 +1,6 @@
 import type { InterfaceType } from '@bmaas/common';
 import { fakeBootInterface, fakeDeployInterface, fakeManagementInterface, fakePowerInterface } from '@bmaas/driver-api';
+import { grubBootInterface } from '@bmaas/grub-boot-interface';
 import { ipxeBootInterface } from '@bmaas/ipxe-boot-interface';
 import { qemuPowerInterface } from '@bmaas/qemu-power-interface';
 import { directDeployInterface } from '../deploy/direct-deploy.js';
@@ -11,7 +12,7 @@ import type { DriverCatalog, InterfaceCatalog } from './catalog.js';
  * implementation is one line here.
  */
 export const INTERFACES: InterfaceCatalog = {
-  boot: [fakeBootInterface, ipxeBootInterface],
+  boot: [fakeBootInterface, ipxeBootInterface, grubBootInterface],
   deploy: [fakeDeployInterface, directDeployInterface],
   power: [fakePowerInterface, qemuPowerInterface],
   management: [fakeManagementInterface],

@@ -1,0 +1,154 @@
+import { readFile, rm, rmdir } from 'node:fs/promises';
+import { BootConfigNotFound, type ConfigSection, type Logger } from '@bmaas/common';
+import {
+  BaseBootInterface,
+  type BootInterfaceDescriptor,
+  type InterfaceDeps,
+  type RamdiskMode,
+  type Task,
+} from '@bmaas/driver-api';
+import {
+  HttpRootLayout,
+  isMissing,
+  placeRamdiskImages,
+  RAMDISK_IMAGE_PROPERTIES,
+  ramdiskImageSources,
+  removeIfPresent,
+  removeRamdiskImages,
+  validateRamdiskImages,
+  writeFileIfChanged,
+} from '@bmaas/http-root';
+import {
+  checkKernelParams,
+  type GrubConfigEntry,
+  nodeConfigEntry,
+  renderNodeConfig,
+  renderRootConfig,
+} from './grub-config.js';
+
+/** The root config, at `$prefix/grub.cfg` for a GRUB image built with prefix `/grub`. */
+export const ROOT_CONFIG_PATH = 'grub/grub.cfg';
+/** A node's own config in its directory, served as `grub.cfg` by getBootConfig. */
+export const NODE_CONFIG_NAME = 'grub.cfg';
+/** Longest an image download may take. */
+const IMAGE_DOWNLOAD_TIMEOUT_MS = 30 * 60 * 1000;
+
+/**
+ * Network boot of UEFI machines with GRUB, like Ironic's `http` boot
+ * interface with GRUB: the firmware loads GRUB (UEFI HTTP Boot, or TFTP),
+ * GRUB's root config asks the boot configuration API for
+ * `/v1/boot/<MAC>/grub.cfg`, and the owning conductor answers with the
+ * node's config, which loads kernel and initrd from that conductor's HTTP
+ * root. Files through @bmaas/http-root: atomic, repeatable, no links.
+ */
+export class GrubBootInterface extends BaseBootInterface {
+  private readonly layout: HttpRootLayout;
+  private readonly deploy: ConfigSection<'deploy'>;
+  private readonly apiUrl: string | null;
+  private readonly allowedPaths: readonly string[];
+  private readonly logger: Logger;
+
+  constructor(deps: InterfaceDeps) {
+    super();
+    this.layout = new HttpRootLayout(deps.deploy.http_root);
+    this.deploy = deps.deploy;
+    this.apiUrl = deps.apiPublicEndpoint;
+    this.allowedPaths = deps.fileUrlAllowedPaths;
+    this.logger = deps.logger;
+  }
+
+  getProperties(): Record<string, string> {
+    return {
+      ...RAMDISK_IMAGE_PROPERTIES,
+      kernel_append_params:
+        'Kernel parameters of the ramdisk, plain words separated by spaces (default: nofb vga=normal)',
+    };
+  }
+
+  /** Checks driver_info (images, kernel parameters) and that both configs can be rendered. Writes nothing. */
+  async validate(task: Task): Promise<void> {
+    await validateRamdiskImages(task.node, { allowedPaths: this.allowedPaths });
+    renderNodeConfig(this.nodeConfigOptions(task, 'deploy'));
+    renderRootConfig({ apiUrl: this.apiUrl });
+  }
+
+  /** The root grub.cfg every machine's GRUB reads first. */
+  override async prepareHttpRoot(): Promise<void> {
+    const path = this.layout.file(ROOT_CONFIG_PATH);
+    if (await writeFileIfChanged(path, renderRootConfig({ apiUrl: this.apiUrl }))) this.logger.info(`wrote ${path}`);
+  }
+
+  /** Images first, then the node's grub.cfg that names them. */
+  async prepareRamdisk(task: Task, mode: RamdiskMode): Promise<void> {
+    const { uuid } = task.node;
+    const sources = await ramdiskImageSources(task.node, mode, { allowedPaths: this.allowedPaths });
+    const config = renderNodeConfig(this.nodeConfigOptions(task, mode));
+    const log = this.nodeLogger(task);
+    await placeRamdiskImages(this.layout, uuid, sources, {
+      downloadTimeoutMs: IMAGE_DOWNLOAD_TIMEOUT_MS,
+      allowedPaths: this.allowedPaths,
+      logger: log,
+    });
+    if (await writeFileIfChanged(this.layout.nodeFile(uuid, NODE_CONFIG_NAME), config)) log.debug('grub.cfg written');
+    log.info(`GRUB ${mode} ramdisk prepared`);
+  }
+
+  /** Removes the images, and the config unless it already boots the instance. */
+  async cleanUpRamdisk(task: Task): Promise<void> {
+    const { uuid } = task.node;
+    await removeRamdiskImages(this.layout, uuid);
+    const path = this.layout.nodeFile(uuid, NODE_CONFIG_NAME);
+    const config = await readFile(path, 'utf8').catch((error: unknown) => {
+      if (isMissing(error)) return undefined;
+      throw error;
+    });
+    if (config !== undefined && nodeConfigEntry(config) === 'boot_instance') return;
+    await removeIfPresent(path);
+    await rmdir(this.layout.nodeDir(uuid)).catch((error: unknown) => {
+      if (!isMissing(error) && (error as NodeJS.ErrnoException).code !== 'ENOTEMPTY') throw error;
+    });
+  }
+
+  /** The node's config leaves GRUB for the local disk; the images go. */
+  async prepareInstance(task: Task): Promise<void> {
+    const { uuid } = task.node;
+    const config = renderNodeConfig(this.nodeConfigOptions(task, 'boot_instance'));
+    await writeFileIfChanged(this.layout.nodeFile(uuid, NODE_CONFIG_NAME), config);
+    await removeRamdiskImages(this.layout, uuid);
+    this.nodeLogger(task).info('GRUB set to boot the instance from the local disk');
+  }
+
+  async cleanUpInstance(task: Task): Promise<void> {
+    await rm(this.layout.nodeDir(task.node.uuid), { recursive: true, force: true });
+  }
+
+  /** Serves `grub.cfg`: the node's config as last written, read without following links. Writes nothing. */
+  override async getBootConfig(task: Task, name: string): Promise<string> {
+    const content = name === NODE_CONFIG_NAME ? this.layout.readNodeFile(task.node.uuid, NODE_CONFIG_NAME) : undefined;
+    if (content === undefined) throw new BootConfigNotFound(task.node.uuid, name.slice(0, 64));
+    return content;
+  }
+
+  private nodeConfigOptions(task: Task, entry: GrubConfigEntry) {
+    return {
+      nodeUuid: this.layout.nodeDir(task.node.uuid) && task.node.uuid.toLowerCase(),
+      entry,
+      httpUrl: this.deploy.http_url,
+      apiUrl: this.apiUrl,
+      kernelAppendParams: checkKernelParams(task.node.driverInfo.kernel_append_params),
+    };
+  }
+
+  private nodeLogger(task: Task): Logger {
+    return this.logger.child({ nodeUuid: task.node.uuid, requestId: task.requestId });
+  }
+}
+
+/** The `grub` boot interface, for the conductor's registry: GRUB over UEFI HTTP Boot through the boot configuration API. */
+export const grubBootInterface: BootInterfaceDescriptor = {
+  name: 'grub',
+  rootFiles: [ROOT_CONFIG_PATH],
+  bootConfigNames: [NODE_CONFIG_NAME],
+  textFiles: ['.cfg'],
+  create: (deps) => new GrubBootInterface(deps),
+};

@@ -1,0 +1,25 @@
+import { createSilentLogger, type DeepPartial, loadConfig } from '@bmaas/common';
+import type { InterfaceDeps } from '@bmaas/driver-api';
+import { createHttpRootFixture, type HttpRootFixture } from '@bmaas/http-root/testing';
+import { GrubBootInterface } from './grub-boot.js';
+
+export interface GrubFixture extends HttpRootFixture {
+  iface: GrubBootInterface;
+  deps: InterfaceDeps;
+}
+
+/** A grub interface over a fresh temporary http_root, with local images for both ramdisks. */
+export async function createGrubFixture(overrides: DeepPartial<InterfaceDeps> = {}): Promise<GrubFixture> {
+  const root = await createHttpRootFixture('bmaas-grub-');
+  const defaults = loadConfig({ env: {} });
+  const deps: InterfaceDeps = {
+    settings: {},
+    deploy: { ...defaults.deploy, http_root: root.httpRoot, http_url: 'http://192.0.2.10:8080', ...overrides.deploy },
+    apiPublicEndpoint:
+      overrides.apiPublicEndpoint === undefined ? 'http://192.0.2.1:6385' : overrides.apiPublicEndpoint,
+    fileUrlAllowedPaths: [root.imagesDir],
+    logger: createSilentLogger(),
+    conductorHostname: 'conductor-1',
+  };
+  return { ...root, deps, iface: new GrubBootInterface(deps) };
+}
