@@ -257,6 +257,62 @@ export const configSchema = {
       default: true,
       env: 'BMAAS_CONDUCTOR__AUTOMATED_CLEAN',
     },
+    power_state_change_timeout: {
+      doc: 'Seconds a power change may take until the hardware reports the requested state (a request may give its own timeout).',
+      format: 'positive-number',
+      default: 60,
+      env: 'BMAAS_CONDUCTOR__POWER_STATE_CHANGE_TIMEOUT',
+    },
+    sync_power_state_interval: {
+      doc: "Seconds between runs of the power state sync: every owned node's power state is read from its hardware and changes made outside the service are recorded.",
+      format: 'positive-number',
+      default: 60,
+      env: 'BMAAS_CONDUCTOR__SYNC_POWER_STATE_INTERVAL',
+    },
+    sync_power_state_workers: {
+      doc: 'Nodes whose power state the sync reads at the same time.',
+      format: 'positive-number',
+      default: 8,
+      env: 'BMAAS_CONDUCTOR__SYNC_POWER_STATE_WORKERS',
+    },
+    power_state_sync_max_retries: {
+      doc: 'Consecutive failed power state reads after which the sync puts the node in maintenance with fault "power failure".',
+      format: 'nat',
+      default: 3,
+      env: 'BMAAS_CONDUCTOR__POWER_STATE_SYNC_MAX_RETRIES',
+    },
+    power_failure_recovery_interval: {
+      doc: 'Seconds between checks of nodes in maintenance for a power failure: when their BMC answers again, maintenance and the fault are cleared.',
+      format: 'positive-number',
+      default: 300,
+      env: 'BMAAS_CONDUCTOR__POWER_FAILURE_RECOVERY_INTERVAL',
+    },
+  },
+  ipmi: {
+    command_retry_timeout: {
+      doc: 'Seconds an IPMI operation may take, retries of retryable BMC errors (busy, out of sessions, timeout) included; an ipmitool still running then is killed.',
+      format: 'positive-number',
+      default: 60,
+      env: 'BMAAS_IPMI__COMMAND_RETRY_TIMEOUT',
+    },
+    min_command_interval: {
+      doc: 'Seconds between two ipmitool commands sent to the same BMC (commands to one BMC also never overlap). Some BMCs crash when driven faster.',
+      format: Number,
+      default: 5,
+      env: 'BMAAS_IPMI__MIN_COMMAND_INTERVAL',
+    },
+    lan_timeout: {
+      doc: 'Seconds ipmitool waits for each answer of the BMC (its -N, with one retransmission, -R 1): a BMC that does not answer fails a command after about twice this.',
+      format: 'positive-number',
+      default: 2,
+      env: 'BMAAS_IPMI__LAN_TIMEOUT',
+    },
+    ipmitool_path: {
+      doc: 'The ipmitool program run for IPMI operations (a name looked up in PATH, or a path).',
+      format: String,
+      default: 'ipmitool',
+      env: 'BMAAS_IPMI__IPMITOOL_PATH',
+    },
   },
   json_rpc: {
     host_ip: {

@@ -1,0 +1,1 @@
+export { ipmiSimAvailable, SimulatedBmc, type SimulatedBmcOptions } from './ipmi-sim.js';
