@@ -19,8 +19,11 @@ export interface ConductorRpcMethods {
     params: { node_id: string; event: string; clean_steps?: unknown[]; rescue_password?: string };
     result: null;
   };
-  /** Sets the node's power state (power on, power off, rebooting, …), asynchronously like the above. */
-  change_node_power_state: { params: { node_id: string; new_state: string }; result: null };
+  /**
+   * Sets the node's power state (power on, power off, rebooting, …), asynchronously like the above.
+   * `timeout`: seconds the power interface waits for the hardware to report the new state.
+   */
+  change_node_power_state: { params: { node_id: string; new_state: string; timeout?: number }; result: null };
   /** Boot configuration file `name` of a node, read under a shared lock. Throws BootConfigNotFound, UnsupportedDriverExtension. */
   get_boot_config: { params: { node_id: string; name: string }; result: { content: string } };
   /**

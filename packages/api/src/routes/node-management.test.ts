@@ -70,3 +70,25 @@ describe('/v1/nodes/{id}/management through the conductor client', () => {
     expect((await api.request('PUT', '/v1/nodes/mg/management/boot_device/supported', { body: {} })).status).toBe(405);
   });
 });
+
+describe('power timeout', () => {
+  let api: ApiHarness;
+  beforeAll(async () => {
+    api = await ApiHarness.start();
+    await api.registerConductor('cond-1');
+    await api.request('POST', '/v1/nodes', { body: { driver: 'fake-hardware', name: 'pt' } });
+  });
+  afterAll(async () => {
+    await api?.close();
+  });
+
+  it('passes a power timeout (1.27) to the conductor and refuses a bad one', async () => {
+    const put = (body: unknown, version = '1.27') => api.request('PUT', '/v1/nodes/pt/states/power', { body, version });
+    expect((await put({ target: 'power on', timeout: 30 })).status).toBe(202);
+    expect((await put({ target: 'power on', timeout: 0 })).status).toBe(400);
+    expect((await put({ target: 'power on', timeout: 30 }, '1.26')).status).toBe(406);
+    expect(api.conductors.callsOf('change_node_power_state').map((c) => c.params)).toEqual([
+      { node_id: expect.any(String), new_state: 'power on', timeout: 30 },
+    ]);
+  });
+});

@@ -1,3 +1,4 @@
+import { InvalidParameterValue } from '@bmaas/common';
 import { getNodeWithToken } from '../agent/agent-token.js';
 import type { ProvisioningRunner } from '../provisioning/runner.js';
 import type { TaskManager } from '../task-manager.js';
@@ -25,8 +26,13 @@ export function createRpcHandlers({ runner, tasks }: RpcHandlerDeps): ConductorR
     },
 
     async change_node_power_state(params, { requestId }) {
+      const timeout = params.timeout;
+      if (timeout !== undefined && timeout !== null && !(Number.isInteger(timeout) && timeout > 0)) {
+        throw new InvalidParameterValue('Parameter timeout must be a whole number of seconds greater than 0.');
+      }
       await runner.changePowerState(requireString(params, 'node_id'), requireString(params, 'new_state'), {
         requestId,
+        timeoutSeconds: timeout ?? undefined,
       });
       return null;
     },
