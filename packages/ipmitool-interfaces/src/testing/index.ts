@@ -1,1 +1,8 @@
-export { ipmiSimAvailable, SimulatedBmc, type SimulatedBmcOptions } from './ipmi-sim.js';
+export {
+  IPMI_SIM_BMC_EMU,
+  type IpmiSimConfig,
+  ipmiSimAvailable,
+  ipmiSimLanConf,
+  SimulatedBmc,
+  type SimulatedBmcOptions,
+} from './ipmi-sim.js';

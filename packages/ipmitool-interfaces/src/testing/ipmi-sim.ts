@@ -36,8 +36,19 @@ export class SimulatedBmc {
     const username = options.username ?? 'admin';
     const password = options.password ?? 'test-pass-1';
     await writeFile(join(dir, 'power'), options.powerOn ? '1\n' : '0\n');
-    await writeFile(join(dir, 'lan.conf'), lanConf(port, username, password, dir));
-    await writeFile(join(dir, 'bmc.emu'), BMC_EMU);
+    await writeFile(
+      join(dir, 'lan.conf'),
+      ipmiSimLanConf({
+        name: `test${port}`,
+        address: '127.0.0.1',
+        port,
+        username,
+        password,
+        chassisControl: `/bin/bash ${CHASSIS_MODEL} ${dir}`,
+        guid: port.toString(16).padStart(32, '0'),
+      }),
+    );
+    await writeFile(join(dir, 'bmc.emu'), IPMI_SIM_BMC_EMU);
     const bmc = new SimulatedBmc(port, dir, username, password, undefined);
     await bmc.resume();
     return bmc;
@@ -158,25 +169,43 @@ async function freeUdpPort(): Promise<number> {
   return port;
 }
 
-function lanConf(port: number, username: string, password: string, dir: string): string {
-  return `name "test${port}"
+/** What one ipmi_sim BMC is: its LAN address, its only user, and the program behind its chassis. */
+export interface IpmiSimConfig {
+  name: string;
+  address: string;
+  port: number;
+  username: string;
+  password: string;
+  /** The chassis_control command line (power, boot device: see chassis-model.sh). */
+  chassisControl: string;
+  /** 32 hex digits. */
+  guid: string;
+}
+
+/**
+ * ipmi_sim's lan.conf (man 5 ipmi_lan) for one BMC: RMCP+ on address:port, an admin user,
+ * every chassis command sent to `chassisControl`.
+ */
+export function ipmiSimLanConf(config: IpmiSimConfig): string {
+  return `name "${config.name}"
 set_working_mc 0x20
   startlan 1
-    addr 127.0.0.1 ${port}
+    addr ${config.address} ${config.port}
     priv_limit admin
     allowed_auths_callback md5
     allowed_auths_user md5
     allowed_auths_operator md5
     allowed_auths_admin md5
-    guid ${port.toString(16).padStart(32, '0')}
+    guid ${config.guid}
   endlan
-  chassis_control "/bin/bash ${CHASSIS_MODEL} ${dir}"
+  chassis_control "${config.chassisControl}"
   user 1 false "" "" user 10 md5
-  user 2 true "${username}" "${password}" admin 10 md5
+  user 2 true "${config.username}" "${config.password}" admin 10 md5
 `;
 }
 
-const BMC_EMU = `mc_setbmc 0x20
+/** ipmi_sim's command file (man 5 ipmi_sim_cmd): one IPMI 2.0 BMC with a SEL. */
+export const IPMI_SIM_BMC_EMU = `mc_setbmc 0x20
 mc_add 0x20 0 no-device-sdrs 0x23 9 8 0x9f 0x1291 0xf02 persist_sdr
 sel_enable 0x20 1000 0x0a
 mc_enable 0x20
