@@ -232,7 +232,9 @@ describe.skipIf(problem !== null)('machines behind IPMI BMCs (ipmi hardware type
     stopSampling();
     console.log(`[${LABEL}] wrong password: ${refused.last_error}`);
     expect(String(refused.last_error)).toContain(`BMC ${bmc.address}:623`);
-    expect(String(refused.last_error)).toMatch(/refused the session .*wrong ipmi_username or ipmi_password/);
+    expect(String(refused.last_error)).toMatch(
+      /refused the session .*\(RAKP 2 HMAC is invalid\).*wrong ipmi_username or ipmi_password/,
+    );
 
     const secrets = [wrong, ...machines.map((m) => m.bmc.password)];
     const logText = JSON.stringify(lab.stack.allLines());

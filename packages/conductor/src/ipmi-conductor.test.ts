@@ -111,6 +111,19 @@ describe.runIf(run)('a conductor driving ipmi nodes through a real ipmi_sim BMC'
     await stores.nodes.destroy(node.id);
   });
 
+  it('records a power state never known before without calling it a change behind its back', async () => {
+    await bmc.setPower(true);
+    const node = await ipmiNode({ powerState: null });
+    await expect.poll(async () => (await reload(node)).powerState, { timeout: 20_000 }).toBe('power on');
+    expect(logs.some((l) => l.message === 'power state sync: power state recorded' && l.nodeUuid === node.uuid)).toBe(
+      true,
+    );
+    expect(logs.some((l) => l.message === 'power state changed outside the service' && l.nodeUuid === node.uuid)).toBe(
+      false,
+    );
+    await stores.nodes.destroy(node.id);
+  });
+
   it('records a power change made behind its back, then faults a node whose BMC is gone and clears it when back', async () => {
     await bmc.setPower(true);
     const node = await ipmiNode({ powerState: 'power on' });

@@ -37,8 +37,13 @@ const RETRYABLE = [
 ];
 /** ipmitool's one line for both "nobody answered" and "credentials refused". */
 const SESSION_FAILURE = /Unable to establish (IPMI v2 \/ RMCP\+|LAN) session|Get Session Challenge command failed/i;
+/** What ipmitool -v adds when the BMC answered and refused the session (credentials, privilege, cipher suite). */
+const SESSION_REFUSED =
+  /RAKP 2 HMAC is invalid|RAKP \d message indicates an error[^\n]*|unauthorized name|Insufficient privilege[^\n]*|invalid (authentication|integrity|confidentiality) algorithm|Activate Session error[^\n]*/i;
+/** What ipmitool -v adds when the BMC never answered the first request of a session. */
+const NO_ANSWER = /Get Auth Capabilities error|Error issuing Get Channel Authentication Capabilities request/i;
 /** ipmitool may exit 0 while the BMC refused the request ("Set Chassis Boot Parameter 5 failed: …"). */
-const REFUSED = /\bfailed\b/i;
+const REFUSED = /\bfailed: /i;
 
 /**
  * Runs ipmitool for the ipmitool interfaces of one conductor: one command at
@@ -118,7 +123,9 @@ export class IpmitoolRunner {
       '-R',
       '1',
       '-N',
-      String(Math.max(1, Math.ceil(this.options.lanTimeoutSeconds))),
+      String(this.lanTimeout()),
+      // -v: says why a session failed (refused credentials or no answer), which the error line does not.
+      '-v',
       ...command,
     ];
   }
@@ -165,6 +172,11 @@ export class IpmitoolRunner {
     });
   }
 
+  /** ipmitool -N: whole seconds. */
+  private lanTimeout(): number {
+    return Math.max(1, Math.ceil(this.options.lanTimeoutSeconds));
+  }
+
   private describeFailure(bmc: string, command: readonly string[], attempt: Attempt, error: string): string {
     const what = `IPMI command "${command.join(' ')}" to BMC ${bmc} failed`;
     const seconds = (attempt.elapsedMs / 1000).toFixed(1);
@@ -172,10 +184,13 @@ export class IpmitoolRunner {
       return `${what}: ipmitool did not finish within ${seconds} s and was killed (the BMC or the network to it hangs).`;
     }
     if (SESSION_FAILURE.test(error)) {
-      // ipmitool prints the same line for both; a refusal comes back at once, silence only after its timeouts.
-      const answeredAtOnce = attempt.elapsedMs < this.options.lanTimeoutSeconds * 1000 * 0.9;
-      return answeredAtOnce
-        ? `${what}: the BMC refused the session after ${seconds} s, most likely a wrong ipmi_username or ipmi_password (or an ipmi_priv_level or ipmi_cipher_suite it does not allow); ipmitool reports an unreachable BMC with the same error, but only after its timeout (${error}).`
+      // ipmitool prints the same line for both. Its -v output tells them apart; failing that, the
+      // time does: a dead BMC fails only after both tries timed out (2 x -N), a refusal comes at once.
+      const refusal = SESSION_REFUSED.exec(attempt.stderr)?.[0];
+      const silent = NO_ANSWER.test(attempt.stderr);
+      const refused = refusal !== undefined || (!silent && attempt.elapsedMs < this.lanTimeout() * 1000 * 1.9);
+      return refused
+        ? `${what}: the BMC refused the session after ${seconds} s${refusal ? ` (${refusal.trim()})` : ''}, most likely a wrong ipmi_username or ipmi_password (or an ipmi_priv_level or ipmi_cipher_suite it does not allow); ipmitool reports an unreachable BMC with the same error, but only after its timeout (${error}).`
         : `${what}: no answer within ${seconds} s, so the BMC is down or unreachable (check ipmi_address, ipmi_port and that UDP port ${bmc.split(':').pop()} is open on the way), or it silently dropped a session with wrong credentials; ipmitool reports both with the same error (${error}).`;
     }
     return `${what}: ${error}`;

@@ -70,7 +70,9 @@ export class PowerStateSync {
       if (task.node.targetPowerState !== null || task.node.maintenance) return;
       const from = task.node.powerState;
       await task.updateNode({ powerState: actual });
-      await this.deps.events.powerStateChangedOutside(task.node, from, actual);
+      // A node whose power state was never known just gets it; anything else changed behind our back.
+      if (from === null) task.logger.info('power state sync: power state recorded', { powerState: actual });
+      else await this.deps.events.powerStateChangedOutside(task.node, from, actual);
     });
   }
 
