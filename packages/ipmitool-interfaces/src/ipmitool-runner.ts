@@ -91,12 +91,17 @@ export class IpmitoolRunner {
       });
       const error = problemOf(attempt);
       if (error === undefined) return { stdout: attempt.stdout, stderr: attempt.stderr };
-      const retryable = !attempt.killed && RETRYABLE.some((pattern) => pattern.test(error));
-      if (retryable && Date.now() + minCommandIntervalMs < deadline) {
-        logger.warn('BMC busy, retrying', { bmc, command: command.join(' '), error, tries });
+      // ipmitool prints the reason on a line of its own, before its final "Error: …" line.
+      const busy = attempt.killed ? undefined : busyLine(attempt.stderr);
+      if (busy !== undefined && Date.now() + minCommandIntervalMs < deadline) {
+        logger.warn('BMC busy, retrying', { bmc, command: command.join(' '), error: busy, tries });
         continue;
       }
-      throw new IPMIFailure(this.describeFailure(bmc, command, attempt, error), { bmc, command: command.join(' ') });
+      const message =
+        busy !== undefined
+          ? `IPMI command "${command.join(' ')}" to BMC ${bmc} failed: the BMC stayed busy for ${tries} tries within [ipmi]command_retry_timeout (${busy}).`
+          : this.describeFailure(bmc, command, attempt, error);
+      throw new IPMIFailure(message, { bmc, command: command.join(' ') });
     }
   }
 
@@ -195,6 +200,14 @@ export class IpmitoolRunner {
     }
     return `${what}: ${error}`;
   }
+}
+
+/** The line saying the BMC is busy (worth another try), if any. */
+function busyLine(stderr: string): string | undefined {
+  return stderr
+    .split('\n')
+    .map((line) => line.trim())
+    .find((line) => RETRYABLE.some((pattern) => pattern.test(line)));
 }
 
 /** The error of an attempt, from its exit status and from its output (ipmitool may exit 0 on a refusal). */

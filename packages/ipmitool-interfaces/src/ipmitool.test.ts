@@ -180,6 +180,50 @@ exit $rc
       .toBe(true);
   });
 
+  it('retries a busy BMC within command_retry_timeout, and gives up at that deadline', async () => {
+    // A BMC out of sessions cannot be produced with ipmi_sim: this ipmitool answers "busy" for
+    // the first BUSY_TIMES runs, then runs the real one against the real BMC.
+    const busy = join(work, 'busy-ipmitool');
+    const count = join(work, 'busy-count');
+    await writeFile(
+      busy,
+      `#!/bin/bash
+n=$(cat ${count} 2>/dev/null || echo 0); echo $((n + 1)) > ${count}
+if [ "$n" -lt "$BUSY_TIMES" ]; then
+  echo "Error in open session response message : insufficient resources for session" >&2
+  echo "Error: Unable to establish IPMI v2 / RMCP+ session" >&2
+  exit 1
+fi
+exec ipmitool "$@"
+`,
+    );
+    await chmod(busy, 0o755);
+    const task = taskFor(bmc.driverInfo());
+    process.env.BUSY_TIMES = '2';
+    try {
+      await writeFile(count, '0');
+      const recovering = runner({ ipmitoolPath: busy, minCommandIntervalMs: 100, commandRetryTimeoutMs: 10_000 });
+      const power = new IpmitoolPowerInterface({ runner: recovering, powerStateChangeTimeout: 10 });
+      await bmc.setPower(false);
+      expect(await power.getPowerState(task)).toBe(PowerState.OFF);
+      expect((await readFile(count, 'utf8')).trim()).toBe('3');
+
+      process.env.BUSY_TIMES = '1000';
+      await writeFile(count, '0');
+      const hopeless = runner({ ipmitoolPath: busy, minCommandIntervalMs: 200, commandRetryTimeoutMs: 1500 });
+      const started = Date.now();
+      const error = (await new IpmitoolPowerInterface({ runner: hopeless, powerStateChangeTimeout: 10 })
+        .getPowerState(task)
+        .catch((e) => e)) as Error;
+      expect(error).toBeInstanceOf(IPMIFailure);
+      expect(error.message).toMatch(/the BMC stayed busy for \d+ tries .*insufficient resources for session/);
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect(Number((await readFile(count, 'utf8')).trim())).toBeGreaterThan(2);
+    } finally {
+      delete process.env.BUSY_TIMES;
+    }
+  });
+
   it('sends one command at a time per BMC, min_command_interval apart', async () => {
     const shared = runner({ minCommandIntervalMs: 400 });
     const power = new IpmitoolPowerInterface({ runner: shared, powerStateChangeTimeout: 10 });
