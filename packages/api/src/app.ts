@@ -18,6 +18,7 @@ import { PortService } from './port-service.js';
 import type { RouteDeps } from './route-deps.js';
 import { conductorsRouter } from './routes/conductors.js';
 import { driversRouter } from './routes/drivers.js';
+import { nodeManagementRouter } from './routes/node-management.js';
 import { nodeStatesRouter } from './routes/node-states.js';
 import { nodesRouter } from './routes/nodes.js';
 import { portsRouter } from './routes/ports.js';
@@ -87,6 +88,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(rootRouter(routeDeps));
   app.use(nodesRouter(routeDeps));
   app.use(nodeStatesRouter(routeDeps));
+  app.use(nodeManagementRouter(routeDeps));
   app.use(portsRouter(routeDeps));
   app.use(conductorsRouter(routeDeps));
   app.use(driversRouter(routeDeps));

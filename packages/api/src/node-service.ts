@@ -242,7 +242,8 @@ export class NodeService {
     if (next.automatedClean !== node.automatedClean) changes.automatedClean = next.automatedClean;
     if (next.maintenance !== node.maintenance) {
       changes.maintenance = next.maintenance;
-      if (!next.maintenance) changes.maintenanceReason = null;
+      // Leaving maintenance clears the reason and the fault, as upstream.
+      if (!next.maintenance) Object.assign(changes, { maintenanceReason: null, fault: null });
     }
     for (const key of ['driverInfo', 'instanceInfo', 'properties', 'extra'] as const) {
       if (!sameJson(next[key], node[key])) changes[key] = next[key];
@@ -308,7 +309,11 @@ export class NodeService {
 
   async setMaintenance(node: NodeRecord, maintenance: boolean, reason: string | null): Promise<NodeRecord> {
     await this.deps.conductors.hostFor(node);
-    return this.save(node, { maintenance, maintenanceReason: maintenance ? reason : null });
+    return this.save(node, {
+      maintenance,
+      maintenanceReason: maintenance ? reason : null,
+      ...(maintenance ? {} : { fault: null }),
+    });
   }
 
   /** Writes changes unless a conductor holds the node's lock (Ironic updates under the exclusive lock). */

@@ -164,6 +164,10 @@ export class UnexpectedRpcError extends BmaasError {
   static override readonly status: number = 500;
 }
 export class ConfigError extends BmaasError {}
+/** A BMC command failed (no answer, refused session, error reply); the message names the BMC. */
+export class IPMIFailure extends BmaasError {}
+/** The hardware did not reach the requested power state in time. */
+export class PowerStateFailure extends BmaasError {}
 
 type ErrorClass = abstract new (...args: never[]) => BmaasError;
 
@@ -197,6 +201,8 @@ export const REMOTE_ERROR_CLASSES: ReadonlyMap<string, ErrorClass> = new Map<str
       TemporaryFailure,
       DatabaseUnavailable,
       RpcTimeout,
+      IPMIFailure,
+      PowerStateFailure,
     ] as ErrorClass[]
   ).map((cls) => [cls.name, cls]),
 );
@@ -291,6 +297,16 @@ export const DOCUMENTED_ERRORS: ReadonlyArray<{ code: string; status: number; me
     meaning: 'The database did not answer within [database]statement_timeout or pool_timeout; retry later.',
   },
   { code: 'RpcTimeout', status: 504, meaning: 'The owning conductor did not answer in time.' },
+  {
+    code: 'IPMIFailure',
+    status: 500,
+    meaning: "A command to the node's BMC failed; the message names the BMC and the likely causes.",
+  },
+  {
+    code: 'PowerStateFailure',
+    status: 500,
+    meaning: 'The hardware did not reach the requested power state within the power timeout.',
+  },
   {
     code: 'UnexpectedRpcError',
     status: 500,

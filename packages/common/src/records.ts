@@ -25,6 +25,8 @@ export interface NodeRecord {
   lastError: string | null;
   maintenance: boolean;
   maintenanceReason: string | null;
+  /** Why the service itself put the node in maintenance (Ironic's fault), e.g. "power failure". */
+  fault: string | null;
   reservation: string | null;
   conductorAffinity: number | null;
   conductorGroup: string;

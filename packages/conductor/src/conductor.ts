@@ -5,7 +5,9 @@ import { ConductorRing } from '@bmaas/rpc-client';
 import { type ConductorSetup, prepareConductor } from './conductor-setup.js';
 import { createHttpFileServer, listen } from './http-file-server.js';
 import type { NodeCheckDeps } from './periodic/node-checks.js';
+import { loggingNodeEvents, type NodeEventRecorder } from './periodic/node-events.js';
 import { crashRecoveryChanges, recoverOrphanedNodes, releaseOwnLeftovers } from './periodic/orphans.js';
+import { PowerStateSync } from './periodic/power-sync.js';
 import { RepeatingTask } from './periodic/repeating-task.js';
 import { TakeoverCheck } from './periodic/takeover.js';
 import { failTimedOutWaits } from './periodic/wait-timeouts.js';
@@ -25,6 +27,8 @@ export interface ConductorDeps {
   catalog?: DriverCatalog;
   /** The result of prepareConductor, when the caller checked the configuration first. */
   setup?: ConductorSetup;
+  /** Where power changes seen outside the service are recorded; default: log lines. */
+  events?: NodeEventRecorder;
   now?: () => Date;
 }
 
@@ -141,7 +145,23 @@ export function createConductor(deps: ConductorDeps): Conductor {
     },
     logger,
   );
-  const timers = [heartbeat, provisionChecks, ringCheck];
+  const powerSync = new PowerStateSync({
+    ...checks,
+    events: deps.events ?? loggingNodeEvents(deps.logger.child({ component: 'node-events' })),
+  });
+  const powerStateSync = new RepeatingTask(
+    'sync power states',
+    config.conductor.sync_power_state_interval * 1000,
+    () => powerSync.syncPowerStates(),
+    logger,
+  );
+  const powerFailureRecovery = new RepeatingTask(
+    'power failure recovery',
+    config.conductor.power_failure_recovery_interval * 1000,
+    () => powerSync.recoverPowerFailures(),
+    logger,
+  );
+  const timers = [heartbeat, provisionChecks, ringCheck, powerStateSync, powerFailureRecovery];
 
   let rpcAddress: AddressInfo | undefined;
   let fileAddress: AddressInfo | undefined;
@@ -160,6 +180,8 @@ export function createConductor(deps: ConductorDeps): Conductor {
     // At once: nodes this conductor now owns may have been left in a transient state by a dead one.
     provisionChecks.start({ runNow: true });
     ringCheck.start({ runNow: true });
+    powerStateSync.start();
+    powerFailureRecovery.start();
     logger.info('conductor started', {
       hostname,
       conductorId,

@@ -20,14 +20,42 @@ export interface HardwareInterface {
 export interface PowerInterface extends HardwareInterface {
   /** Current power state as the hardware reports it. */
   getPowerState(task: Task): Promise<PowerState>;
-  /** Moves the hardware to `state` ('power on', 'power off', 'rebooting', …) and returns when done. */
-  setPowerState(task: Task, state: PowerState): Promise<void>;
+  /**
+   * Moves the hardware to `state` ('power on', 'power off', 'rebooting', …)
+   * and returns when the hardware reports it (confirmed, where the hardware
+   * can tell). `timeoutSeconds` bounds the wait (Ironic's power timeout);
+   * unset = the implementation's default ([conductor]power_state_change_timeout).
+   */
+  setPowerState(task: Task, state: PowerState, timeoutSeconds?: number): Promise<void>;
 }
 
-/** Boot device settings. Idempotent. */
+/** Boot devices as Ironic names them (ironic.common.boot_devices). */
+export type BootDevice = 'pxe' | 'disk' | 'cdrom' | 'bios' | 'safe';
+export const BOOT_DEVICES: readonly BootDevice[] = ['pxe', 'disk', 'cdrom', 'bios', 'safe'];
+
+/** What getBootDevice reports; null where the hardware cannot tell. */
+export interface BootDeviceState {
+  bootDevice: BootDevice | null;
+  persistent: boolean | null;
+}
+
+/** Boot device settings and other out-of-band management. */
 export interface ManagementInterface extends HardwareInterface {
-  /** Sets the next boot device ('pxe', 'disk'); persistent when asked. */
-  setBootDevice(task: Task, device: 'pxe' | 'disk', persistent: boolean): Promise<void>;
+  /**
+   * Sets the next boot device; persistent = every boot, else the next one only.
+   * Idempotent. Throws InvalidParameterValue for a device not in
+   * getSupportedBootDevices, and an error when the hardware refuses it.
+   */
+  setBootDevice(task: Task, device: BootDevice, persistent: boolean): Promise<void>;
+  /** The boot device the hardware will use next. Read-only; works under a shared lock. */
+  getBootDevice(task: Task): Promise<BootDeviceState>;
+  /** The devices setBootDevice accepts for this node. No hardware access needed. */
+  getSupportedBootDevices(task: Task): Promise<BootDevice[]>;
+  /**
+   * Sends a non-maskable interrupt (the guest OS typically dumps and reboots).
+   * Throws UnsupportedDriverExtension where the hardware has none.
+   */
+  injectNmi(task: Task): Promise<void>;
 }
 
 /** What a deploy or clean step asks of the conductor next. */

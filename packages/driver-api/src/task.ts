@@ -50,6 +50,8 @@ export interface InterfaceDeps<Settings = Readonly<Record<string, unknown>>> {
   apiPublicEndpoint: string | null;
   /** [conductor]file_url_allowed_paths: where local images (paths, file:// URLs) may come from. */
   fileUrlAllowedPaths: readonly string[];
+  /** [conductor]power_state_change_timeout, in seconds: how long a power change may take to hold. */
+  powerStateChangeTimeout: number;
   /** Logger of the component (`{ component: '<kind>:<name>' }`). */
   logger: Logger;
   /** Identity of this conductor, as registered (host or host:port). */

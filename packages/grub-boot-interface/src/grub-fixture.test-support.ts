@@ -18,6 +18,7 @@ export async function createGrubFixture(overrides: DeepPartial<InterfaceDeps> = 
     apiPublicEndpoint:
       overrides.apiPublicEndpoint === undefined ? 'http://192.0.2.1:6385' : overrides.apiPublicEndpoint,
     fileUrlAllowedPaths: [root.imagesDir],
+    powerStateChangeTimeout: 60,
     logger: createSilentLogger(),
     conductorHostname: 'conductor-1',
   };

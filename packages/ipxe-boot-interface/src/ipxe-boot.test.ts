@@ -173,6 +173,7 @@ describe('ipxe boot interface', () => {
       deploy: fixture.config.deploy,
       apiPublicEndpoint: null,
       fileUrlAllowedPaths: fixture.config.conductor.file_url_allowed_paths,
+      powerStateChangeTimeout: 60,
       logger: createSilentLogger(),
       conductorHostname: 'c',
     });

@@ -20,6 +20,7 @@ const power = qemuPowerInterface.create({
   deploy: loadConfig({ env: {} }).deploy,
   apiPublicEndpoint: null,
   fileUrlAllowedPaths: [],
+  powerStateChangeTimeout: 60,
   logger: createSilentLogger(),
   conductorHostname: 'test',
 });

@@ -16,6 +16,8 @@ const ANSWERS_NULL: ReadonlySet<RpcMethodName> = new Set<RpcMethodName>([
   'do_provisioning_action',
   'change_node_power_state',
   'heartbeat',
+  'set_boot_device',
+  'inject_nmi',
 ]);
 
 type Handler<M extends RpcMethodName> = (params: RpcParams<M>, host: string) => RpcResult<M> | Promise<RpcResult<M>>;

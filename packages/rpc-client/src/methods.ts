@@ -19,8 +19,11 @@ export interface ConductorRpcMethods {
     params: { node_id: string; event: string; clean_steps?: unknown[]; rescue_password?: string };
     result: null;
   };
-  /** Sets the node's power state (power on, power off, rebooting, …), asynchronously like the above. */
-  change_node_power_state: { params: { node_id: string; new_state: string }; result: null };
+  /**
+   * Sets the node's power state (power on, power off, rebooting, …), asynchronously like the above.
+   * `timeout`: seconds the power interface waits for the hardware to report the new state.
+   */
+  change_node_power_state: { params: { node_id: string; new_state: string; timeout?: number }; result: null };
   /** Boot configuration file `name` of a node, read under a shared lock. Throws BootConfigNotFound, UnsupportedDriverExtension. */
   get_boot_config: { params: { node_id: string; name: string }; result: { content: string } };
   /**
@@ -44,6 +47,18 @@ export interface ConductorRpcMethods {
    * power action clears it. Throws NodeLocked.
    */
   get_node_with_token: { params: { node_id: string }; result: AgentLookupNode };
+  /**
+   * Sets the node's next boot device through its management interface, under
+   * the exclusive lock, and answers when the hardware took it. Throws
+   * InvalidParameterValue (device not supported), NodeLocked, IPMIFailure.
+   */
+  set_boot_device: { params: { node_id: string; device: string; persistent?: boolean }; result: null };
+  /** The boot device the hardware reports (shared lock); null fields where it cannot tell. */
+  get_boot_device: { params: { node_id: string }; result: { boot_device: string | null; persistent: boolean | null } };
+  /** The boot devices set_boot_device accepts for the node (shared lock, no hardware access). */
+  get_supported_boot_devices: { params: { node_id: string }; result: string[] };
+  /** Sends a non-maskable interrupt (exclusive lock). Throws UnsupportedDriverExtension, IPMIFailure. */
+  inject_nmi: { params: { node_id: string }; result: null };
 }
 
 /** What get_node_with_token answers: the fields a lookup shows, and the token (or "******"). */

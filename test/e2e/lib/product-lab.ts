@@ -2,7 +2,9 @@
 // dnsmasq (one static DHCP config, as in production) or on QEMU user-mode networking.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { freePort } from '@bmaas/db/testing';
 import { ApiClient } from './api-client.js';
+import { type MachineBmc, startMachineBmc } from './bmc.js';
 import { type Dnsmasq, startDnsmasq } from './dnsmasq.js';
 import { buildGrubHttpImage, GRUB_EFI_FILE } from './grub-image.js';
 import { type HostRelay, startHostRelay } from './host-relay.js';
@@ -14,6 +16,9 @@ import { RAMDISK_KERNEL_ARGS, type TestRamdisk } from './ramdisk.js';
 /** Printed by the fallback script the root boot.ipxe chains when no NIC has a boot configuration. */
 export const FALLBACK_MARKER = 'E2E-FALLBACK';
 const FALLBACK_FILE = 'e2e-fallback.ipxe';
+/** BMCs of the namespace variant listen on 192.168.77.200, .201, … (port 623). */
+const BMC_ADDRESS_PREFIX = '192.168.77.';
+const BMC_ADDRESS_BASE = 200;
 /** Returning from the fallback ends iPXE; the BIOS has nothing else to boot and reboots, as a real machine would. */
 const FALLBACK_SCRIPT = `#!ipxe\necho ${FALLBACK_MARKER} no boot configuration for \${net0/mac}\nexit 0\n`;
 
@@ -25,6 +30,11 @@ export interface ProductLab {
   readonly dnsmasq: Dnsmasq | undefined;
   /** A diskless machine with one NIC, powered off until the product powers it on through `qmpSocket`. */
   addMachine(name: string, mac: string, firmware?: 'bios' | 'uefi'): Promise<QemuMachine>;
+  /**
+   * A machine behind its own IPMI BMC (ipmi_sim, bmc.ts) instead of QMP: powered off until
+   * something powers it on through IPMI. `disk`: a raw image it boots with bootdev disk.
+   */
+  addBmcMachine(name: string, mac: string, options?: { disk?: string }): Promise<MachineBmc>;
   /** Stops machines, DHCP, the product and the network, each by PID. */
   stop(): Promise<void>;
 }
@@ -119,6 +129,8 @@ export async function startNetnsProductLab(options: ProductLabOptions): Promise<
 
     const machines: QemuMachine[] = [];
     teardown.add(() => Promise.all(machines.map((machine) => machine.stop())));
+    const bmcs: MachineBmc[] = [];
+    teardown.add(() => Promise.all(bmcs.map((bmc) => bmc.stop())));
     return {
       stack,
       api: new ApiClient({ socketPath: apiSocket }),
@@ -136,6 +148,21 @@ export async function startNetnsProductLab(options: ProductLabOptions): Promise<
         });
         machines.push(machine);
         return machine;
+      },
+      async addBmcMachine(name, mac, machineOptions = {}) {
+        const tap = await network.addTap();
+        // Each BMC on its own address of the namespace, on the standard IPMI port.
+        const bmc = await startMachineBmc({
+          name,
+          mac,
+          net: { kind: 'tap', network, tap },
+          address: `${BMC_ADDRESS_PREFIX}${BMC_ADDRESS_BASE + bmcs.length}`,
+          port: 623,
+          workDir: options.workDir,
+          ...machineOptions,
+        });
+        bmcs.push(bmc);
+        return bmc;
       },
       stop: () => teardown.run(),
     };
@@ -172,6 +199,9 @@ export async function startUserModeProductLab(options: ProductLabOptions): Promi
     }));
     const machines: QemuMachine[] = [];
     teardown.add(() => Promise.all(machines.map((machine) => machine.stop())));
+    const bmcs: MachineBmc[] = [];
+    teardown.add(() => Promise.all(bmcs.map((bmc) => bmc.stop())));
+    const bootUrl = `${stack.conductors[0]?.httpUrl}/boot.ipxe`;
     return {
       stack,
       api: new ApiClient({ host: '127.0.0.1', port: stack.apiPort }),
@@ -187,6 +217,19 @@ export async function startUserModeProductLab(options: ProductLabOptions): Promi
         });
         machines.push(machine);
         return machine;
+      },
+      async addBmcMachine(name, mac, machineOptions = {}) {
+        const bmc = await startMachineBmc({
+          name,
+          mac,
+          net: { kind: 'user', bootUrl, forwards },
+          address: '127.0.0.1',
+          port: await freePort(),
+          workDir: options.workDir,
+          ...machineOptions,
+        });
+        bmcs.push(bmc);
+        return bmc;
       },
       stop: () => teardown.run(),
     };
@@ -219,5 +262,27 @@ export function nodeBodyFor(
       qemu_qmp_socket: machine.qmpSocket,
     },
     ...(fields.automatedClean === undefined ? {} : { automated_clean: fields.automatedClean }),
+  };
+}
+
+/** The node of a machine behind a BMC: the ipmi hardware type (ipmitool power and management), iPXE, direct deploy. */
+export function ipmiNodeBodyFor(
+  bmc: MachineBmc,
+  ramdisk: TestRamdisk,
+  fields: { uuid: string; name: string; driverInfo?: Record<string, unknown> },
+): Record<string, unknown> {
+  return {
+    uuid: fields.uuid,
+    name: fields.name,
+    driver: 'ipmi',
+    boot_interface: 'ipxe',
+    deploy_interface: 'direct',
+    power_interface: 'ipmitool',
+    management_interface: 'ipmitool',
+    driver_info: {
+      ...bmc.driverInfo(fields.driverInfo),
+      deploy_kernel: ramdisk.kernel,
+      deploy_ramdisk: ramdisk.initrd,
+    },
   };
 }

@@ -122,7 +122,7 @@ export function qemuArgs(
   return flags.flat();
 }
 
-function netdevArg(net: MachineNetwork): string {
+export function netdevArg(net: MachineNetwork): string {
   if (net.kind === 'tap') return `tap,id=n0,ifname=${net.tap},script=no,downscript=no`;
   const parts = ['user', 'id=n0', 'restrict=on'];
   for (const forward of net.forwards) {

@@ -156,7 +156,7 @@ describe('/v1/nodes/{id}/states through the conductor client', () => {
     ]);
     expect((await power({ target: 'soft power off' }, '1.26')).status).toBe(406);
     expect((await power({ target: 'sleep' })).status).toBe(400);
-    expect((await power({ target: 'power on', timeout: 10 })).status).toBe(400);
+    expect((await power({ target: 'power on', timeout: 'soon' })).status).toBe(400);
     await api.stores.nodes.update(id, { provisionState: 'clean wait' });
     expect((await power({ target: 'power off' })).status).toBe(400);
     expect(api.conductors.calls).toHaveLength(1);

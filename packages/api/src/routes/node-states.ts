@@ -55,9 +55,9 @@ const checkProvisionBody = compileSchema<ProvisionBody>('provision state request
   additionalProperties: false,
 });
 
-const checkPowerBody = compileSchema<{ target: string }>('power state request', {
+const checkPowerBody = compileSchema<{ target: string; timeout?: number | null }>('power state request', {
   type: 'object',
-  properties: { target: { type: 'string' } },
+  properties: { target: { type: 'string' }, timeout: { type: ['integer', 'null'], minimum: 1 } },
   required: ['target'],
   additionalProperties: false,
 });
@@ -141,7 +141,8 @@ export function nodeStatesRouter(deps: RouteDeps): Router {
   router.put('/v1/nodes/:ident/states/power', onlyQuery(), async (req, res) => {
     const minor = req.context.minor;
     const node = await deps.nodes.find(req.params.ident as string, minor);
-    const { target } = checkPowerBody(req.body);
+    const { target, timeout } = checkPowerBody(req.body);
+    if (timeout != null && minor < Minor.SOFT_POWER_OFF) throw versionTooLow(Minor.SOFT_POWER_OFF);
     if ((target === PowerState.SOFT_REBOOT || target === PowerState.SOFT_POWER_OFF) && minor < Minor.SOFT_POWER_OFF) {
       throw versionTooLow(Minor.SOFT_POWER_OFF);
     }
@@ -152,7 +153,7 @@ export function nodeStatesRouter(deps: RouteDeps): Router {
     await deps.conductors.callForNode(
       node,
       'change_node_power_state',
-      { node_id: node.uuid, new_state: target },
+      { node_id: node.uuid, new_state: target, ...(timeout != null ? { timeout } : {}) },
       { requestId: req.context.requestId },
     );
     req.context.logger.info('power change requested', { nodeUuid: node.uuid, target });

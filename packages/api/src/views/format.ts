@@ -4,18 +4,68 @@ export function timestamp(value: Date | null | undefined): string | null {
   return value.toISOString().replace('Z', '+00:00');
 }
 
-const SECRET_KEY = /pass|secret|token|private_key|cred|configdrive|fernetkey|sslkey|encrypted_key/i;
+/**
+ * Key fragments that mark a secret, as upstream masks them (oslo.utils'
+ * _SANITIZE_KEYS, matched anywhere in the key, any case) plus "pass", "pwd"
+ * and "cred" so every *_password, *_passwd and credential field is covered.
+ */
+const SECRET_KEY_FRAGMENTS = [
+  'pass',
+  'pwd',
+  'pswd',
+  'cred',
+  'secret',
+  'token',
+  'configdrive',
+  'encrypted_key',
+  'private_key',
+  'encryption_key_id',
+  'fernetkey',
+  'sslkey',
+  'cephclusterfsid',
+  'octaviaheartbeatkey',
+  'rabbitcookie',
+  'cephmanilaclientkey',
+  'pacemakerremoteauthkey',
+  'designaterndckey',
+  'cephadminkey',
+  'heatauthencryptionkey',
+  'cephclientkey',
+  'barbicansimplecryptokek',
+  'cephrgwkey',
+  'swifthashsuffix',
+  'migrationsshkey',
+  'cephmdskey',
+  'cephmonkey',
+];
+const SECRET_KEY = new RegExp(SECRET_KEY_FRAGMENTS.join('|'), 'i');
+const FRAGMENT = `(?:${SECRET_KEY_FRAGMENTS.join('|')})[A-Za-z0-9_-]*`;
+/** Secrets written inside a string value: "password=x", "'password': 'x'", "--password x". */
+const SECRET_IN_TEXT = [
+  new RegExp(`(${FRAGMENT}['"]?\\s*[=:]\\s*u?['"]?)[^\\s'",&;]+`, 'gi'),
+  new RegExp(`(--${FRAGMENT}\\s+)[^\\s'"]+`, 'gi'),
+];
 export const MASK = '******';
 
-/** Copy of a JSON object whose secret-looking keys (at any depth) read "******", as Ironic shows them. */
+function maskText(text: string): string {
+  return SECRET_IN_TEXT.reduce((masked, pattern) => masked.replace(pattern, `$1${MASK}`), text);
+}
+
+function maskValue(value: unknown): unknown {
+  if (typeof value === 'string') return maskText(value);
+  if (Array.isArray(value)) return value.map(maskValue);
+  if (value && typeof value === 'object') return maskSecrets(value as Record<string, unknown>);
+  return value;
+}
+
+/**
+ * Copy of a JSON object with secrets masked as upstream's mask_dict_password
+ * does: a value whose key looks secret reads "******" (at any depth, lists
+ * included), and a secret written inside a string value is masked in place.
+ */
 export function maskSecrets(value: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [key, child] of Object.entries(value)) {
-    if (SECRET_KEY.test(key)) out[key] = MASK;
-    else if (child && typeof child === 'object' && !Array.isArray(child)) {
-      out[key] = maskSecrets(child as Record<string, unknown>);
-    } else out[key] = child;
-  }
+  for (const [key, child] of Object.entries(value)) out[key] = SECRET_KEY.test(key) ? MASK : maskValue(child);
   return out;
 }
 

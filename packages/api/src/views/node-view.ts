@@ -183,7 +183,7 @@ export function nodeView(node: NodeRecord, options: NodeViewOptions): Record<str
     driver_info: maskSecrets(node.driverInfo),
     driver_internal_info: maskSecrets(node.driverInternalInfo),
     extra: node.extra,
-    fault: null,
+    fault: node.fault,
     inspection_finished_at: null,
     inspection_started_at: null,
     inspect_interface: 'no-inspect',

@@ -285,6 +285,36 @@ export const configSchema = {
       default: true,
       env: 'BMAAS_CONDUCTOR__AUTOMATED_CLEAN',
     },
+    power_state_change_timeout: {
+      doc: 'Seconds a power change may take until the hardware reports the requested state (a request may give its own timeout).',
+      format: 'positive-number',
+      default: 60,
+      env: 'BMAAS_CONDUCTOR__POWER_STATE_CHANGE_TIMEOUT',
+    },
+    sync_power_state_interval: {
+      doc: "Seconds between runs of the power state sync: every owned node's power state is read from its hardware and changes made outside the service are recorded.",
+      format: 'positive-number',
+      default: 60,
+      env: 'BMAAS_CONDUCTOR__SYNC_POWER_STATE_INTERVAL',
+    },
+    sync_power_state_workers: {
+      doc: 'Nodes whose power state the sync reads at the same time.',
+      format: 'positive-number',
+      default: 8,
+      env: 'BMAAS_CONDUCTOR__SYNC_POWER_STATE_WORKERS',
+    },
+    power_state_sync_max_retries: {
+      doc: 'Consecutive failed power state reads after which the sync puts the node in maintenance with fault "power failure".',
+      format: 'nat',
+      default: 3,
+      env: 'BMAAS_CONDUCTOR__POWER_STATE_SYNC_MAX_RETRIES',
+    },
+    power_failure_recovery_interval: {
+      doc: 'Seconds between checks of nodes in maintenance for a power failure: when their BMC answers again, maintenance and the fault are cleared.',
+      format: 'positive-number',
+      default: 300,
+      env: 'BMAAS_CONDUCTOR__POWER_FAILURE_RECOVERY_INTERVAL',
+    },
   },
   json_rpc: {
     host_ip: {

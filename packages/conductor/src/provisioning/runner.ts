@@ -172,7 +172,7 @@ export class ProvisioningRunner {
   async changePowerState(
     nodeUuid: string,
     target: string,
-    request: { requestId?: string | undefined } = {},
+    request: { requestId?: string | undefined; timeoutSeconds?: number | undefined } = {},
   ): Promise<void> {
     if (!(POWER_TARGETS as readonly string[]).includes(target)) {
       throw new InvalidParameterValue(`"${target}" is not a valid power state (${POWER_TARGETS.join(', ')}).`, {
@@ -194,7 +194,7 @@ export class ProvisioningRunner {
         });
         task.spawnAfter(async (t) => {
           try {
-            await t.driver.power.setPowerState(t, target as PowerState);
+            await t.driver.power.setPowerState(t, target as PowerState, request.timeoutSeconds);
             await t.updateNode({ targetPowerState: null });
           } catch (error) {
             t.logger.warn('power change failed', { target, error: message(error) });

@@ -91,8 +91,8 @@ describe('DriverRegistry', () => {
       '[DEFAULT]enabled_deploy_interfaces: "direct" is listed twice',
     ],
     [
-      { enabled_hardware_types: ['ipmi'] },
-      '[DEFAULT]enabled_hardware_types: unknown hardware type "ipmi" (known: fake-hardware)',
+      { enabled_hardware_types: ['redfish'] },
+      '[DEFAULT]enabled_hardware_types: unknown hardware type "redfish" (known: fake-hardware, ipmi, manual-management)',
     ],
     [
       { enabled_hardware_types: ['fake-hardware', 'fake-hardware'] },
@@ -158,10 +158,45 @@ describe('DriverRegistry', () => {
     const driver = registry.driverFor(node({ deployInterface: 'direct' }));
     expect(driver.deploy.constructor.name).toBe('DirectDeployInterface');
     expect(registry.driverFor(node({ deployInterface: 'direct' }))).toBe(driver);
-    expect(() => registry.driverFor(node({ driver: 'ipmi' }))).toThrow(DriverNotFound);
+    expect(() => registry.driverFor(node({ driver: 'redfish' }))).toThrow(DriverNotFound);
     expect(() => registry.driverFor(node({ powerInterface: 'ipmitool' }))).toThrow(InvalidParameterValue);
     expect(() => registry.driverFor(node({ powerInterface: 'ipmitool' }))).toThrow(
       'power_interface "ipmitool" is not enabled for hardware type fake-hardware (enabled: fake)',
     );
+  });
+});
+
+describe('ipmi and manual-management hardware types', () => {
+  it('loads ipmi with ipmitool power and management, and manual-management with fake power and noop management', () => {
+    const registry = create(
+      loadConductorConfig({
+        env: {},
+        overrides: {
+          DEFAULT: {
+            enabled_hardware_types: ['ipmi', 'manual-management'],
+            enabled_power_interfaces: ['fake', 'ipmitool'],
+            enabled_management_interfaces: ['ipmitool', 'noop'],
+          },
+        },
+      }),
+    );
+    const defaults = registry.registrationInterfaces().filter((i) => i.isDefault);
+    const pick = (type: string) =>
+      Object.fromEntries(
+        defaults.filter((i) => i.hardwareType === type).map((i) => [i.interfaceType, i.interfaceName]),
+      );
+    expect(pick('ipmi')).toEqual({ boot: 'ipxe', deploy: 'direct', power: 'ipmitool', management: 'ipmitool' });
+    expect(pick('manual-management')).toEqual({ boot: 'ipxe', deploy: 'direct', power: 'fake', management: 'noop' });
+    const driver = registry.driverFor(
+      node({
+        driver: 'ipmi',
+        bootInterface: 'ipxe',
+        deployInterface: 'direct',
+        powerInterface: 'ipmitool',
+        managementInterface: 'ipmitool',
+      }),
+    );
+    expect(driver.power.constructor.name).toBe('IpmitoolPowerInterface');
+    expect(driver.management.constructor.name).toBe('IpmitoolManagementInterface');
   });
 });

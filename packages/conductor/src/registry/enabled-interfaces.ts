@@ -1,6 +1,13 @@
 import type { InterfaceType } from '@bmaas/common';
-import { fakeBootInterface, fakeDeployInterface, fakeManagementInterface, fakePowerInterface } from '@bmaas/driver-api';
+import {
+  fakeBootInterface,
+  fakeDeployInterface,
+  fakeManagementInterface,
+  fakePowerInterface,
+  noopManagementInterface,
+} from '@bmaas/driver-api';
 import { grubBootInterface } from '@bmaas/grub-boot-interface';
+import { ipmitoolManagementInterface, ipmitoolPowerInterface } from '@bmaas/ipmitool-interfaces';
 import { ipxeBootInterface } from '@bmaas/ipxe-boot-interface';
 import { qemuPowerInterface } from '@bmaas/qemu-power-interface';
 import { directDeployInterface } from '../deploy/direct-deploy.js';
@@ -14,8 +21,8 @@ import type { DriverCatalog, InterfaceCatalog } from './catalog.js';
 export const INTERFACES: InterfaceCatalog = {
   boot: [fakeBootInterface, ipxeBootInterface, grubBootInterface],
   deploy: [fakeDeployInterface, directDeployInterface],
-  power: [fakePowerInterface, qemuPowerInterface],
-  management: [fakeManagementInterface],
+  power: [fakePowerInterface, qemuPowerInterface, ipmitoolPowerInterface],
+  management: [fakeManagementInterface, ipmitoolManagementInterface, noopManagementInterface],
 };
 
 function everyInterface(catalog: InterfaceCatalog): Record<InterfaceType, string[]> {
@@ -33,5 +40,15 @@ export const DRIVER_CATALOG: DriverCatalog = {
   hardwareTypes: [
     // Works with every interface; the fakes come first, so they are its defaults.
     { name: 'fake-hardware', supported: everyInterface(INTERFACES) },
+    // Upstream's `ipmi`: a BMC driven by ipmitool; the machine network-boots the deploy ramdisk.
+    {
+      name: 'ipmi',
+      supported: { boot: ['ipxe'], deploy: ['direct'], power: ['ipmitool'], management: ['ipmitool', 'noop'] },
+    },
+    // Upstream's `manual-management`: a person powers the machine and sets its boot device; deploy waits for it.
+    {
+      name: 'manual-management',
+      supported: { boot: ['ipxe'], deploy: ['direct'], power: ['fake'], management: ['noop'] },
+    },
   ],
 };

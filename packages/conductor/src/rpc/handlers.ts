@@ -3,33 +3,19 @@ import { getNodeWithToken } from '../agent/agent-token.js';
 import type { ProvisioningRunner } from '../provisioning/runner.js';
 import type { TaskManager } from '../task-manager.js';
 import type { ConductorRpcHandlers } from './json-rpc-server.js';
+import { createManagementHandlers } from './management-handlers.js';
+import { optionalString, requireString } from './params.js';
 
 export interface RpcHandlerDeps {
   runner: ProvisioningRunner;
   tasks: TaskManager;
 }
 
-function requireString(params: object, key: string): string {
-  const value = (params as Record<string, unknown>)[key];
-  if (typeof value !== 'string' || value === '') {
-    throw new InvalidParameterValue(`Parameter ${key} must be a non-empty string.`, { parameter: key });
-  }
-  return value;
-}
-
-/** A parameter that may be absent but, when given, must be a string (never silently dropped). */
-function optionalString(params: object, key: string): string | undefined {
-  const value = (params as Record<string, unknown>)[key];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'string') {
-    throw new InvalidParameterValue(`Parameter ${key} must be a string.`, { parameter: key });
-  }
-  return value;
-}
-
 /** The conductor's side of the method table in @bmaas/rpc-client. */
 export function createRpcHandlers({ runner, tasks }: RpcHandlerDeps): ConductorRpcHandlers {
   return {
+    ...createManagementHandlers(tasks),
+
     async do_provisioning_action(params, { requestId }) {
       await runner.doProvisioningAction(requireString(params, 'node_id'), requireString(params, 'event'), {
         requestId,
@@ -40,8 +26,13 @@ export function createRpcHandlers({ runner, tasks }: RpcHandlerDeps): ConductorR
     },
 
     async change_node_power_state(params, { requestId }) {
+      const timeout = params.timeout;
+      if (timeout !== undefined && timeout !== null && !(Number.isInteger(timeout) && timeout > 0)) {
+        throw new InvalidParameterValue('Parameter timeout must be a whole number of seconds greater than 0.');
+      }
       await runner.changePowerState(requireString(params, 'node_id'), requireString(params, 'new_state'), {
         requestId,
+        timeoutSeconds: timeout ?? undefined,
       });
       return null;
     },

@@ -1,7 +1,11 @@
-import type { InterfaceDescriptor, ManagementInterface } from '../interfaces.js';
+import { InvalidParameterValue } from '@bmaas/common';
+import type { BootDevice, BootDeviceState, InterfaceDescriptor, ManagementInterface } from '../interfaces.js';
 import type { Task } from '../task.js';
 
-/** Management that remembers the boot device in driver_internal_info. */
+const FAKE_BOOT_DEVICES: readonly BootDevice[] = ['pxe', 'disk'];
+const NMI_COUNT_KEY = 'fake_nmi_count';
+
+/** Management that remembers the boot device (and NMIs) in driver_internal_info. */
 export class FakeManagementInterface implements ManagementInterface {
   getProperties(): Record<string, string> {
     return {};
@@ -9,10 +13,27 @@ export class FakeManagementInterface implements ManagementInterface {
 
   async validate(_task: Task): Promise<void> {}
 
-  async setBootDevice(task: Task, device: 'pxe' | 'disk', persistent: boolean): Promise<void> {
+  async getSupportedBootDevices(_task: Task): Promise<BootDevice[]> {
+    return [...FAKE_BOOT_DEVICES];
+  }
+
+  async setBootDevice(task: Task, device: BootDevice, persistent: boolean): Promise<void> {
+    if (!FAKE_BOOT_DEVICES.includes(device)) {
+      throw new InvalidParameterValue(`Invalid boot device ${device}, supported: ${FAKE_BOOT_DEVICES.join(', ')}.`);
+    }
     await task.updateNode({
       driverInternalInfo: { ...task.node.driverInternalInfo, fake_boot_device: { device, persistent } },
     });
+  }
+
+  async getBootDevice(task: Task): Promise<BootDeviceState> {
+    const stored = task.node.driverInternalInfo.fake_boot_device as { device?: BootDevice; persistent?: boolean };
+    return { bootDevice: stored?.device ?? null, persistent: stored?.persistent ?? null };
+  }
+
+  async injectNmi(task: Task): Promise<void> {
+    const count = Number(task.node.driverInternalInfo[NMI_COUNT_KEY] ?? 0);
+    await task.updateNode({ driverInternalInfo: { ...task.node.driverInternalInfo, [NMI_COUNT_KEY]: count + 1 } });
   }
 }
 

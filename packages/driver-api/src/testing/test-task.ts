@@ -43,6 +43,7 @@ export function createTestNode(overrides: Partial<NodeRecord> = {}): NodeRecord 
     lastError: null,
     maintenance: false,
     maintenanceReason: null,
+    fault: null,
     reservation: null,
     conductorAffinity: null,
     conductorGroup: '',

@@ -1,0 +1,132 @@
+import { NodeLocked, type NodeRecord, ProvisionState as S } from '@bmaas/common';
+import type { ConductorTask } from '../task-manager.js';
+import { errorText, type NodeCheckDeps, ownedByMe } from './node-checks.js';
+import type { NodeEventRecorder } from './node-events.js';
+
+/** Ironic's fault for a node whose power state cannot be read. */
+export const POWER_FAILURE = 'power failure';
+
+/** Provision states whose power the sync leaves alone, as upstream (the machine is being driven, or not set up yet). */
+const SYNC_EXCLUDED_STATES: ReadonlySet<string> = new Set([S.DEPLOY_WAIT, S.CLEAN_WAIT, S.ENROLL, S.ADOPT_FAILED]);
+
+export interface PowerSyncDeps extends NodeCheckDeps {
+  events: NodeEventRecorder;
+}
+
+/**
+ * The power state sync (Ironic's _sync_power_states): reads the power state
+ * of every node this conductor owns, a few at a time, and records what
+ * changed outside the service. Nodes that are locked, changing power, in
+ * maintenance or in an excluded state are skipped. After
+ * [conductor]power_state_sync_max_retries consecutive failed reads a node
+ * goes to maintenance with fault "power failure"; recoverPowerFailures()
+ * takes it out when its BMC answers again.
+ */
+export class PowerStateSync {
+  /** Consecutive failed reads per node uuid (in memory, as upstream). */
+  private readonly failures = new Map<string, number>();
+
+  constructor(private readonly deps: PowerSyncDeps) {}
+
+  async syncPowerStates(): Promise<void> {
+    const nodes = (await this.ownedNodes()).filter(
+      (node) =>
+        !node.maintenance &&
+        node.reservation === null &&
+        node.targetPowerState === null &&
+        !SYNC_EXCLUDED_STATES.has(node.provisionState),
+    );
+    await inParallel(nodes, this.deps.config.sync_power_state_workers, (node) => this.syncOne(node));
+  }
+
+  async recoverPowerFailures(): Promise<void> {
+    const nodes = (await this.ownedNodes()).filter(
+      (node) => node.maintenance && node.fault === POWER_FAILURE && node.reservation === null,
+    );
+    await inParallel(nodes, this.deps.config.sync_power_state_workers, (node) => this.recoverOne(node));
+  }
+
+  private async ownedNodes(): Promise<NodeRecord[]> {
+    const { stores, self } = this.deps;
+    const nodes = await stores.nodes.listForDrivers(self.conductorGroup, self.hardwareTypes);
+    const owned: NodeRecord[] = [];
+    for (const node of nodes) if (await ownedByMe(this.deps, node)) owned.push(node);
+    return owned;
+  }
+
+  private async syncOne(node: NodeRecord): Promise<void> {
+    await this.withNode(node, 'power state sync', async (task) => {
+      let actual: string;
+      try {
+        actual = await task.driver.power.getPowerState(task);
+      } catch (error) {
+        await this.readFailed(task, errorText(error));
+        return;
+      }
+      this.failures.delete(node.uuid);
+      if (actual === task.node.powerState) return;
+      await task.upgradeLock();
+      // Re-read under the lock: a power change may have started meanwhile.
+      if (task.node.targetPowerState !== null || task.node.maintenance) return;
+      const from = task.node.powerState;
+      await task.updateNode({ powerState: actual });
+      // A node whose power state was never known just gets it; anything else changed behind our back.
+      if (from === null) task.logger.info('power state sync: power state recorded', { powerState: actual });
+      else await this.deps.events.powerStateChangedOutside(task.node, from, actual);
+    });
+  }
+
+  private async readFailed(task: ConductorTask, error: string): Promise<void> {
+    const { uuid } = task.node;
+    const count = (this.failures.get(uuid) ?? 0) + 1;
+    this.failures.set(uuid, count);
+    const limit = this.deps.config.power_state_sync_max_retries;
+    task.logger.warn('power state sync: could not read the power state', { error, failures: count, limit });
+    if (count < limit) return;
+    await task.upgradeLock();
+    if (task.node.maintenance) return;
+    const reason = `During power state sync, ${count} consecutive reads of the power state of node ${uuid} failed; power state "${task.node.powerState}" is unknown now, node switched to maintenance. Error: ${error}`;
+    await task.updateNode({ maintenance: true, maintenanceReason: reason, fault: POWER_FAILURE, powerState: null });
+    this.failures.delete(uuid);
+    await this.deps.events.powerFailure(task.node, error);
+  }
+
+  private async recoverOne(node: NodeRecord): Promise<void> {
+    await this.withNode(node, 'power failure recovery', async (task) => {
+      let actual: string;
+      try {
+        actual = await task.driver.power.getPowerState(task);
+      } catch (error) {
+        task.logger.debug('power failure recovery: BMC still unreadable', { error: errorText(error) });
+        return;
+      }
+      await task.upgradeLock();
+      if (!task.node.maintenance || task.node.fault !== POWER_FAILURE) return;
+      await task.updateNode({ maintenance: false, maintenanceReason: null, fault: null, powerState: actual });
+      await this.deps.events.powerRecovered(task.node, actual);
+    });
+  }
+
+  /** A shared lock on the node; a node locked meanwhile is left for the next run. */
+  private async withNode(node: NodeRecord, purpose: string, fn: (task: ConductorTask) => Promise<void>) {
+    try {
+      await this.deps.tasks.withTask(node.uuid, { shared: true, purpose }, fn);
+    } catch (error) {
+      if (!(error instanceof NodeLocked)) {
+        this.deps.logger.warn(`${purpose} failed`, { nodeUuid: node.uuid, error: errorText(error) });
+      }
+    }
+  }
+}
+
+/** Runs `fn` over `items`, at most `limit` at a time. */
+async function inParallel<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      await fn(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(Math.max(1, Math.floor(limit)), items.length) }, worker));
+}

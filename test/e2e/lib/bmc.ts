@@ -1,0 +1,263 @@
+// A BMC for a lab machine: OpenIPMI's ipmi_sim answering IPMI over LAN (RMCP+, what
+// `ipmitool -I lanplus` and the product's ipmitool interfaces speak) on the machine's own
+// address, and driving the machine's QEMU through bmc-chassis.sh: power on starts QEMU with
+// the boot device last set ("chassis bootdev"), power off stops it. Opt-in per machine; the
+// QMP-powered machines of qemu.ts remain for user-mode networking.
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { IPMI_SIM_BMC_EMU, ipmiSimLanConf } from '@bmaas/ipmitool-interfaces/testing';
+import { type ExitStatus, exitOf, spawned, stopProcess } from './child-process.js';
+import { killNow, onAbnormalExit } from './exit-cleanup.js';
+import type { LabNetwork } from './netns.js';
+import { type MachineNetwork, netdevArg } from './qemu.js';
+import { readIfExists } from './wait.js';
+
+const CHASSIS_SCRIPT = fileURLToPath(new URL('./bmc-chassis.sh', import.meta.url));
+/** Where the harness marks each power-on in a machine's serial log. */
+const POWER_ON_LINE = /^=== power on, bootdev=.*$/gm;
+
+export interface MachineBmcOptions {
+  name: string;
+  mac: string;
+  net: MachineNetwork;
+  /** The BMC's IPMI address and UDP port (inside the lab namespace for tap machines). */
+  address: string;
+  port: number;
+  workDir: string;
+  /** A raw disk image the machine boots with bootdev "disk" (see writeMarkerDisk). */
+  disk?: string;
+  memoryMb?: number;
+}
+
+export interface IpmitoolResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface MachineBmc {
+  readonly name: string;
+  readonly mac: string;
+  readonly address: string;
+  readonly port: number;
+  readonly username: string;
+  readonly password: string;
+  readonly serialLog: string;
+  /** PID of ipmi_sim. */
+  readonly pid: number;
+  /** driver_info of the machine's node (ipmi_cipher_suite 3: ipmi_sim never answers the cipher suite query). */
+  driverInfo(overrides?: Record<string, unknown>): Record<string, unknown>;
+  /** ipmitool against this BMC, from where the product runs (the password through the environment, -E). */
+  ipmitool(args: readonly string[]): Promise<IpmitoolResult>;
+  /** The serial output since the last power on. */
+  serialSincePowerOn(): Promise<string>;
+  waitForSerialSincePowerOn(pattern: RegExp, timeoutMs: number): Promise<void>;
+  /** True while the machine's QEMU runs (it is powered on). */
+  machineRunning(): boolean;
+  /** The BMC stops answering (SIGSTOP) / answers again (SIGCONT): a hung or unreachable BMC. */
+  freeze(): void;
+  thaw(): void;
+  /** Stops the machine, then ipmi_sim, by PID. */
+  stop(): Promise<void>;
+}
+
+/** A 1 MiB raw disk whose boot sector prints `marker` on the serial port and halts. */
+export async function writeMarkerDisk(path: string, marker: string): Promise<void> {
+  // xor ax,ax; mov ds,ax; cld; mov si,0x7c17; lodsb; test al,al; jz +6; mov dx,0x3f8; out dx,al; jmp -11; cli; hlt; jmp -2
+  const code = Buffer.from([
+    0x31, 0xc0, 0x8e, 0xd8, 0xfc, 0xbe, 0x17, 0x7c, 0xac, 0x84, 0xc0, 0x74, 0x06, 0xba, 0xf8, 0x03, 0xee, 0xeb, 0xf5,
+    0xfa, 0xf4, 0xeb, 0xfc,
+  ]);
+  const disk = Buffer.alloc(1024 * 1024);
+  code.copy(disk, 0);
+  Buffer.from(`${marker}\r\n\0`, 'latin1').copy(disk, code.length);
+  disk[510] = 0x55;
+  disk[511] = 0xaa;
+  await writeFile(path, disk);
+}
+
+function networkOf(net: MachineNetwork): LabNetwork | undefined {
+  return net.kind === 'tap' ? net.network : undefined;
+}
+
+export async function startMachineBmc(options: MachineBmcOptions): Promise<MachineBmc> {
+  const dir = join(options.workDir, `${options.name}-bmc`);
+  await mkdir(join(dir, 'state'), { recursive: true });
+  const serialLog = join(options.workDir, `${options.name}.serial.log`);
+  const qmpSocket = join(dir, 'qmp');
+  const username = 'admin';
+  const password = `e2e-${randomBytes(5).toString('hex')}`;
+  const network = networkOf(options.net);
+
+  const qemuArgs = [
+    ['-name', options.name],
+    ['-accel', 'tcg'],
+    ['-m', String(options.memoryMb ?? 128)],
+    ['-nodefaults', '-no-user-config'],
+    ['-display', 'none', '-machine', 'graphics=off'],
+    ['-chardev', `file,id=ser0,path=${serialLog},append=on`, '-serial', 'chardev:ser0'],
+    ['-qmp', `unix:${qmpSocket},server=on,wait=off`],
+    ['-netdev', netdevArg(options.net)],
+    ['-device', `virtio-net-pci,netdev=n0,mac=${options.mac}`],
+    options.disk ? ['-drive', `file=${options.disk},if=virtio,format=raw`] : [],
+  ].flat();
+  await writeFile(join(dir, 'qemu.args'), `${qemuArgs.join('\n')}\n`);
+  const env = { NAME: options.name, QEMU: 'qemu-system-x86_64', NODE: process.execPath, QMP: qmpSocket };
+  await writeFile(
+    join(dir, 'machine.env'),
+    Object.entries({ ...env, SERIAL: serialLog, DEFAULT_ORDER: 'cn' })
+      .map(([key, value]) => `${key}=${shellQuote(value)}\n`)
+      .join(''),
+  );
+  await writeFile(join(dir, 'bootdev'), 'none\n');
+  await writeFile(
+    join(dir, 'lan.conf'),
+    ipmiSimLanConf({
+      name: options.name,
+      address: options.address,
+      port: options.port,
+      username,
+      password,
+      chassisControl: `/bin/bash ${CHASSIS_SCRIPT} ${dir}`,
+      guid: Buffer.from(options.mac).toString('hex').slice(0, 32).padEnd(32, '0'),
+    }),
+  );
+  await writeFile(join(dir, 'bmc.emu'), IPMI_SIM_BMC_EMU);
+  if (network) await network.exec('ip', ['addr', 'add', `${options.address}/32`, 'dev', 'lo']);
+
+  const args = ['-n', '-c', join(dir, 'lan.conf'), '-f', join(dir, 'bmc.emu'), '-s', join(dir, 'state')];
+  const child: ChildProcess = network
+    ? network.spawn('ipmi_sim', args, { stdio: 'ignore' })
+    : spawn('ipmi_sim', args, { stdio: 'ignore' });
+  const pid = await spawned(child);
+  const exited: Promise<ExitStatus> = exitOf(child);
+  const qemuPid = (): number | undefined => {
+    const text = existsSync(join(dir, 'qemu.pid')) ? readFileSync(join(dir, 'qemu.pid'), 'utf8').trim() : '';
+    return text ? Number(text) : undefined;
+  };
+  const forgetCleanup = onAbnormalExit(() => {
+    killNow(qemuPid());
+    killNow(pid);
+  });
+
+  const ipmitool = async (ipmiArgs: readonly string[]): Promise<IpmitoolResult> => {
+    const full = [
+      ...['-I', 'lanplus', '-H', options.address, '-p', String(options.port), '-U', username, '-E', '-C', '3'],
+      ...['-R', '1', '-N', '1', ...ipmiArgs],
+    ];
+    // The password goes through the environment: it must not show in any process's arguments.
+    return network
+      ? runStatus('ip', ['netns', 'exec', network.name, 'ipmitool', ...full], password)
+      : runStatus('ipmitool', full, password);
+  };
+
+  const machineRunning = (): boolean => {
+    const qpid = qemuPid();
+    if (qpid === undefined) return false;
+    try {
+      const state = /^State:\s+(\S)/m.exec(readFileSync(`/proc/${qpid}/status`, 'utf8'))?.[1];
+      return state !== undefined && state !== 'Z';
+    } catch {
+      return false;
+    }
+  };
+
+  const stop = async (): Promise<void> => {
+    const qpid = qemuPid();
+    if (qpid !== undefined && machineRunning()) {
+      try {
+        process.kill(qpid, 'SIGKILL');
+      } catch {
+        // gone meanwhile
+      }
+    }
+    try {
+      process.kill(pid, 'SIGCONT');
+    } catch {
+      // gone
+    }
+    await stopProcess(child);
+    forgetCleanup();
+  };
+
+  // Ready when an RMCP+ session works.
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    if ((await ipmitool(['power', 'status'])).code === 0) break;
+    if (Date.now() > deadline || (await Promise.race([exited.then(() => true), sleep(200).then(() => false)]))) {
+      await stop();
+      throw new Error(`BMC of ${options.name} did not answer on ${options.address}:${options.port}`);
+    }
+  }
+
+  const serialSincePowerOn = async (): Promise<string> => {
+    const text = await readIfExists(serialLog);
+    const marks = [...text.matchAll(POWER_ON_LINE)];
+    const last = marks.at(-1);
+    return last?.index === undefined ? text : text.slice(last.index);
+  };
+
+  return {
+    name: options.name,
+    mac: options.mac,
+    address: options.address,
+    port: options.port,
+    username,
+    password,
+    serialLog,
+    pid,
+    driverInfo: (overrides = {}) => ({
+      ipmi_address: options.address,
+      ipmi_port: options.port,
+      ipmi_username: username,
+      ipmi_password: password,
+      ipmi_cipher_suite: 3,
+      ...overrides,
+    }),
+    ipmitool,
+    serialSincePowerOn,
+    async waitForSerialSincePowerOn(pattern, timeoutMs) {
+      const started = Date.now();
+      for (;;) {
+        if (pattern.test(await serialSincePowerOn())) return;
+        if (Date.now() - started > timeoutMs) {
+          throw new Error(
+            `${options.name}: ${pattern} not on the serial console since the last power on within ${timeoutMs} ms`,
+          );
+        }
+        await sleep(500);
+      }
+    },
+    machineRunning,
+    freeze: () => process.kill(pid, 'SIGSTOP'),
+    thaw: () => process.kill(pid, 'SIGCONT'),
+    stop,
+  };
+}
+
+function shellQuote(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Runs ipmitool to completion and gives its exit status (its failures are answers here). */
+function runStatus(command: string, args: readonly string[], password: string): Promise<IpmitoolResult> {
+  return new Promise((resolve) => {
+    execFile(
+      command,
+      [...args],
+      { timeout: 30_000, env: { ...process.env, IPMI_PASSWORD: password } },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
