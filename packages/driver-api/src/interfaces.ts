@@ -18,8 +18,8 @@ export interface HardwareInterface {
 
 /** Powers a node on and off. Calls are idempotent. */
 export interface PowerInterface extends HardwareInterface {
-  /** Current power state as the hardware reports it. */
-  getPowerState(task: Task): Promise<PowerState>;
+  /** Current power state as the hardware reports it; null when it is not known (a fake node nothing powered yet). */
+  getPowerState(task: Task): Promise<PowerState | null>;
   /** Moves the hardware to `state` ('power on', 'power off', 'rebooting', …) and returns when done. */
   setPowerState(task: Task, state: PowerState): Promise<void>;
 }

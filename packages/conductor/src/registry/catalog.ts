@@ -1,10 +1,19 @@
-import type { InterfaceType } from '@bmaas/common';
+import type { CoreInterfaceType, OptionalInterfaceType } from '@bmaas/common';
 import type {
+  BiosInterface,
   BootInterface,
+  ConsoleInterface,
   DeployInterface,
+  FirmwareInterface,
+  InspectInterface,
   InterfaceDescriptor,
   ManagementInterface,
+  NetworkInterface,
   PowerInterface,
+  RaidInterface,
+  RescueInterface,
+  StorageInterface,
+  VendorInterface,
 } from '@bmaas/driver-api';
 
 /** The contract of each interface kind. */
@@ -13,16 +22,35 @@ export interface InterfaceKinds {
   deploy: DeployInterface;
   power: PowerInterface;
   management: ManagementInterface;
+  bios: BiosInterface;
+  console: ConsoleInterface;
+  firmware: FirmwareInterface;
+  inspect: InspectInterface;
+  network: NetworkInterface;
+  raid: RaidInterface;
+  rescue: RescueInterface;
+  storage: StorageInterface;
+  vendor: VendorInterface;
 }
 
-/** Descriptors of the implementations of each kind. */
-export type InterfaceCatalog = { readonly [K in InterfaceType]: readonly InterfaceDescriptor<InterfaceKinds[K]>[] };
+/**
+ * Descriptors of the implementations of each kind. An optional kind left
+ * out gets OPTIONAL_INTERFACES' (its generic and fake implementations).
+ */
+export type InterfaceCatalog = {
+  readonly [K in CoreInterfaceType]: readonly InterfaceDescriptor<InterfaceKinds[K]>[];
+} & { readonly [K in OptionalInterfaceType]?: readonly InterfaceDescriptor<InterfaceKinds[K]>[] };
 
 /** A hardware type (Ironic's "driver"): the interfaces it works with. */
 export interface HardwareTypeDescriptor {
   readonly name: string;
-  /** Interface names per kind, preferred first: the first enabled one is the hardware type's default. */
-  readonly supported: Readonly<Record<InterfaceType, readonly string[]>>;
+  /**
+   * Interface names per kind, preferred first: the first enabled one is the
+   * hardware type's default. An optional kind left out supports only its
+   * generic implementation (OPTIONAL_INTERFACE_GENERIC: no-bios, noop, …).
+   */
+  readonly supported: Readonly<Record<CoreInterfaceType, readonly string[]>> &
+    Readonly<Partial<Record<OptionalInterfaceType, readonly string[]>>>;
 }
 
 /** Everything a conductor could load; configuration enables a part of it. */

@@ -1,9 +1,27 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import { createSilentLogger, type Logger, type NodeRecord, type PortRecord } from '@bmaas/common';
+import {
+  createSilentLogger,
+  type Logger,
+  loadConfig,
+  type NodeRecord,
+  OPTIONAL_INTERFACE_GENERIC,
+  type PortRecord,
+} from '@bmaas/common';
 import { FakeBootInterface } from '../fake/fake-boot.js';
 import { FakeDeployInterface } from '../fake/fake-deploy.js';
 import { FakeManagementInterface } from '../fake/fake-management.js';
 import { FakePowerInterface } from '../fake/fake-power.js';
+import {
+  noBiosInterface,
+  noConsoleInterface,
+  noFirmwareInterface,
+  noInspectInterface,
+  noopNetworkInterface,
+  noopStorageInterface,
+  noRaidInterface,
+  noRescueInterface,
+  noVendorInterface,
+} from '../optional/generic.js';
 import type { NodeDriver, NodeUpdate, Task } from '../task.js';
 
 /** The node fields updateNode accepts, as the NodeUpdate type names them. */
@@ -49,6 +67,31 @@ export function createTestNode(overrides: Partial<NodeRecord> = {}): NodeRecord 
     resourceClass: null,
     description: null,
     automatedClean: null,
+    biosInterface: OPTIONAL_INTERFACE_GENERIC.bios,
+    consoleInterface: OPTIONAL_INTERFACE_GENERIC.console,
+    firmwareInterface: OPTIONAL_INTERFACE_GENERIC.firmware,
+    inspectInterface: OPTIONAL_INTERFACE_GENERIC.inspect,
+    networkInterface: OPTIONAL_INTERFACE_GENERIC.network,
+    raidInterface: OPTIONAL_INTERFACE_GENERIC.raid,
+    rescueInterface: OPTIONAL_INTERFACE_GENERIC.rescue,
+    storageInterface: OPTIONAL_INTERFACE_GENERIC.storage,
+    vendorInterface: OPTIONAL_INTERFACE_GENERIC.vendor,
+    owner: null,
+    lessee: null,
+    protected: false,
+    protectedReason: null,
+    retired: false,
+    retiredReason: null,
+    networkData: {},
+    disablePowerOff: false,
+    shard: null,
+    parentNode: null,
+    bootMode: null,
+    secureBoot: null,
+    fault: null,
+    raidConfig: {},
+    targetRaidConfig: {},
+    consoleEnabled: false,
     createdAt: new Date(),
     updatedAt: null,
     ...overrides,
@@ -128,6 +171,7 @@ class InMemoryTask implements TestTask {
       deploy: new FakeDeployInterface(),
       power: new FakePowerInterface(),
       management: new FakeManagementInterface(),
+      ...genericOptionalInterfaces(),
       ...options.driver,
     };
   }
@@ -149,4 +193,20 @@ class InMemoryTask implements TestTask {
     this.#node = structuredClone(this.record);
     return this.#node;
   }
+}
+
+/** The generic implementation of every optional kind, as a node with no other gets. */
+function genericOptionalInterfaces(): Omit<NodeDriver, 'boot' | 'deploy' | 'power' | 'management'> {
+  const deps = { config: loadConfig({ env: {} }), logger: createSilentLogger(), conductorHostname: 'test' };
+  return {
+    bios: noBiosInterface.create(deps),
+    console: noConsoleInterface.create(deps),
+    firmware: noFirmwareInterface.create(deps),
+    inspect: noInspectInterface.create(deps),
+    network: noopNetworkInterface.create(deps),
+    raid: noRaidInterface.create(deps),
+    rescue: noRescueInterface.create(deps),
+    storage: noopStorageInterface.create(deps),
+    vendor: noVendorInterface.create(deps),
+  };
 }

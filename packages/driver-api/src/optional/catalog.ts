@@ -1,0 +1,65 @@
+import type { OptionalInterfaceType } from '@bmaas/common';
+import type { InterfaceDescriptor } from '../interfaces.js';
+import type {
+  BiosInterface,
+  ConsoleInterface,
+  FirmwareInterface,
+  InspectInterface,
+  NetworkInterface,
+  RaidInterface,
+  RescueInterface,
+  StorageInterface,
+  VendorInterface,
+} from '../optional-interfaces.js';
+import {
+  fakeBiosInterface,
+  fakeConsoleInterface,
+  fakeFirmwareInterface,
+  fakeInspectInterface,
+  fakeRaidInterface,
+  fakeRescueInterface,
+  fakeStorageInterface,
+  fakeVendorInterface,
+} from './fake.js';
+import {
+  noBiosInterface,
+  noConsoleInterface,
+  noFirmwareInterface,
+  noInspectInterface,
+  noopNetworkInterface,
+  noopStorageInterface,
+  noRaidInterface,
+  noRescueInterface,
+  noVendorInterface,
+} from './generic.js';
+
+/** The contract of each optional kind. */
+export interface OptionalInterfaceKinds {
+  bios: BiosInterface;
+  console: ConsoleInterface;
+  firmware: FirmwareInterface;
+  inspect: InspectInterface;
+  network: NetworkInterface;
+  raid: RaidInterface;
+  rescue: RescueInterface;
+  storage: StorageInterface;
+  vendor: VendorInterface;
+}
+
+/**
+ * The implementations every conductor has of the optional kinds: the generic
+ * one (first, so it is the default of a hardware type supporting both) and the fake.
+ */
+export const OPTIONAL_INTERFACES: {
+  readonly [K in OptionalInterfaceType]: readonly InterfaceDescriptor<OptionalInterfaceKinds[K]>[];
+} = {
+  bios: [noBiosInterface, fakeBiosInterface],
+  console: [noConsoleInterface, fakeConsoleInterface],
+  firmware: [noFirmwareInterface, fakeFirmwareInterface],
+  inspect: [noInspectInterface, fakeInspectInterface],
+  network: [noopNetworkInterface],
+  raid: [noRaidInterface, fakeRaidInterface],
+  rescue: [noRescueInterface, fakeRescueInterface],
+  storage: [noopStorageInterface, fakeStorageInterface],
+  vendor: [noVendorInterface, fakeVendorInterface],
+};
