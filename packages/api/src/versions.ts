@@ -50,6 +50,7 @@ export const Minor = {
   DESCRIPTION: 51,
   ALLOCATION: 52,
   PORT_SMARTNIC: 53,
+  EVENTS: 54,
   RETIRED: 61,
   LESSEE: 65,
   NETWORK_DATA: 66,

@@ -57,7 +57,12 @@ export class InvalidStateRequested extends ClientError {
     super(message, details);
   }
 }
-export class NoValidHost extends ClientError {}
+/** Ironic's NoValidHost: no alive conductor serves the node's driver and group. */
+export class NoValidHost extends ClientError {
+  constructor(reason: string) {
+    super(`No valid host was found. Reason: ${reason}`);
+  }
+}
 export class UnsupportedDriverExtension extends ClientError {
   constructor(driver: string, extension: string) {
     super(`Driver ${driver} does not support ${extension} (disabled or not implemented).`, {

@@ -3,6 +3,7 @@ import type { BmaasConfig, Logger } from '@bmaas/common';
 import type { Stores } from '@bmaas/db';
 import { ConductorRing } from '@bmaas/rpc-client';
 import { type ConductorSetup, prepareConductor } from './conductor-setup.js';
+import { NodeHistoryWriter } from './history/node-history-writer.js';
 import { createHttpFileServer, listen } from './http-file-server.js';
 import type { NodeCheckDeps } from './periodic/node-checks.js';
 import { crashRecoveryChanges, recoverOrphanedNodes, releaseOwnLeftovers } from './periodic/orphans.js';
@@ -58,6 +59,11 @@ export function createConductor(deps: ConductorDeps): Conductor {
   const logger = deps.logger.child({ component: 'conductor' });
 
   let conductorId: number | undefined;
+  const history = new NodeHistoryWriter({
+    store: stores.nodeHistory,
+    conductor: hostname,
+    logger: deps.logger.child({ component: 'node-history' }),
+  });
   const tasks = new TaskManager({
     nodes: stores.nodes,
     ports: stores.ports,
@@ -69,6 +75,7 @@ export function createConductor(deps: ConductorDeps): Conductor {
       intervalMs: config.conductor.node_locked_retry_interval * 1000,
     },
     logger: deps.logger.child({ component: 'task' }),
+    history,
   });
   const runner = new ProvisioningRunner({ tasks, automatedClean: config.conductor.automated_clean, now });
   const ring = new ConductorRing({
@@ -94,7 +101,7 @@ export function createConductor(deps: ConductorDeps): Conductor {
   };
   const takeover = new TakeoverCheck(checks);
   const rpcServer = new ConductorRpcServer({
-    handlers: createRpcHandlers({ runner, tasks }),
+    handlers: createRpcHandlers({ runner, tasks, history }),
     logger: deps.logger.child({ component: 'json-rpc' }),
     tls,
     auth,
@@ -183,6 +190,7 @@ export function createConductor(deps: ConductorDeps): Conductor {
     }
     await stores.nodes.clearReservations(hostname);
     await rpcServer.close();
+    await history.close();
     if (fileServer?.listening) {
       const closed = new Promise<void>((resolve) => fileServer.close(() => resolve()));
       fileServer.closeAllConnections();

@@ -28,6 +28,14 @@ export interface PowerInterface extends HardwareInterface {
 export interface ManagementInterface extends HardwareInterface {
   /** Sets the next boot device ('pxe', 'disk'); persistent when asked. */
   setBootDevice(task: Task, device: 'pxe' | 'disk', persistent: boolean): Promise<void>;
+  /**
+   * Sets the boot mode the hardware boots in next. Optional: an interface
+   * without it cannot change the mode (the conductor answers
+   * UnsupportedDriverExtension). The conductor records the mode on success.
+   */
+  setBootMode?(task: Task, mode: 'bios' | 'uefi'): Promise<void>;
+  /** Turns UEFI secure boot on or off. Optional, like setBootMode. */
+  setSecureBootState?(task: Task, enabled: boolean): Promise<void>;
 }
 
 /** What a deploy or clean step asks of the conductor next. */

@@ -297,7 +297,7 @@ describe('/v1/nodes', () => {
       [[{ op: 'add', path: '/properties' }], "'value' is a required property"],
       [[], 'patch'],
       [{ op: 'add', path: '/extra/x', value: 1 }, 'patch'],
-      [[{ op: 'remove', path: '/properties/missing' }], 'Invalid patch'],
+      [[{ op: 'remove', path: '/properties/missing' }], "Couldn't apply patch"],
       [[{ op: 'replace', path: '/extra', value: 'text' }], 'extra'],
       [[{ op: 'replace', path: '/name', value: 'bad name' }], "invalid name 'bad name'"],
       [[{ op: 'replace', path: '/deploy_interface', value: 'ansible' }], 'ansible'],

@@ -1,7 +1,7 @@
 import { ALL_PROVISION_STATES, InvalidParameterValue, type NodeRecord } from '@bmaas/common';
 import type { NodeListQuery } from '@bmaas/db';
 import type { Request, Response, Router } from 'express';
-import { requireMinor } from '../errors.js';
+import { requireMinor, requireResourceMinor } from '../errors.js';
 import { buildUrl } from '../links.js';
 import {
   nextQuery,
@@ -236,11 +236,27 @@ export function nodesRouter(deps: RouteDeps): Router {
     res.status(202).end();
   });
 
+  router.get('/v1/nodes/:ident/children', onlyQuery(), async (req, res) => {
+    requireResourceMinor(req.context.minor, Minor.PARENT_NODE);
+    const parent = await deps.nodes.find(req.params.ident as string, req.context.minor);
+    const children = await deps.stores.nodes.list({
+      parentNode: parent.uuid,
+      limit: deps.config.api.max_limit,
+      sortKey: 'id',
+      sortDir: 'asc',
+    });
+    res.json({
+      children: children.map((child) => child.uuid),
+      links: [{ href: buildUrl(baseUrlOf(req, deps), 'nodes', `?parent_node=${parent.uuid}`), rel: 'children' }],
+    });
+  });
+
   allow('/v1/nodes', ['GET', 'POST']);
   allow('/v1/nodes/detail', ['GET']);
   allow('/v1/nodes/:ident', ['GET', 'PATCH', 'DELETE']);
   allow('/v1/nodes/:ident/ports', ['GET']);
   allow('/v1/nodes/:ident/maintenance', ['PUT', 'DELETE']);
+  allow('/v1/nodes/:ident/children', ['GET']);
   return router;
 }
 

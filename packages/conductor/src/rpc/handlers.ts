@@ -1,12 +1,17 @@
 import { InvalidParameterValue } from '@bmaas/common';
 import { getNodeWithToken } from '../agent/agent-token.js';
+import { bootConfigServed } from '../history/history-events.js';
+import type { NodeHistoryWriter } from '../history/node-history-writer.js';
 import type { ProvisioningRunner } from '../provisioning/runner.js';
 import type { TaskManager } from '../task-manager.js';
 import type { ConductorRpcHandlers } from './json-rpc-server.js';
+import { createNodeHardwareHandlers } from './node-hardware-handlers.js';
 
 export interface RpcHandlerDeps {
   runner: ProvisioningRunner;
   tasks: TaskManager;
+  /** Records each served boot configuration (node history). */
+  history?: Pick<NodeHistoryWriter, 'record'>;
 }
 
 function requireString(params: object, key: string): string {
@@ -28,7 +33,7 @@ function optionalString(params: object, key: string): string | undefined {
 }
 
 /** The conductor's side of the method table in @bmaas/rpc-client. */
-export function createRpcHandlers({ runner, tasks }: RpcHandlerDeps): ConductorRpcHandlers {
+export function createRpcHandlers({ runner, tasks, history }: RpcHandlerDeps): ConductorRpcHandlers {
   return {
     async do_provisioning_action(params, { requestId }) {
       await runner.doProvisioningAction(requireString(params, 'node_id'), requireString(params, 'event'), {
@@ -52,7 +57,11 @@ export function createRpcHandlers({ runner, tasks }: RpcHandlerDeps): ConductorR
       return tasks.withTask(
         requireString(params, 'node_id'),
         { shared: true, purpose: 'get boot config', requestId },
-        async (task) => ({ content: await task.driver.boot.getBootConfig(task, name) }),
+        async (task) => {
+          const content = await task.driver.boot.getBootConfig(task, name);
+          history?.record(bootConfigServed(task.node.id, name));
+          return { content };
+        },
       );
     },
 
@@ -69,5 +78,7 @@ export function createRpcHandlers({ runner, tasks }: RpcHandlerDeps): ConductorR
     async get_node_with_token(params, { requestId }) {
       return getNodeWithToken(tasks, requireString(params, 'node_id'), requestId);
     },
+
+    ...createNodeHardwareHandlers(tasks),
   };
 }

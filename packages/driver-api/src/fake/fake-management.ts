@@ -14,6 +14,11 @@ export class FakeManagementInterface implements ManagementInterface {
       driverInternalInfo: { ...task.node.driverInternalInfo, fake_boot_device: { device, persistent } },
     });
   }
+
+  /** Any boot mode, as Ironic's fake management supports both. */
+  async setBootMode(_task: Task, _mode: 'bios' | 'uefi'): Promise<void> {}
+
+  async setSecureBootState(_task: Task, _enabled: boolean): Promise<void> {}
 }
 
 export const fakeManagementInterface: InterfaceDescriptor<ManagementInterface> = {
