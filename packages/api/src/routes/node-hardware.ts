@@ -137,9 +137,10 @@ export function nodeHardwareRouter(deps: RouteDeps): Router {
     const node = await find(req);
     res.json(await call(node, 'get_node_vendor_passthru_methods', { node_id: node.uuid }, ctx(req)));
   });
-  router.all('/v1/nodes/:ident/vendor_passthru', onlyQuery('method'), async (req, res) => {
+  // The method in the path (what ironicclient sends) or in ?method=.
+  const passthru = async (req: Request, res: Response) => {
     const node = await find(req);
-    const method = queryString(queryOf(req), 'method');
+    const method = (req.params.method as string | undefined) ?? queryString(queryOf(req), 'method');
     if (!method) throw new InvalidParameterValue('Method not specified');
     const body = req.body === undefined || req.body === null ? {} : req.body;
     if (typeof body !== 'object' || Array.isArray(body))
@@ -151,7 +152,9 @@ export function nodeHardwareRouter(deps: RouteDeps): Router {
       ctx(req),
     );
     res.status(result.async ? 202 : 200).json(result.return ?? null);
-  });
+  };
+  router.all('/v1/nodes/:ident/vendor_passthru', onlyQuery('method'), passthru);
+  router.all('/v1/nodes/:ident/vendor_passthru/:method', onlyQuery(), passthru);
 
   // BIOS settings (1.40; ?detail and ?fields 1.74) and firmware components (1.86): what the conductor cached.
   router.get('/v1/nodes/:ident/bios', onlyQuery('detail', 'fields'), async (req, res) => {
@@ -163,7 +166,7 @@ export function nodeHardwareRouter(deps: RouteDeps): Router {
     await find(req);
     res.json({ bios: [] });
   });
-  router.get('/v1/nodes/:ident/bios/:setting', onlyQuery(), async (req, res) => {
+  router.get('/v1/nodes/:ident/bios/:setting', onlyQuery(), async (req, _res) => {
     requireResourceMinor(req.context.minor, Minor.BIOS_INTERFACE);
     const node = await find(req);
     throw new ResourceNotFound(`Node ${node.uuid} doesn't have a BIOS setting '${req.params.setting}'`);

@@ -1,5 +1,5 @@
 import { InvalidParameterValue, type NodeHistoryRecord, ResourceNotFound } from '@bmaas/common';
-import type { Request, Router } from 'express';
+import type { Request, Response, Router } from 'express';
 import { requireResourceMinor } from '../errors.js';
 import { buildUrl, selfAndBookmark } from '../links.js';
 import { nextQuery, onlyQuery, optionalBoolean, PAGE_PARAMS, parsePage, queryString } from '../list-query.js';
@@ -29,10 +29,10 @@ export function nodeHistoryRouter(deps: RouteDeps): Router {
     return deps.nodes.find(req.params.ident as string, req.context.minor);
   };
 
-  router.get('/v1/nodes/:ident/history', onlyQuery(...PAGE_PARAMS, 'detail'), async (req, res) => {
+  const list = async (req: Request, res: Response, detailPath: boolean) => {
     const target = await node(req);
     const query = queryOf(req);
-    const detail = optionalBoolean(query, 'detail') ?? false;
+    const detail = detailPath || (optionalBoolean(query, 'detail') ?? false);
     const page = parsePage(query, deps.config.api.max_limit, 'created_at');
     if (page.sortKey !== 'created_at') {
       throw new InvalidParameterValue(`The sort_key value ${page.sortKey} is an invalid field for sorting`);
@@ -51,10 +51,14 @@ export function nodeHistoryRouter(deps: RouteDeps): Router {
     const last = entries[entries.length - 1];
     if (last && entries.length === page.limit) {
       const params = { sort_key: page.sortKey, sort_dir: page.sortDir, detail: queryString(query, 'detail') };
-      body.next = buildUrl(baseUrl, `nodes/${req.params.ident}/history`, nextQuery(params, page.limit, last.uuid));
+      const path = `nodes/${req.params.ident}/history${detailPath ? '/detail' : ''}`;
+      body.next = buildUrl(baseUrl, path, nextQuery(params, page.limit, last.uuid));
     }
     res.json(body);
-  });
+  };
+  router.get('/v1/nodes/:ident/history', onlyQuery(...PAGE_PARAMS, 'detail'), (req, res) => list(req, res, false));
+  // What ironicclient asks for `node history list --long`.
+  router.get('/v1/nodes/:ident/history/detail', onlyQuery(...PAGE_PARAMS), (req, res) => list(req, res, true));
 
   router.get('/v1/nodes/:ident/history/:event', onlyQuery(), async (req, res) => {
     const target = await node(req);

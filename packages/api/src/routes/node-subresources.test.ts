@@ -175,6 +175,9 @@ describe('node sub-resources', () => {
         driver_method: 'first_method',
         http_method: 'POST',
       });
+      expect((await req('POST', '/v1/nodes/sub/vendor_passthru/first_method', { bar: 2 })).body).toEqual({
+        echo: { bar: 2 },
+      });
       api.conductors.failWith('vendor_passthru', new UnsupportedDriverExtension('fake-hardware', 'vendor'));
       expect((await req('POST', '/v1/nodes/sub/vendor_passthru?method=x', {})).status).toBe(400);
     });
