@@ -2,7 +2,7 @@ import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BAREMETAL, baremetal } from '../support/baremetal-cli.js';
 import { openstacksdk, openstacksdkAvailable } from '../support/openstacksdk-nodes.js';
-import { ironicFault, RestClient } from '../support/rest-client.js';
+import { RestClient } from '../support/rest-client.js';
 import { type Stack, startStack } from '../support/stack.js';
 import { waitFor } from '../support/wait-for.js';
 

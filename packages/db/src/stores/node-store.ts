@@ -194,6 +194,12 @@ export class NodeStore {
   }
 
   async list(query: NodeListQuery): Promise<NodeRecord[]> {
+    const rows: Array<Record<string, unknown>> = await this.listQuery(query);
+    return rows.map((row) => rowToRecord<NodeRecord>(row));
+  }
+
+  /** The SELECT list() runs (exposed for plan checks). */
+  listQuery(query: NodeListQuery): Knex.QueryBuilder {
     const q = this.db('nodes').select('*');
     if (query.provisionState !== undefined) q.where('provision_state', query.provisionState);
     if (query.driver !== undefined) q.where('driver', query.driver);
@@ -227,7 +233,7 @@ export class NodeStore {
       else q.whereNull('parent_node');
     }
     applyKeysetPage(q, 'nodes', NODE_SORT_EXPRESSIONS, query);
-    return (await q).map((row) => rowToRecord<NodeRecord>(row));
+    return q;
   }
 
   /**
