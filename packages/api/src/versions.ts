@@ -67,14 +67,8 @@ export const Minor = {
   DISABLE_POWER_OFF: 95,
 } as const;
 
-/**
- * Who serves a microversion's feature: `served` here; `branch:<area>` for a
- * feature another line of work delivers (ports, portgroups, chassis,
- * allocations, deploy templates, runbooks, volumes, driver properties, the
- * deploy options, management and inventory endpoints) and that must be merged
- * before the maximum may include it; `not served` otherwise.
- */
-export type MicroversionStatus = 'served' | `branch:${string}` | 'not served';
+/** Whether this API serves a microversion's feature. */
+export type MicroversionStatus = 'served' | 'not served';
 
 export interface Microversion {
   minor: number;
@@ -82,15 +76,14 @@ export interface Microversion {
   status: MicroversionStatus;
 }
 
-const RESOURCES = 'branch:resources';
-const DEPLOY = 'branch:deploy';
-const MANAGEMENT = 'branch:management';
-const INVENTORY = 'branch:inventory';
-
 /**
- * Every microversion from 1.1 to 1.95 with what it adds and whether it is
- * served. docs/api.md shows the same table; MAX_MINOR is the highest version
- * up to which every row is served (or delivered by a branch listed above).
+ * The microversions up to 1.95 with what each adds to nodes, drivers,
+ * conductors, the ramdisk endpoints and the API as a whole, and whether it
+ * is served. Versions of other resources (ports, portgroups, chassis,
+ * allocations, deploy templates, runbooks, volumes, driver properties) and of
+ * the deploy options, management and inventory endpoints are listed with
+ * those. docs/api.md shows the same rows. MAX_MINOR stops below the first
+ * row not served.
  */
 export const MICROVERSIONS: readonly Microversion[] = [
   { minor: 1, feature: 'base version', status: 'served' },
@@ -115,19 +108,11 @@ export const MICROVERSIONS: readonly Microversion[] = [
   { minor: 20, feature: 'node network_interface', status: 'served' },
   { minor: 21, feature: 'node resource_class', status: 'served' },
   { minor: 22, feature: 'ramdisk lookup and heartbeat', status: 'served' },
-  { minor: 23, feature: 'portgroups', status: RESOURCES },
-  { minor: 24, feature: 'node and portgroup sub-resources of portgroups and ports', status: RESOURCES },
-  { minor: 25, feature: 'unset a node chassis_uuid', status: RESOURCES },
-  { minor: 26, feature: 'portgroup mode and properties', status: RESOURCES },
   { minor: 27, feature: 'soft reboot and soft power off', status: 'served' },
   { minor: 28, feature: 'node vifs', status: 'served' },
-  { minor: 29, feature: 'inject NMI', status: MANAGEMENT },
   { minor: 30, feature: 'dynamic drivers', status: 'served' },
   { minor: 31, feature: 'node *_interface fields', status: 'served' },
-  { minor: 32, feature: 'volume connectors and targets', status: RESOURCES },
   { minor: 33, feature: 'node storage_interface', status: 'served' },
-  { minor: 34, feature: 'port physical_network', status: RESOURCES },
-  { minor: 35, feature: 'configdrive on rebuild', status: DEPLOY },
   { minor: 36, feature: 'agent_version in heartbeat', status: 'served' },
   { minor: 37, feature: 'node traits', status: 'served' },
   { minor: 38, feature: 'rescue and unrescue; rescue_interface', status: 'served' },
@@ -144,25 +129,14 @@ export const MICROVERSIONS: readonly Microversion[] = [
   { minor: 49, feature: 'conductors; node conductor and ?conductor=', status: 'served' },
   { minor: 50, feature: 'node owner and ?owner=', status: 'served' },
   { minor: 51, feature: 'node description and ?description_contains=', status: 'served' },
-  { minor: 52, feature: 'allocations; node allocation_uuid', status: RESOURCES },
-  { minor: 53, feature: 'smart NIC ports', status: RESOURCES },
   { minor: 54, feature: 'external events', status: 'served' },
-  { minor: 55, feature: 'deploy templates', status: RESOURCES },
-  { minor: 56, feature: 'configdrive built from JSON', status: DEPLOY },
-  { minor: 57, feature: 'allocation update', status: RESOURCES },
-  { minor: 58, feature: 'allocation backfill', status: RESOURCES },
-  { minor: 59, feature: 'configdrive vendor_data', status: DEPLOY },
-  { minor: 60, feature: 'allocation owner', status: RESOURCES },
   { minor: 61, feature: 'node retired, retired_reason, ?retired=', status: 'served' },
   { minor: 62, feature: 'agent token', status: 'served' },
-  { minor: 63, feature: 'indicators', status: MANAGEMENT },
   { minor: 64, feature: 'network_type in port local_link_connection', status: 'served' },
   { minor: 65, feature: 'node lessee and ?lessee=', status: 'served' },
   { minor: 66, feature: 'node network_data', status: 'served' },
   { minor: 67, feature: 'port_uuid / portgroup_uuid on VIF attach', status: 'served' },
   { minor: 68, feature: 'agent_verify_ca in heartbeat', status: 'served' },
-  { minor: 69, feature: 'deploy_steps on deploy and rebuild', status: DEPLOY },
-  { minor: 70, feature: 'disable_ramdisk on manual cleaning', status: DEPLOY },
   { minor: 71, feature: 'scope-based roles (policy only)', status: 'served' },
   { minor: 72, feature: 'agent_status in heartbeat', status: 'served' },
   { minor: 73, feature: 'deploy and undeploy verbs', status: 'served' },
@@ -171,30 +145,24 @@ export const MICROVERSIONS: readonly Microversion[] = [
   { minor: 76, feature: 'PUT states/boot_mode and states/secure_boot', status: 'served' },
   { minor: 77, feature: '?fields= on drivers', status: 'served' },
   { minor: 78, feature: 'node history', status: 'served' },
-  { minor: 79, feature: 'allocations prefer a node name match', status: RESOURCES },
   { minor: 80, feature: 'self-service node creation (policy only)', status: 'served' },
-  { minor: 81, feature: 'node inventory', status: INVENTORY },
   { minor: 82, feature: 'node shard, ?shard=, ?sharded=, /v1/shards', status: 'served' },
   { minor: 83, feature: 'parent_node, /children, ?parent_node=, ?include_children=', status: 'served' },
   { minor: 84, feature: 'ramdisk callback to continue inspection', status: 'not served' },
   { minor: 85, feature: 'unhold verb', status: 'not served' },
   { minor: 86, feature: 'node firmware_interface and firmware components', status: 'served' },
   { minor: 87, feature: 'service verb', status: 'not served' },
-  { minor: 88, feature: 'port name', status: RESOURCES },
   { minor: 89, feature: 'virtual media attach and detach', status: 'not served' },
-  { minor: 90, feature: 'OVN VTEP switch in port local_link_connection', status: RESOURCES },
   { minor: 91, feature: 'no special treatment of .json in paths', status: 'served' },
-  { minor: 92, feature: 'runbooks', status: RESOURCES },
   { minor: 93, feature: 'virtual media listing', status: 'not served' },
-  { minor: 94, feature: 'port create with a node name', status: RESOURCES },
   { minor: 95, feature: 'node disable_power_off', status: 'served' },
 ];
 
-/** The highest minor version up to which every row of `table` is served or delivered by a branch. */
+/** The version just below the first row of `table` not served (the highest row when all are). */
 export function honestMaximum(table: readonly Microversion[]): number {
   let max = 0;
   for (const row of [...table].sort((a, b) => a.minor - b.minor)) {
-    if (row.minor !== max + 1 || row.status === 'not served') break;
+    if (row.status === 'not served') return row.minor - 1;
     max = row.minor;
   }
   return max;
