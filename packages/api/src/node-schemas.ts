@@ -1,6 +1,6 @@
 import { INTERFACE_TYPES } from '@bmaas/common';
 import { schemaTypes } from './validation.js';
-import { Minor } from './versions.js';
+import { VERSIONED_NODE_FIELDS } from './views/node-view.js';
 
 const interfaceProperties = Object.fromEntries(
   INTERFACE_TYPES.map((kind) => [`${kind}_interface`, schemaTypes.nullableString(255)]),
@@ -118,36 +118,7 @@ export const NODE_FIELD_DEFAULTS: Readonly<Record<string, unknown>> = {
   parent_node: null,
 };
 
-/** Fields a create or patch may not set before the version that added them. */
-export const NODE_WRITE_VERSIONS: Readonly<Record<string, number>> = {
-  name: Minor.NODE_NAME,
-  network_interface: Minor.NETWORK_INTERFACE,
-  resource_class: Minor.RESOURCE_CLASS,
-  boot_interface: Minor.DYNAMIC_INTERFACES,
-  console_interface: Minor.DYNAMIC_INTERFACES,
-  deploy_interface: Minor.DYNAMIC_INTERFACES,
-  inspect_interface: Minor.DYNAMIC_INTERFACES,
-  management_interface: Minor.DYNAMIC_INTERFACES,
-  power_interface: Minor.DYNAMIC_INTERFACES,
-  raid_interface: Minor.DYNAMIC_INTERFACES,
-  vendor_interface: Minor.DYNAMIC_INTERFACES,
-  storage_interface: Minor.STORAGE_INTERFACE,
-  rescue_interface: Minor.RESCUE,
-  bios_interface: Minor.BIOS_INTERFACE,
-  conductor_group: Minor.CONDUCTOR_GROUP,
-  automated_clean: Minor.AUTOMATED_CLEAN,
-  protected: Minor.PROTECTED,
-  protected_reason: Minor.PROTECTED,
-  owner: Minor.OWNER,
-  description: Minor.DESCRIPTION,
-  retired: Minor.RETIRED,
-  retired_reason: Minor.RETIRED,
-  lessee: Minor.LESSEE,
-  network_data: Minor.NETWORK_DATA,
-  boot_mode: Minor.BOOT_MODE,
-  secure_boot: Minor.BOOT_MODE,
-  shard: Minor.SHARDS,
-  parent_node: Minor.PARENT_NODE,
-  firmware_interface: Minor.FIRMWARE_INTERFACE,
-  disable_power_off: Minor.DISABLE_POWER_OFF,
-};
+/** Fields a create or patch may not set before the version that added them (the versions their answers use). */
+export const NODE_WRITE_VERSIONS: Readonly<Record<string, number>> = Object.fromEntries(
+  Object.entries(VERSIONED_NODE_FIELDS).filter(([field]) => field in NODE_PROPERTIES),
+);

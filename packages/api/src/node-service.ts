@@ -73,34 +73,11 @@ export interface NodeServiceDeps {
   conductors: ConductorClient;
 }
 
-/** The stored fields a validated node body describes. */
-interface NodeFields {
-  name: string | null;
-  driver: string;
-  requestedInterfaces: Record<InterfaceType, string | null>;
-  driverInfo: Record<string, unknown>;
-  instanceInfo: Record<string, unknown>;
-  instanceUuid: string | null;
-  properties: Record<string, unknown>;
-  extra: Record<string, unknown>;
-  conductorGroup: string;
-  resourceClass: string | null;
-  description: string | null;
-  automatedClean: boolean | null;
-  maintenance: boolean;
-  owner: string | null;
-  lessee: string | null;
-  protected: boolean;
-  protectedReason: string | null;
-  retired: boolean;
-  retiredReason: string | null;
-  networkData: Record<string, unknown>;
-  disablePowerOff: boolean;
-  shard: string | null;
-  parentNode: string | null;
-  bootMode: string | null;
-  secureBoot: boolean | null;
-}
+/** The stored fields a validated node body describes (its interfaces as asked for, not yet resolved). */
+type NodeFields = Pick<
+  NodeRecord,
+  (typeof SCALAR_FIELDS)[number] | (typeof JSON_FIELDS)[number] | 'maintenance' | 'bootMode' | 'secureBoot'
+> & { requestedInterfaces: Record<InterfaceType, string | null> };
 
 /** Scalar fields a patch compares and writes as they are. */
 const SCALAR_FIELDS = [

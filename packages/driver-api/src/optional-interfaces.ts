@@ -77,3 +77,16 @@ export interface VendorInterface extends HardwareInterface {
   /** Runs `method`; InvalidParameterValue for an unknown method or HTTP method. */
   passthru(task: Task, method: string, httpMethod: string, data: Record<string, unknown>): Promise<unknown>;
 }
+
+/** The contract of each optional kind. */
+export interface OptionalInterfaceKinds {
+  bios: BiosInterface;
+  console: ConsoleInterface;
+  firmware: FirmwareInterface;
+  inspect: InspectInterface;
+  network: NetworkInterface;
+  raid: RaidInterface;
+  rescue: RescueInterface;
+  storage: StorageInterface;
+  vendor: VendorInterface;
+}

@@ -1,17 +1,7 @@
 import type { BmaasConfig, Logger, NodeRecord, PortRecord } from '@bmaas/common';
 import type { BootInterface } from './boot.js';
 import type { DeployInterface, ManagementInterface, PowerInterface } from './interfaces.js';
-import type {
-  BiosInterface,
-  ConsoleInterface,
-  FirmwareInterface,
-  InspectInterface,
-  NetworkInterface,
-  RaidInterface,
-  RescueInterface,
-  StorageInterface,
-  VendorInterface,
-} from './optional-interfaces.js';
+import type { OptionalInterfaceKinds } from './optional-interfaces.js';
 
 /** Node fields a hardware interface may change through its task. */
 export type NodeUpdate = Partial<
@@ -56,19 +46,10 @@ export interface InterfaceDeps {
   conductorHostname: string;
 }
 
-/** The interfaces of one node. */
-export interface NodeDriver {
+/** The interfaces of one node: the core kinds and every optional one. */
+export interface NodeDriver extends Readonly<OptionalInterfaceKinds> {
   readonly boot: BootInterface;
   readonly deploy: DeployInterface;
   readonly power: PowerInterface;
   readonly management: ManagementInterface;
-  readonly bios: BiosInterface;
-  readonly console: ConsoleInterface;
-  readonly firmware: FirmwareInterface;
-  readonly inspect: InspectInterface;
-  readonly network: NetworkInterface;
-  readonly raid: RaidInterface;
-  readonly rescue: RescueInterface;
-  readonly storage: StorageInterface;
-  readonly vendor: VendorInterface;
 }

@@ -15,7 +15,7 @@ export const NODE_DEFAULT_FIELDS = [
 ] as const;
 
 /** Node fields added after 1.1, with the minor version that added each. */
-const VERSIONED_NODE_FIELDS: Readonly<Record<string, number>> = {
+export const VERSIONED_NODE_FIELDS: Readonly<Record<string, number>> = {
   driver_internal_info: Minor.DRIVER_INTERNAL_INFO,
   name: Minor.NODE_NAME,
   inspection_finished_at: Minor.INSPECT_STATE,

@@ -1,36 +1,19 @@
 import type { CoreInterfaceType, OptionalInterfaceType } from '@bmaas/common';
 import type {
-  BiosInterface,
   BootInterface,
-  ConsoleInterface,
   DeployInterface,
-  FirmwareInterface,
-  InspectInterface,
   InterfaceDescriptor,
   ManagementInterface,
-  NetworkInterface,
+  OptionalInterfaceKinds,
   PowerInterface,
-  RaidInterface,
-  RescueInterface,
-  StorageInterface,
-  VendorInterface,
 } from '@bmaas/driver-api';
 
 /** The contract of each interface kind. */
-export interface InterfaceKinds {
+export interface InterfaceKinds extends OptionalInterfaceKinds {
   boot: BootInterface;
   deploy: DeployInterface;
   power: PowerInterface;
   management: ManagementInterface;
-  bios: BiosInterface;
-  console: ConsoleInterface;
-  firmware: FirmwareInterface;
-  inspect: InspectInterface;
-  network: NetworkInterface;
-  raid: RaidInterface;
-  rescue: RescueInterface;
-  storage: StorageInterface;
-  vendor: VendorInterface;
 }
 
 /**

@@ -1,18 +1,9 @@
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeStore } from './node-store.js';
+import { explainPlan } from './query-plan.test-support.js';
 
 const NODES = 50_000;
-
-interface PlanNode {
-  'Node Type': string;
-  'Index Name'?: string;
-  Plans?: PlanNode[];
-}
-
-function flatten(plan: PlanNode): PlanNode[] {
-  return [plan, ...(plan.Plans ?? []).flatMap(flatten)];
-}
 
 describe('node list filters added for the API parity (EXPLAIN on 50k nodes)', () => {
   let t: TestDatabase;
@@ -37,10 +28,7 @@ describe('node list filters added for the API parity (EXPLAIN on 50k nodes)', ()
     [{ parentNode: '11111111-2222-4333-8444-555555555555' }, 'nodes_parent_node_index'],
   ])('%j uses %s, never a sequential scan', async (query, index) => {
     const sql = new NodeStore(t.db).listQuery({ limit: 100, sortKey: 'id', sortDir: 'asc', ...query }).toString();
-    const result = await t.db.raw<{ rows: Array<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }> }>(
-      `explain (format json) ${sql}`,
-    );
-    const plan = flatten((result.rows[0]?.['QUERY PLAN'][0] as { Plan: PlanNode }).Plan);
+    const plan = await explainPlan(t.db, sql);
     expect(plan.map((n) => n['Node Type'])).not.toContain('Seq Scan');
     expect(plan.map((n) => n['Index Name'])).toContain(index);
   });

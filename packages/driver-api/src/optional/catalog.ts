@@ -1,16 +1,6 @@
 import type { OptionalInterfaceType } from '@bmaas/common';
 import type { InterfaceDescriptor } from '../interfaces.js';
-import type {
-  BiosInterface,
-  ConsoleInterface,
-  FirmwareInterface,
-  InspectInterface,
-  NetworkInterface,
-  RaidInterface,
-  RescueInterface,
-  StorageInterface,
-  VendorInterface,
-} from '../optional-interfaces.js';
+import type { OptionalInterfaceKinds } from '../optional-interfaces.js';
 import {
   fakeBiosInterface,
   fakeConsoleInterface,
@@ -32,19 +22,6 @@ import {
   noRescueInterface,
   noVendorInterface,
 } from './generic.js';
-
-/** The contract of each optional kind. */
-export interface OptionalInterfaceKinds {
-  bios: BiosInterface;
-  console: ConsoleInterface;
-  firmware: FirmwareInterface;
-  inspect: InspectInterface;
-  network: NetworkInterface;
-  raid: RaidInterface;
-  rescue: RescueInterface;
-  storage: StorageInterface;
-  vendor: VendorInterface;
-}
 
 /**
  * The implementations every conductor has of the optional kinds: the generic

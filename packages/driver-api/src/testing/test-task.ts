@@ -5,23 +5,14 @@ import {
   loadConfig,
   type NodeRecord,
   OPTIONAL_INTERFACE_GENERIC,
+  OPTIONAL_INTERFACE_TYPES,
   type PortRecord,
 } from '@bmaas/common';
 import { FakeBootInterface } from '../fake/fake-boot.js';
 import { FakeDeployInterface } from '../fake/fake-deploy.js';
 import { FakeManagementInterface } from '../fake/fake-management.js';
 import { FakePowerInterface } from '../fake/fake-power.js';
-import {
-  noBiosInterface,
-  noConsoleInterface,
-  noFirmwareInterface,
-  noInspectInterface,
-  noopNetworkInterface,
-  noopStorageInterface,
-  noRaidInterface,
-  noRescueInterface,
-  noVendorInterface,
-} from '../optional/generic.js';
+import { OPTIONAL_INTERFACES } from '../optional/catalog.js';
 import type { NodeDriver, NodeUpdate, Task } from '../task.js';
 
 /** The node fields updateNode accepts, as the NodeUpdate type names them. */
@@ -195,18 +186,10 @@ class InMemoryTask implements TestTask {
   }
 }
 
-/** The generic implementation of every optional kind, as a node with no other gets. */
+/** The generic implementation of every optional kind (listed first), as a node with no other gets. */
 function genericOptionalInterfaces(): Omit<NodeDriver, 'boot' | 'deploy' | 'power' | 'management'> {
   const deps = { config: loadConfig({ env: {} }), logger: createSilentLogger(), conductorHostname: 'test' };
-  return {
-    bios: noBiosInterface.create(deps),
-    console: noConsoleInterface.create(deps),
-    firmware: noFirmwareInterface.create(deps),
-    inspect: noInspectInterface.create(deps),
-    network: noopNetworkInterface.create(deps),
-    raid: noRaidInterface.create(deps),
-    rescue: noRescueInterface.create(deps),
-    storage: noopStorageInterface.create(deps),
-    vendor: noVendorInterface.create(deps),
-  };
+  return Object.fromEntries(
+    OPTIONAL_INTERFACE_TYPES.map((kind) => [kind, OPTIONAL_INTERFACES[kind][0]?.create(deps)]),
+  ) as Omit<NodeDriver, 'boot' | 'deploy' | 'power' | 'management'>;
 }
