@@ -18,11 +18,16 @@ import { PortService } from './port-service.js';
 import type { RouteDeps } from './route-deps.js';
 import { conductorsRouter } from './routes/conductors.js';
 import { driversRouter } from './routes/drivers.js';
+import { eventsRouter } from './routes/events.js';
+import { nodeHardwareRouter } from './routes/node-hardware.js';
+import { nodeHistoryRouter } from './routes/node-history.js';
 import { nodeManagementRouter } from './routes/node-management.js';
 import { nodeStatesRouter } from './routes/node-states.js';
+import { nodeTraitsRouter } from './routes/node-traits.js';
 import { nodesRouter } from './routes/nodes.js';
 import { portsRouter } from './routes/ports.js';
 import { rootRouter } from './routes/root.js';
+import { shardsRouter } from './routes/shards.js';
 
 export interface ApiDeps {
   config: BmaasConfig;
@@ -89,6 +94,11 @@ export function createApp(deps: ApiDeps): Express {
   app.use(nodesRouter(routeDeps));
   app.use(nodeStatesRouter(routeDeps));
   app.use(nodeManagementRouter(routeDeps));
+  app.use(nodeTraitsRouter(routeDeps));
+  app.use(nodeHistoryRouter(routeDeps));
+  app.use(nodeHardwareRouter(routeDeps));
+  app.use(shardsRouter(routeDeps));
+  app.use(eventsRouter(routeDeps));
   app.use(portsRouter(routeDeps));
   app.use(conductorsRouter(routeDeps));
   app.use(driversRouter(routeDeps));

@@ -4,33 +4,17 @@ import {
   INTERFACE_TYPES,
   type InterfaceType,
   InvalidParameterValue,
+  OPTIONAL_INTERFACE_GENERIC,
+  type OptionalInterfaceType,
 } from '@bmaas/common';
 import type { ConductorStore } from '@bmaas/db';
 
-/** The node fields holding each modelled interface. */
-export const INTERFACE_FIELDS = {
-  boot: 'bootInterface',
-  deploy: 'deployInterface',
-  power: 'powerInterface',
-  management: 'managementInterface',
-} as const satisfies Record<InterfaceType, string>;
-
-export type NodeInterfaces = { [K in InterfaceType as (typeof INTERFACE_FIELDS)[K]]: string };
-
-/**
- * Interfaces we do not model: shown with their "nothing here" implementation,
- * as a fake-hardware node in Ironic shows them, so clients see every field.
- */
-export const UNMODELLED_INTERFACES: Readonly<Record<string, string>> = {
-  bios: 'no-bios',
-  console: 'no-console',
-  inspect: 'no-inspect',
-  network: 'noop',
-  raid: 'no-raid',
-  rescue: 'no-rescue',
-  storage: 'noop',
-  vendor: 'no-vendor',
+/** The node field holding each interface kind (`bootInterface`, …, `vendorInterface`). */
+export const INTERFACE_FIELDS = Object.fromEntries(INTERFACE_TYPES.map((kind) => [kind, `${kind}Interface`])) as {
+  readonly [K in InterfaceType]: `${K}Interface`;
 };
+
+export type NodeInterfaces = { [K in InterfaceType as `${K}Interface`]: string };
 
 interface TypeInterfaces {
   enabled: Set<string>;
@@ -53,12 +37,9 @@ export class HardwareTypeCatalog {
     config: BmaasConfig,
   ): Promise<HardwareTypeCatalog> {
     const rows = await conductors.aliveInterfaces(config.conductor.heartbeat_timeout);
-    return HardwareTypeCatalog.fromRecords(rows, {
-      boot: config.DEFAULT.default_boot_interface,
-      deploy: config.DEFAULT.default_deploy_interface,
-      power: config.DEFAULT.default_power_interface,
-      management: config.DEFAULT.default_management_interface,
-    });
+    const defaults = {} as Record<InterfaceType, string | null>;
+    for (const kind of INTERFACE_TYPES) defaults[kind] = config.DEFAULT[`default_${kind}_interface`];
+    return HardwareTypeCatalog.fromRecords(rows, defaults);
   }
 
   static fromRecords(
@@ -95,12 +76,25 @@ export class HardwareTypeCatalog {
     return [...(this.types.get(driver)?.get(kind)?.enabled ?? [])].sort();
   }
 
-  /** The registered default, else the configured one when the type enables it. */
+  /**
+   * The registered default, else the configured one when the type enables it.
+   * An optional kind no conductor registered for the type (conductors older
+   * than the kind) gets its generic implementation.
+   */
   defaultFor(driver: string, kind: InterfaceType): string | undefined {
     const entry = this.types.get(driver)?.get(kind);
     if (entry?.registeredDefault) return entry.registeredDefault;
     const configured = this.configDefaults[kind];
-    return configured && entry?.enabled.has(configured) ? configured : undefined;
+    if (configured && entry?.enabled.has(configured)) return configured;
+    return this.unregisteredGeneric(driver, kind);
+  }
+
+  /** The generic implementation of an optional kind no conductor registered for the type (older conductors). */
+  private unregisteredGeneric(driver: string, kind: InterfaceType): string | undefined {
+    if (!(kind in OPTIONAL_INTERFACE_GENERIC) || !this.types.has(driver) || this.types.get(driver)?.has(kind)) {
+      return undefined;
+    }
+    return OPTIONAL_INTERFACE_GENERIC[kind as OptionalInterfaceType];
   }
 
   /**
@@ -113,7 +107,7 @@ export class HardwareTypeCatalog {
       const name = requested[kind];
       const enabled = this.types.get(driver)?.get(kind)?.enabled;
       if (name !== undefined && name !== null) {
-        if (!enabled?.has(name)) {
+        if (!enabled?.has(name) && name !== this.unregisteredGeneric(driver, kind)) {
           throw new InvalidParameterValue(
             `Could not find the following interface in the 'ironic.hardware.interfaces.${kind}' entrypoint: ${name}. Valid interfaces are ${this.enabled(driver, kind).join(', ') || '(none)'}.`,
           );

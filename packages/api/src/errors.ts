@@ -1,4 +1,4 @@
-import { BmaasError, InvalidApiVersion } from '@bmaas/common';
+import { BmaasError, InvalidApiVersion, ResourceNotFound } from '@bmaas/common';
 
 /** A known resource asked with a method it does not have. */
 export class MethodNotAllowed extends BmaasError {
@@ -18,4 +18,9 @@ export function versionTooLow(minimumMinor: number): InvalidApiVersion {
 /** Throws when the request's minor version is below `minimumMinor`. */
 export function requireMinor(minor: number, minimumMinor: number): void {
   if (minor < minimumMinor) throw versionTooLow(minimumMinor);
+}
+
+/** A resource that appeared in `minimumMinor` does not exist for older requests: the 404 of an unknown path. */
+export function requireResourceMinor(minor: number, minimumMinor: number): void {
+  if (minor < minimumMinor) throw new ResourceNotFound('The resource could not be found.');
 }

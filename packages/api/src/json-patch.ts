@@ -54,11 +54,36 @@ export function applyJsonPatch(
   try {
     result = jsonPatch.applyPatch(structuredClone(doc), ops as Operation[], true, true, true).newDocument;
   } catch (error) {
-    const message = ((error as Error).message ?? String(error)).split('\n')[0];
-    throw new InvalidParameterValue(`Invalid patch: ${message}`);
+    throw new InvalidParameterValue(`Couldn't apply patch '${pythonRepr(ops)}'. Reason: ${patchFailure(error)}`);
   }
   for (const [field, value] of Object.entries(defaults)) {
     if (!(field in result)) result[field] = structuredClone(value);
   }
   return result;
+}
+
+/** Why fast-json-patch refused an operation, in the words of Python's jsonpatch (which Ironic's messages carry). */
+function patchFailure(error: unknown): string {
+  const failed = error as { name?: string; operation?: PatchOperation; message?: string };
+  const key = failed.operation ? decodePointer(failed.operation.path.split('/').pop() ?? '') : '';
+  if (failed.name === 'OPERATION_PATH_UNRESOLVABLE' && failed.operation) {
+    return `can't ${failed.operation.op} a non-existent object '${key}'`;
+  }
+  return (failed.message ?? String(error)).split('\n')[0] ?? 'invalid patch';
+}
+
+/** A value as Python's repr() shows it, for messages that quote a patch the way Ironic's do. */
+function pythonRepr(value: unknown): string {
+  if (value === null || value === undefined) return 'None';
+  if (value === true) return 'True';
+  if (value === false) return 'False';
+  if (typeof value === 'string') return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+  if (Array.isArray(value)) return `[${value.map(pythonRepr).join(', ')}]`;
+  if (typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).map(
+      ([k, v]) => `${pythonRepr(k)}: ${pythonRepr(v)}`,
+    );
+    return `{${entries.join(', ')}}`;
+  }
+  return String(value);
 }

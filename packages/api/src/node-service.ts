@@ -8,6 +8,7 @@ import {
   NodeInWrongState,
   NodeLocked,
   NodeNotFound,
+  NodeProtected,
   type NodeRecord,
   NoValidHost,
   ProvisionState,
@@ -21,6 +22,7 @@ import { requireMinor, versionTooLow } from './errors.js';
 import { applyJsonPatch, type PatchOperation, parsePatch, patchValues, rootField, touches } from './json-patch.js';
 import { checkNodeName, isValidLogicalName, normaliseConductorGroup } from './node-names.js';
 import {
+  NODE_CREATE_SCHEMA,
   NODE_FIELD_DEFAULTS,
   NODE_PATCH_FIELDS,
   NODE_SCHEMA,
@@ -51,6 +53,19 @@ const UPDATE_ALLOWED_STATES: ReadonlySet<string> = new Set([
 const INTERFACE_UPDATE_STATES: readonly string[] = [S.ENROLL, S.INSPECTING, S.INSPECT_WAIT, S.MANAGEABLE, S.AVAILABLE];
 
 const checkNodeBody = compileSchema<NodeBody>('node', NODE_SCHEMA);
+const checkNewNodeBody = compileSchema<NodeBody>('node', NODE_CREATE_SCHEMA);
+
+/** Ironic's args.uuid: `Expected UUID for <field>: <value>`. */
+function checkUuidField(field: string, value: string | null | undefined): void {
+  if (value !== null && value !== undefined && !isUuid(value)) {
+    throw new InvalidParameterValue(`Expected UUID for ${field}: ${value}`);
+  }
+}
+
+const optionalBoolean = (value: boolean | string | null | undefined, fallback: boolean): boolean =>
+  value === undefined || value === null ? fallback : toBoolean(value);
+const nullableBoolean = (value: boolean | string | null | undefined): boolean | null =>
+  value === undefined || value === null ? null : toBoolean(value);
 
 export interface NodeServiceDeps {
   config: BmaasConfig;
@@ -58,33 +73,40 @@ export interface NodeServiceDeps {
   conductors: ConductorClient;
 }
 
-/** The stored fields a validated node body describes. */
-interface NodeFields {
-  name: string | null;
-  driver: string;
-  requestedInterfaces: Record<InterfaceType, string | null>;
-  driverInfo: Record<string, unknown>;
-  instanceInfo: Record<string, unknown>;
-  instanceUuid: string | null;
-  properties: Record<string, unknown>;
-  extra: Record<string, unknown>;
-  conductorGroup: string;
-  resourceClass: string | null;
-  description: string | null;
-  automatedClean: boolean | null;
-  maintenance: boolean;
-}
+/** The stored fields a validated node body describes (its interfaces as asked for, not yet resolved). */
+type NodeFields = Pick<
+  NodeRecord,
+  (typeof SCALAR_FIELDS)[number] | (typeof JSON_FIELDS)[number] | 'maintenance' | 'bootMode' | 'secureBoot'
+> & { requestedInterfaces: Record<InterfaceType, string | null> };
+
+/** Scalar fields a patch compares and writes as they are. */
+const SCALAR_FIELDS = [
+  'name',
+  'driver',
+  'instanceUuid',
+  'conductorGroup',
+  'resourceClass',
+  'description',
+  'automatedClean',
+  'owner',
+  'lessee',
+  'protected',
+  'protectedReason',
+  'retired',
+  'retiredReason',
+  'disablePowerOff',
+  'shard',
+  'parentNode',
+] as const;
+const JSON_FIELDS = ['driverInfo', 'instanceInfo', 'properties', 'extra', 'networkData'] as const;
 
 function fieldsOf(body: NodeBody, defaultGroup: string): NodeFields {
+  const requestedInterfaces = {} as Record<InterfaceType, string | null>;
+  for (const kind of INTERFACE_TYPES) requestedInterfaces[kind] = body[`${kind}_interface`] ?? null;
   return {
     name: body.name ?? null,
     driver: body.driver,
-    requestedInterfaces: {
-      boot: body.boot_interface ?? null,
-      deploy: body.deploy_interface ?? null,
-      power: body.power_interface ?? null,
-      management: body.management_interface ?? null,
-    },
+    requestedInterfaces,
     driverInfo: body.driver_info ?? {},
     instanceInfo: body.instance_info ?? {},
     instanceUuid: body.instance_uuid?.toLowerCase() ?? null,
@@ -93,21 +115,31 @@ function fieldsOf(body: NodeBody, defaultGroup: string): NodeFields {
     conductorGroup: normaliseConductorGroup(body.conductor_group || defaultGroup),
     resourceClass: body.resource_class ?? null,
     description: body.description ?? null,
-    automatedClean:
-      body.automated_clean === undefined || body.automated_clean === null ? null : toBoolean(body.automated_clean),
-    maintenance: body.maintenance === undefined || body.maintenance === null ? false : toBoolean(body.maintenance),
+    automatedClean: nullableBoolean(body.automated_clean),
+    maintenance: optionalBoolean(body.maintenance, false),
+    owner: body.owner ?? null,
+    lessee: body.lessee ?? null,
+    protected: optionalBoolean(body.protected, false),
+    protectedReason: body.protected_reason ?? null,
+    retired: optionalBoolean(body.retired, false),
+    retiredReason: body.retired_reason ?? null,
+    networkData: body.network_data ?? {},
+    disablePowerOff: optionalBoolean(body.disable_power_off, false),
+    shard: body.shard ?? null,
+    parentNode: body.parent_node ?? null,
+    bootMode: body.boot_mode ?? null,
+    secureBoot: nullableBoolean(body.secure_boot),
   };
 }
 
 /** The patchable view of a stored node (secrets unmasked: the patch works on real values). */
 function patchDocument(node: NodeRecord): Record<string, unknown> {
+  const interfaces: Record<string, string> = {};
+  for (const kind of INTERFACE_TYPES) interfaces[`${kind}_interface`] = node[INTERFACE_FIELDS[kind]];
   return {
     name: node.name,
     driver: node.driver,
-    boot_interface: node.bootInterface,
-    deploy_interface: node.deployInterface,
-    power_interface: node.powerInterface,
-    management_interface: node.managementInterface,
+    ...interfaces,
     driver_info: node.driverInfo,
     instance_info: node.instanceInfo,
     instance_uuid: node.instanceUuid,
@@ -118,6 +150,16 @@ function patchDocument(node: NodeRecord): Record<string, unknown> {
     description: node.description,
     automated_clean: node.automatedClean,
     maintenance: node.maintenance,
+    owner: node.owner,
+    lessee: node.lessee,
+    protected: node.protected,
+    protected_reason: node.protectedReason,
+    retired: node.retired,
+    retired_reason: node.retiredReason,
+    network_data: node.networkData,
+    disable_power_off: node.disablePowerOff,
+    shard: node.shard,
+    parent_node: node.parentNode,
   };
 }
 
@@ -159,13 +201,19 @@ export class NodeService {
   }
 
   async create(body: unknown, minor: number): Promise<NodeRecord> {
-    const checked = checkNodeBody(body);
+    const checked = checkNewNodeBody(body);
     for (const [field, since] of Object.entries(NODE_WRITE_VERSIONS)) {
       const value = checked[field as keyof NodeBody];
       const empty = field === 'conductor_group' ? value === '' || value === undefined || value === null : value == null;
       if (!empty && minor < since) throw versionTooLow(since);
     }
+    checkUuidField('uuid', checked.uuid);
+    checkUuidField('instance_uuid', checked.instance_uuid);
     const fields = fieldsOf(checked, this.deps.config.DEFAULT.default_conductor_group);
+    if (fields.retiredReason && !fields.retired) {
+      throw new InvalidParameterValue('The retired_reason field can only be set when retired is True');
+    }
+    if (fields.parentNode !== null) fields.parentNode = await this.parentUuid(fields.parentNode, minor);
     if (fields.name !== null)
       checkNodeName(fields.name, minor, `Cannot create node with invalid name '${fields.name}'`);
     const uuid = checked.uuid?.toLowerCase() ?? crypto.randomUUID();
@@ -187,7 +235,34 @@ export class NodeService {
       description: fields.description,
       automatedClean: fields.automatedClean,
       maintenance: fields.maintenance,
+      owner: fields.owner,
+      lessee: fields.lessee,
+      retired: fields.retired,
+      retiredReason: fields.retiredReason,
+      networkData: fields.networkData,
+      disablePowerOff: fields.disablePowerOff,
+      shard: fields.shard,
+      parentNode: fields.parentNode,
+      bootMode: fields.bootMode,
+      secureBoot: fields.secureBoot,
     });
+  }
+
+  /** parent_node as stored: the uuid of an existing node, named by uuid or name. */
+  private async parentUuid(ident: string, minor: number, child?: NodeRecord): Promise<string> {
+    let parent: NodeRecord;
+    try {
+      parent = await this.find(ident, Math.max(minor, Minor.NODE_NAME));
+    } catch (error) {
+      if (error instanceof NodeNotFound || error instanceof InvalidParameterValue) {
+        throw new InvalidParameterValue(`Node ${ident} could not be found.`);
+      }
+      throw error;
+    }
+    if (child && parent.uuid === child.uuid) {
+      throw new InvalidParameterValue(`Node ${child.uuid} cannot be its own parent node.`);
+    }
+    return parent.uuid;
   }
 
   async patch(node: NodeRecord, body: unknown, minor: number, resetInterfaces?: boolean): Promise<NodeRecord> {
@@ -211,7 +286,12 @@ export class NodeService {
       }
     }
     const patched = checkNodeBody(applyJsonPatch(patchDocument(node), ops, NODE_FIELD_DEFAULTS));
+    checkUuidField('instance_uuid', patched.instance_uuid);
     const next = fieldsOf(patched, '');
+    if (next.parentNode !== null && next.parentNode !== node.parentNode) {
+      next.parentNode = await this.parentUuid(next.parentNode, minor, node);
+    }
+    checkProtection(node, next, ops);
     // Ironic routes every update through the owning conductor: no conductor, no update.
     await this.deps.conductors.hostFor({ uuid: node.uuid, driver: next.driver, conductorGroup: next.conductorGroup });
     const changes = await this.changesFor(node, next, ops, resetInterfaces === true);
@@ -237,15 +317,13 @@ export class NodeService {
     resetInterfaces: boolean,
   ): Promise<NodeChanges> {
     const changes: NodeChanges = {};
-    const scalar = ['name', 'driver', 'instanceUuid', 'conductorGroup', 'resourceClass', 'description'] as const;
-    for (const key of scalar) if (next[key] !== node[key]) Object.assign(changes, { [key]: next[key] });
-    if (next.automatedClean !== node.automatedClean) changes.automatedClean = next.automatedClean;
+    for (const key of SCALAR_FIELDS) if (next[key] !== node[key]) Object.assign(changes, { [key]: next[key] });
     if (next.maintenance !== node.maintenance) {
       changes.maintenance = next.maintenance;
       // Leaving maintenance clears the reason and the fault, as upstream.
       if (!next.maintenance) Object.assign(changes, { maintenanceReason: null, fault: null });
     }
-    for (const key of ['driverInfo', 'instanceInfo', 'properties', 'extra'] as const) {
+    for (const key of JSON_FIELDS) {
       if (!sameJson(next[key], node[key])) changes[key] = next[key];
     }
     const driverChanged = changes.driver !== undefined;
@@ -299,6 +377,7 @@ export class NodeService {
   }
 
   private checkDeletable(node: NodeRecord): void {
+    if (node.protected) throw new NodeProtected(node.uuid);
     if (!node.maintenance && node.instanceUuid) throw new NodeAssociated(node.uuid, node.instanceUuid);
     if (!node.maintenance && !DELETE_ALLOWED_STATES.has(node.provisionState as ProvisionState)) {
       throw new NodeInWrongState(
@@ -327,5 +406,35 @@ export class NodeService {
     const current = await this.deps.stores.nodes.getById(node.id);
     if (!current) return new NodeNotFound(node.uuid);
     return new NodeLocked(node.uuid, current.reservation ?? 'unknown');
+  }
+}
+
+/**
+ * Ironic's rules for protected and retired (checked on the patched values):
+ * protection only in active or rescue, a reason only with the flag, retired
+ * not in available; clearing a flag clears its reason.
+ */
+function checkProtection(node: NodeRecord, next: NodeFields, ops: readonly PatchOperation[]): void {
+  if (touches(ops, 'protected')) {
+    if (!next.protected) next.protectedReason = null;
+    else if (node.provisionState !== S.ACTIVE && node.provisionState !== S.RESCUE) {
+      throw new NodeInWrongState(
+        `Node ${node.uuid} can only be made protected in provision states 'active' or 'rescue', the current state is '${node.provisionState}'`,
+      );
+    }
+  }
+  if (touches(ops, 'protected_reason') && next.protectedReason && !next.protected) {
+    throw new InvalidParameterValue('The protected_reason field can only be set when protected is True');
+  }
+  if (touches(ops, 'retired')) {
+    if (!next.retired) next.retiredReason = null;
+    else if (node.provisionState === S.AVAILABLE) {
+      throw new NodeInWrongState(
+        `Node ${node.uuid} can not have 'retired' set in provision state 'available', the current state is '${node.provisionState}'`,
+      );
+    }
+  }
+  if (touches(ops, 'retired_reason') && next.retiredReason && !next.retired) {
+    throw new InvalidParameterValue('The retired_reason field can only be set when retired is True');
   }
 }

@@ -1,20 +1,9 @@
 /**
- * Microversions of the v1 API. Each constant is the minor version that added
- * a behaviour we implement; handlers compare the request's minor version with
- * them. docs/api.md lists the same table for users.
+ * Microversions of the v1 API. Each Minor constant is the minor version that
+ * added a behaviour we implement; handlers compare the request's minor
+ * version with them. MICROVERSIONS is the whole table, docs/api.md shows it.
  */
 export const MIN_MINOR = 1;
-/** Highest version whose behaviour this API implements (the `baremetal` CLI asks for 1.78). */
-export const MAX_MINOR = 78;
-/** Version of a request that names none. */
-export const DEFAULT_MINOR = MIN_MINOR;
-
-export const MIN_VERSION = `1.${MIN_MINOR}`;
-export const MAX_VERSION = `1.${MAX_MINOR}`;
-
-export const VERSION_HEADER = 'X-OpenStack-Ironic-API-Version';
-export const MIN_VERSION_HEADER = 'X-OpenStack-Ironic-API-Minimum-Version';
-export const MAX_VERSION_HEADER = 'X-OpenStack-Ironic-API-Maximum-Version';
 
 export const Minor = {
   AVAILABLE_STATE: 2,
@@ -39,6 +28,7 @@ export const Minor = {
   PORTGROUPS_SUBCONTROLLERS: 24,
   SOFT_POWER_OFF: 27,
   INJECT_NMI: 29,
+  VIFS: 28,
   DYNAMIC_DRIVERS: 30,
   DYNAMIC_INTERFACES: 31,
   VOLUME: 32,
@@ -48,6 +38,7 @@ export const Minor = {
   RESCUE: 38,
   INSPECT_WAIT: 39,
   BIOS_INTERFACE: 40,
+  INSPECT_ABORT: 41,
   FAULT: 42,
   DETAIL_QUERY: 43,
   DEPLOY_STEP: 44,
@@ -60,13 +51,135 @@ export const Minor = {
   DESCRIPTION: 51,
   ALLOCATION: 52,
   PORT_SMARTNIC: 53,
+  EVENTS: 54,
   RETIRED: 61,
   LESSEE: 65,
   NETWORK_DATA: 66,
+  VIF_PORT_UUID: 67,
   DEPLOY_UNDEPLOY_VERBS: 73,
+  BIOS_REGISTRY: 74,
   BOOT_MODE: 75,
+  BOOT_MODE_CHANGE: 76,
   DRIVER_FIELDS: 77,
+  NODE_HISTORY: 78,
+  SHARDS: 82,
+  PARENT_NODE: 83,
+  FIRMWARE_INTERFACE: 86,
+  DISABLE_POWER_OFF: 95,
 } as const;
+
+/** Whether this API serves a microversion's feature. */
+export type MicroversionStatus = 'served' | 'not served';
+
+export interface Microversion {
+  minor: number;
+  feature: string;
+  status: MicroversionStatus;
+}
+
+/**
+ * The microversions up to 1.95 with what each adds to nodes, drivers,
+ * conductors, the ramdisk endpoints and the API as a whole, and whether it
+ * is served. Versions of other resources (ports, portgroups, chassis,
+ * allocations, deploy templates, runbooks, volumes, driver properties) and of
+ * the deploy options, management and inventory endpoints are listed with
+ * those. docs/api.md shows the same rows. MAX_MINOR stops below the first
+ * row not served.
+ */
+export const MICROVERSIONS: readonly Microversion[] = [
+  { minor: 1, feature: 'base version', status: 'served' },
+  { minor: 2, feature: 'available state shown as such', status: 'served' },
+  { minor: 3, feature: 'node driver_internal_info', status: 'served' },
+  { minor: 4, feature: 'manageable state; manage and provide', status: 'served' },
+  { minor: 5, feature: 'node names', status: 'served' },
+  { minor: 6, feature: 'inspection states and timestamps', status: 'served' },
+  { minor: 7, feature: 'node clean_step', status: 'served' },
+  { minor: 8, feature: '?fields=', status: 'served' },
+  { minor: 9, feature: '?provision_state= filter', status: 'served' },
+  { minor: 10, feature: 'RFC 3986 node names', status: 'served' },
+  { minor: 11, feature: 'new nodes in enroll', status: 'served' },
+  { minor: 12, feature: 'RAID: raid_config, target_raid_config, PUT states/raid', status: 'served' },
+  { minor: 13, feature: 'abort verb', status: 'served' },
+  { minor: 14, feature: 'states and driver properties links', status: 'served' },
+  { minor: 15, feature: 'manual cleaning', status: 'served' },
+  { minor: 16, feature: '?driver= filter', status: 'served' },
+  { minor: 17, feature: 'adopt verb', status: 'served' },
+  { minor: 18, feature: 'port internal_info', status: 'served' },
+  { minor: 19, feature: 'port local_link_connection, pxe_enabled', status: 'served' },
+  { minor: 20, feature: 'node network_interface', status: 'served' },
+  { minor: 21, feature: 'node resource_class', status: 'served' },
+  { minor: 22, feature: 'ramdisk lookup and heartbeat', status: 'served' },
+  { minor: 27, feature: 'soft reboot and soft power off', status: 'served' },
+  { minor: 28, feature: 'node vifs', status: 'served' },
+  { minor: 30, feature: 'dynamic drivers', status: 'served' },
+  { minor: 31, feature: 'node *_interface fields', status: 'served' },
+  { minor: 33, feature: 'node storage_interface', status: 'served' },
+  { minor: 36, feature: 'agent_version in heartbeat', status: 'served' },
+  { minor: 37, feature: 'node traits', status: 'served' },
+  { minor: 38, feature: 'rescue and unrescue; rescue_interface', status: 'served' },
+  { minor: 39, feature: 'inspect wait state', status: 'served' },
+  { minor: 40, feature: 'node bios_interface and BIOS settings', status: 'served' },
+  { minor: 41, feature: 'abort of inspection', status: 'served' },
+  { minor: 42, feature: 'node fault and ?fault=', status: 'served' },
+  { minor: 43, feature: '?detail= on lists', status: 'served' },
+  { minor: 44, feature: 'node deploy_step', status: 'served' },
+  { minor: 45, feature: '?reset_interfaces= on node PATCH', status: 'served' },
+  { minor: 46, feature: 'node conductor_group', status: 'served' },
+  { minor: 47, feature: 'node automated_clean', status: 'served' },
+  { minor: 48, feature: 'node protected, protected_reason', status: 'served' },
+  { minor: 49, feature: 'conductors; node conductor and ?conductor=', status: 'served' },
+  { minor: 50, feature: 'node owner and ?owner=', status: 'served' },
+  { minor: 51, feature: 'node description and ?description_contains=', status: 'served' },
+  { minor: 54, feature: 'external events', status: 'served' },
+  { minor: 61, feature: 'node retired, retired_reason, ?retired=', status: 'served' },
+  { minor: 62, feature: 'agent token', status: 'served' },
+  { minor: 64, feature: 'network_type in port local_link_connection', status: 'served' },
+  { minor: 65, feature: 'node lessee and ?lessee=', status: 'served' },
+  { minor: 66, feature: 'node network_data', status: 'served' },
+  { minor: 67, feature: 'port_uuid / portgroup_uuid on VIF attach', status: 'served' },
+  { minor: 68, feature: 'agent_verify_ca in heartbeat', status: 'served' },
+  { minor: 71, feature: 'scope-based roles (policy only)', status: 'served' },
+  { minor: 72, feature: 'agent_status in heartbeat', status: 'served' },
+  { minor: 73, feature: 'deploy and undeploy verbs', status: 'served' },
+  { minor: 74, feature: 'BIOS registry fields', status: 'served' },
+  { minor: 75, feature: 'node boot_mode, secure_boot', status: 'served' },
+  { minor: 76, feature: 'PUT states/boot_mode and states/secure_boot', status: 'served' },
+  { minor: 77, feature: '?fields= on drivers', status: 'served' },
+  { minor: 78, feature: 'node history', status: 'served' },
+  { minor: 80, feature: 'self-service node creation (policy only)', status: 'served' },
+  { minor: 82, feature: 'node shard, ?shard=, ?sharded=, /v1/shards', status: 'served' },
+  { minor: 83, feature: 'parent_node, /children, ?parent_node=, ?include_children=', status: 'served' },
+  { minor: 84, feature: 'ramdisk callback to continue inspection', status: 'not served' },
+  { minor: 85, feature: 'unhold verb', status: 'not served' },
+  { minor: 86, feature: 'node firmware_interface and firmware components', status: 'served' },
+  { minor: 87, feature: 'service verb', status: 'not served' },
+  { minor: 89, feature: 'virtual media attach and detach', status: 'not served' },
+  { minor: 91, feature: 'no special treatment of .json in paths', status: 'served' },
+  { minor: 93, feature: 'virtual media listing', status: 'not served' },
+  { minor: 95, feature: 'node disable_power_off', status: 'served' },
+];
+
+/** The version just below the first row of `table` not served (the highest row when all are). */
+export function honestMaximum(table: readonly Microversion[]): number {
+  let max = 0;
+  for (const row of [...table].sort((a, b) => a.minor - b.minor)) {
+    if (row.status === 'not served') return row.minor - 1;
+    max = row.minor;
+  }
+  return max;
+}
+
+/** Highest version whose behaviour this API implements. */
+export const MAX_MINOR = honestMaximum(MICROVERSIONS);
+/** Version of a request that names none. */
+export const DEFAULT_MINOR = MIN_MINOR;
+
+export const MIN_VERSION = `1.${MIN_MINOR}`;
+export const MAX_VERSION = `1.${MAX_MINOR}`;
+
+export const VERSION_HEADER = 'X-OpenStack-Ironic-API-Version';
+export const MIN_VERSION_HEADER = 'X-OpenStack-Ironic-API-Minimum-Version';
+export const MAX_VERSION_HEADER = 'X-OpenStack-Ironic-API-Maximum-Version';
 
 export type ParsedVersion = { kind: 'version'; major: number; minor: number } | { kind: 'malformed' };
 

@@ -57,7 +57,12 @@ export class InvalidStateRequested extends ClientError {
     super(message, details);
   }
 }
-export class NoValidHost extends ClientError {}
+/** Ironic's NoValidHost: no alive conductor serves the node's driver and group. */
+export class NoValidHost extends ClientError {
+  constructor(reason: string) {
+    super(`No valid host was found. Reason: ${reason}`);
+  }
+}
 export class UnsupportedDriverExtension extends ClientError {
   constructor(driver: string, extension: string) {
     super(`Driver ${driver} does not support ${extension} (disabled or not implemented).`, {
@@ -143,6 +148,23 @@ export class NodeAssociated extends Conflict {
   }
 }
 export class NodeInWrongState extends Conflict {}
+/** Ironic's NodeProtected: a protected node is not undeployed, rebuilt or deleted. */
+export class NodeProtected extends BmaasError {
+  static override readonly status: number = 403;
+  constructor(node: string) {
+    super(`Node ${node} is protected and cannot be undeployed, rebuilt or deleted`, { node });
+  }
+}
+export class NodeIsRetired extends ClientError {
+  constructor(operation: string, node: string) {
+    super(`The ${operation} operation can't be performed on node ${node} because it is retired.`, { node });
+  }
+}
+export class VifNotAttached extends ClientError {
+  constructor(vif: string, node: string) {
+    super(`Unable to detach VIF ${vif} from node ${node} because it is not attached to it.`, { vif, node });
+  }
+}
 
 export class TemporaryFailure extends BmaasError {
   static override readonly status: number = 503;
@@ -198,6 +220,9 @@ export const REMOTE_ERROR_CLASSES: ReadonlyMap<string, ErrorClass> = new Map<str
       PortAlreadyExists,
       NodeAssociated,
       NodeInWrongState,
+      NodeProtected,
+      NodeIsRetired,
+      VifNotAttached,
       TemporaryFailure,
       DatabaseUnavailable,
       RpcTimeout,
@@ -290,6 +315,13 @@ export const DOCUMENTED_ERRORS: ReadonlyArray<{ code: string; status: number; me
     status: 409,
     meaning: 'The change is refused while the node is in its current (busy) state.',
   },
+  {
+    code: 'NodeProtected',
+    status: 403,
+    meaning: 'The node is protected: it is not undeployed, rebuilt or deleted.',
+  },
+  { code: 'NodeIsRetired', status: 400, meaning: 'The operation is refused on a retired node (provide).' },
+  { code: 'VifNotAttached', status: 400, meaning: 'The VIF to detach is not attached to the node.' },
   { code: 'TemporaryFailure', status: 503, meaning: 'No alive conductor at all; retry later.' },
   {
     code: 'DatabaseUnavailable',

@@ -33,8 +33,47 @@ export interface NodeRecord {
   resourceClass: string | null;
   description: string | null;
   automatedClean: boolean | null;
+  biosInterface: string;
+  consoleInterface: string;
+  firmwareInterface: string;
+  inspectInterface: string;
+  networkInterface: string;
+  raidInterface: string;
+  rescueInterface: string;
+  storageInterface: string;
+  vendorInterface: string;
+  owner: string | null;
+  lessee: string | null;
+  protected: boolean;
+  protectedReason: string | null;
+  retired: boolean;
+  retiredReason: string | null;
+  networkData: JsonObject;
+  disablePowerOff: boolean;
+  shard: string | null;
+  parentNode: string | null;
+  bootMode: string | null;
+  secureBoot: boolean | null;
+  consoleEnabled: boolean;
+  raidConfig: JsonObject;
+  targetRaidConfig: JsonObject;
   createdAt: Date;
   updatedAt: Date | null;
+}
+
+/** One entry of a node's history (Ironic's node_history). */
+export interface NodeHistoryRecord {
+  id: number;
+  uuid: string;
+  nodeId: number;
+  conductor: string | null;
+  /** provisioning, power, boot-config, … */
+  eventType: string;
+  /** info or error. */
+  severity: string;
+  event: string;
+  user: string | null;
+  createdAt: Date;
 }
 
 export interface PortRecord {
@@ -62,8 +101,52 @@ export interface ConductorRecord {
   updatedAt: Date | null;
 }
 
-export type InterfaceType = 'boot' | 'deploy' | 'power' | 'management';
-export const INTERFACE_TYPES: readonly InterfaceType[] = ['boot', 'deploy', 'power', 'management'];
+/** The interface kinds every hardware type implements itself. */
+export type CoreInterfaceType = 'boot' | 'deploy' | 'power' | 'management';
+export const CORE_INTERFACE_TYPES: readonly CoreInterfaceType[] = ['boot', 'deploy', 'power', 'management'];
+
+/**
+ * Interface kinds a hardware type may leave to their generic implementations
+ * (OPTIONAL_INTERFACE_GENERIC): Ironic's no-bios, noop network, …
+ */
+export type OptionalInterfaceType =
+  | 'bios'
+  | 'console'
+  | 'firmware'
+  | 'inspect'
+  | 'network'
+  | 'raid'
+  | 'rescue'
+  | 'storage'
+  | 'vendor';
+export const OPTIONAL_INTERFACE_TYPES: readonly OptionalInterfaceType[] = [
+  'bios',
+  'console',
+  'firmware',
+  'inspect',
+  'network',
+  'raid',
+  'rescue',
+  'storage',
+  'vendor',
+];
+
+/** The implementation that does nothing for each optional kind (Ironic's names). */
+export const OPTIONAL_INTERFACE_GENERIC: Readonly<Record<OptionalInterfaceType, string>> = {
+  bios: 'no-bios',
+  console: 'no-console',
+  firmware: 'no-firmware',
+  inspect: 'no-inspect',
+  network: 'noop',
+  raid: 'no-raid',
+  rescue: 'no-rescue',
+  storage: 'noop',
+  vendor: 'no-vendor',
+};
+
+/** Every interface kind a node names in a `<kind>_interface` field. */
+export type InterfaceType = CoreInterfaceType | OptionalInterfaceType;
+export const INTERFACE_TYPES: readonly InterfaceType[] = [...CORE_INTERFACE_TYPES, ...OPTIONAL_INTERFACE_TYPES];
 
 export interface HardwareInterfaceRecord {
   conductorId: number;

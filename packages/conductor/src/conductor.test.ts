@@ -158,7 +158,21 @@ describe('conductor', () => {
         .filter((i) => i.isDefault)
         .map((i) => `${i.interfaceType}:${i.interfaceName}`)
         .sort(),
-    ).toEqual(['boot:fake', 'deploy:fake', 'management:fake', 'power:fake']);
+    ).toEqual([
+      'bios:no-bios',
+      'boot:fake',
+      'console:no-console',
+      'deploy:fake',
+      'firmware:no-firmware',
+      'inspect:no-inspect',
+      'management:fake',
+      'network:noop',
+      'power:fake',
+      'raid:no-raid',
+      'rescue:no-rescue',
+      'storage:noop',
+      'vendor:no-vendor',
+    ]);
     await conductor.stop();
     expect(await stores.conductors.get(conductor.hostname, 5)).toMatchObject({ online: false, alive: false });
   });

@@ -3,9 +3,10 @@ import type { BmaasConfig, Logger } from '@bmaas/common';
 import type { Stores } from '@bmaas/db';
 import { ConductorRing } from '@bmaas/rpc-client';
 import { type ConductorSetup, prepareConductor } from './conductor-setup.js';
+import { NodeHistoryWriter } from './history/node-history-writer.js';
 import { createHttpFileServer, listen } from './http-file-server.js';
 import type { NodeCheckDeps } from './periodic/node-checks.js';
-import { loggingNodeEvents, type NodeEventRecorder } from './periodic/node-events.js';
+import { type NodeEventRecorder, recordedNodeEvents } from './periodic/node-events.js';
 import { crashRecoveryChanges, recoverOrphanedNodes, releaseOwnLeftovers } from './periodic/orphans.js';
 import { PowerStateSync } from './periodic/power-sync.js';
 import { RepeatingTask } from './periodic/repeating-task.js';
@@ -63,6 +64,11 @@ export function createConductor(deps: ConductorDeps): Conductor {
   const logger = deps.logger.child({ component: 'conductor' });
 
   let conductorId: number | undefined;
+  const history = new NodeHistoryWriter({
+    store: stores.nodeHistory,
+    conductor: hostname,
+    logger: deps.logger.child({ component: 'node-history' }),
+  });
   const tasks = new TaskManager({
     nodes: stores.nodes,
     ports: stores.ports,
@@ -74,6 +80,7 @@ export function createConductor(deps: ConductorDeps): Conductor {
       intervalMs: config.conductor.node_locked_retry_interval * 1000,
     },
     logger: deps.logger.child({ component: 'task' }),
+    history,
   });
   const runner = new ProvisioningRunner({ tasks, automatedClean: config.conductor.automated_clean, now });
   const ring = new ConductorRing({
@@ -99,7 +106,7 @@ export function createConductor(deps: ConductorDeps): Conductor {
   };
   const takeover = new TakeoverCheck(checks);
   const rpcServer = new ConductorRpcServer({
-    handlers: createRpcHandlers({ runner, tasks }),
+    handlers: createRpcHandlers({ runner, tasks, history }),
     logger: deps.logger.child({ component: 'json-rpc' }),
     tls,
     auth,
@@ -147,7 +154,7 @@ export function createConductor(deps: ConductorDeps): Conductor {
   );
   const powerSync = new PowerStateSync({
     ...checks,
-    events: deps.events ?? loggingNodeEvents(deps.logger.child({ component: 'node-events' })),
+    events: deps.events ?? recordedNodeEvents(deps.logger.child({ component: 'node-events' }), history),
   });
   const powerStateSync = new RepeatingTask(
     'sync power states',
@@ -210,6 +217,7 @@ export function createConductor(deps: ConductorDeps): Conductor {
     }
     await stores.nodes.clearReservations(hostname);
     await rpcServer.close();
+    await history.close();
     if (fileServer?.listening) {
       const closed = new Promise<void>((resolve) => fileServer.close(() => resolve()));
       fileServer.closeAllConnections();

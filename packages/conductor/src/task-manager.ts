@@ -2,6 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type Logger, NodeLocked, NodeNotFound, type NodeRecord, type PortRecord } from '@bmaas/common';
 import type { NodeChanges, NodeStore, PortStore } from '@bmaas/db';
 import type { BootInterface, NodeDriver, RamdiskMode, Task } from '@bmaas/driver-api';
+import { historyOfChange } from './history/history-events.js';
+import type { NodeHistoryWriter } from './history/node-history-writer.js';
 
 export interface TaskManagerOptions {
   nodes: NodeStore;
@@ -15,6 +17,8 @@ export interface TaskManagerOptions {
   /** [conductor]node_locked_retry_attempts and _interval (ms). */
   lockRetry: { attempts: number; intervalMs: number };
   logger: Logger;
+  /** Where provision state changes and errors written under a lock are recorded (node history). */
+  history?: Pick<NodeHistoryWriter, 'record'>;
 }
 
 export interface AcquireOptions {
@@ -216,7 +220,10 @@ export class TaskManager {
   /** @internal */
   async writeUnderLock(node: NodeRecord, changes: NodeChanges): Promise<NodeRecord> {
     const updated = await this.options.nodes.update(node.id, changes, { reservation: this.options.hostname });
-    if (updated) return updated;
+    if (updated) {
+      for (const event of historyOfChange(node, changes)) this.options.history?.record(event);
+      return updated;
+    }
     const now = await this.options.nodes.getById(node.id);
     if (!now) throw new NodeNotFound(node.uuid);
     // Our reservation was cleared under us (stop, or an orphan cleanup): stop writing.

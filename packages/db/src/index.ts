@@ -14,6 +14,7 @@ export {
   ConductorStore,
 } from './stores/conductor-store.js';
 export { createStores, type Stores } from './stores/index.js';
+export { type NewNodeHistory, type NodeHistoryPage, NodeHistoryStore } from './stores/node-history-store.js';
 export {
   type NewNode,
   NODE_SORT_EXPRESSIONS,
@@ -21,6 +22,7 @@ export {
   type NodeListQuery,
   NodeStore,
 } from './stores/node-store.js';
+export { NodeTraitStore } from './stores/node-trait-store.js';
 export {
   BOOT_LOOKUP_SQL,
   type NewPort,

@@ -18,8 +18,8 @@ export interface HardwareInterface {
 
 /** Powers a node on and off. Calls are idempotent. */
 export interface PowerInterface extends HardwareInterface {
-  /** Current power state as the hardware reports it. */
-  getPowerState(task: Task): Promise<PowerState>;
+  /** Current power state as the hardware reports it; null when it is not known (a fake node nothing powered yet). */
+  getPowerState(task: Task): Promise<PowerState | null>;
   /**
    * Moves the hardware to `state` ('power on', 'power off', 'rebooting', …)
    * and returns when the hardware reports it (confirmed, where the hardware
@@ -56,6 +56,14 @@ export interface ManagementInterface extends HardwareInterface {
    * Throws UnsupportedDriverExtension where the hardware has none.
    */
   injectNmi(task: Task): Promise<void>;
+  /**
+   * Sets the boot mode the hardware boots in next. Optional: an interface
+   * without it cannot change the mode (the conductor answers
+   * UnsupportedDriverExtension). The conductor records the mode on success.
+   */
+  setBootMode?(task: Task, mode: 'bios' | 'uefi'): Promise<void>;
+  /** Turns UEFI secure boot on or off. Optional, like setBootMode. */
+  setSecureBootState?(task: Task, enabled: boolean): Promise<void>;
 }
 
 /** What a deploy or clean step asks of the conductor next. */

@@ -1,6 +1,7 @@
 import type { ConfigSection, Logger, NodeRecord, PortRecord } from '@bmaas/common';
 import type { BootInterface } from './boot.js';
 import type { DeployInterface, ManagementInterface, PowerInterface } from './interfaces.js';
+import type { OptionalInterfaceKinds } from './optional-interfaces.js';
 
 /** Node fields a hardware interface may change through its task. */
 export type NodeUpdate = Partial<
@@ -58,8 +59,8 @@ export interface InterfaceDeps<Settings = Readonly<Record<string, unknown>>> {
   conductorHostname: string;
 }
 
-/** The interfaces of one node. */
-export interface NodeDriver {
+/** The interfaces of one node: the core kinds and every optional one. */
+export interface NodeDriver extends Readonly<OptionalInterfaceKinds> {
   readonly boot: BootInterface;
   readonly deploy: DeployInterface;
   readonly power: PowerInterface;

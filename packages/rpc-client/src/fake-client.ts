@@ -18,6 +18,12 @@ const ANSWERS_NULL: ReadonlySet<RpcMethodName> = new Set<RpcMethodName>([
   'heartbeat',
   'set_boot_device',
   'inject_nmi',
+  'vif_attach',
+  'vif_detach',
+  'set_target_raid_config',
+  'set_console_mode',
+  'set_boot_mode',
+  'set_secure_boot_state',
 ]);
 
 type Handler<M extends RpcMethodName> = (params: RpcParams<M>, host: string) => RpcResult<M> | Promise<RpcResult<M>>;

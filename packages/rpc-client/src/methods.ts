@@ -59,6 +59,53 @@ export interface ConductorRpcMethods {
   get_supported_boot_devices: { params: { node_id: string }; result: string[] };
   /** Sends a non-maskable interrupt (exclusive lock). Throws UnsupportedDriverExtension, IPMIFailure. */
   inject_nmi: { params: { node_id: string }; result: null };
+  /** Attaches a VIF with the node's network interface, under the exclusive lock. Throws what the interface throws. */
+  vif_attach: { params: { node_id: string; vif_info: { id: string; [key: string]: unknown } }; result: null };
+  /** Detaches a VIF with the node's network interface (VifNotAttached where the interface tracks VIFs). */
+  vif_detach: { params: { node_id: string; vif_id: string }; result: null };
+  /** The VIFs the node's network interface lists, under a shared lock. */
+  vif_list: { params: { node_id: string }; result: Array<{ id: string; [key: string]: unknown }> };
+  /**
+   * Stores a target RAID configuration after the node's RAID interface
+   * validated it (an empty one clears it without validation, as Ironic).
+   * Throws UnsupportedDriverExtension (no-raid), InvalidParameterValue, NodeLocked.
+   */
+  set_target_raid_config: { params: { node_id: string; target_raid_config: Record<string, unknown> }; result: null };
+  /** The vendor passthru methods of the node's vendor interface, by name. */
+  get_node_vendor_passthru_methods: { params: { node_id: string }; result: Record<string, VendorMethodInfo> };
+  /**
+   * Runs a vendor passthru method under the exclusive lock. Throws
+   * UnsupportedDriverExtension (no-vendor), InvalidParameterValue for an
+   * unknown method or HTTP method.
+   */
+  vendor_passthru: {
+    params: { node_id: string; driver_method: string; http_method: string; info: Record<string, unknown> };
+    result: { return: unknown; async: boolean };
+  };
+  /**
+   * Turns the console on or off: validates the console interface (no-console:
+   * UnsupportedDriverExtension), then starts or stops it and records
+   * console_enabled.
+   */
+  set_console_mode: { params: { node_id: string; enabled: boolean }; result: null };
+  /** Console state and, when enabled, how to reach it. */
+  get_console_information: {
+    params: { node_id: string };
+    result: { console_enabled: boolean; console_info: { type: string; url: string } | null };
+  };
+  /** Sets the boot mode with the management interface and records it (UnsupportedDriverExtension when it cannot). */
+  set_boot_mode: { params: { node_id: string; mode: 'bios' | 'uefi' }; result: null };
+  /** Turns UEFI secure boot on or off with the management interface and records it. */
+  set_secure_boot_state: { params: { node_id: string; state: boolean }; result: null };
+}
+
+/** A vendor passthru method as listed. */
+export interface VendorMethodInfo {
+  http_methods: string[];
+  async: boolean;
+  description: string;
+  attach: boolean;
+  require_exclusive_lock: boolean;
 }
 
 /** What get_node_with_token answers: the fields a lookup shows, and the token (or "******"). */

@@ -4,6 +4,7 @@ import { createRootLogger, NodeLocked, type NodeRecord } from '@bmaas/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOOT_NOT_FOUND_BODY } from '../boot/boot-config-router.js';
 import { ApiHarness, faultOf } from '../testing/api-harness.js';
+import { MAX_VERSION } from '../versions.js';
 
 /** Headers that legitimately differ between two answers. */
 const VARYING = new Set(['date', 'openstack-request-id', 'x-openstack-request-id', 'content-length']);
@@ -36,7 +37,7 @@ const log = logCapture();
 let api: ApiHarness;
 let macCounter = 0;
 
-async function raw(path: string, version: string | null = '1.82'): Promise<RawAnswer> {
+async function raw(path: string, version: string | null = '1.99'): Promise<RawAnswer> {
   const response = await fetch(`${api.baseUrl}${path}`, {
     headers: version ? { 'X-OpenStack-Ironic-API-Version': version } : {},
   });
@@ -98,11 +99,11 @@ describe('GET /v1/lookup', () => {
       instanceInfo: { image_source: 'img', image_url: 'http://images/secret-temp-url', configdrive: 'H4sI' },
       driverInternalInfo: { deploy_boot_mode: 'bios' },
     });
-    const first = await api.request('GET', `/v1/lookup?addresses=${mac}`, { version: '1.82' });
+    const first = await api.request('GET', `/v1/lookup?addresses=${mac}`, { version: '1.99' });
     expect(first.status).toBe(200);
-    expect(first.headers.get('x-openstack-ironic-api-version')).toBe('1.78');
+    expect(first.headers.get('x-openstack-ironic-api-version')).toBe(MAX_VERSION);
     expect(first.headers.get('x-openstack-ironic-api-minimum-version')).toBe('1.1');
-    expect(first.headers.get('x-openstack-ironic-api-maximum-version')).toBe('1.78');
+    expect(first.headers.get('x-openstack-ironic-api-maximum-version')).toBe(MAX_VERSION);
     expect(Object.keys(first.body)).toEqual(['node', 'config']);
     expect(first.body.node).toEqual({
       uuid: node.uuid,
@@ -137,7 +138,7 @@ describe('GET /v1/lookup', () => {
     expect(calls.at(-1)?.options.requestId).toBe(first.headers.get('openstack-request-id'));
 
     const callsBefore = calls.length;
-    const second = await api.request('GET', `/v1/lookup?addresses=${mac}`, { version: '1.82' });
+    const second = await api.request('GET', `/v1/lookup?addresses=${mac}`, { version: '1.99' });
     expect(second.status).toBe(200);
     expect(second.body.config.agent_token).toBe('******');
     expect(second.body.node.driver_internal_info.agent_secret_token).toBe('******');

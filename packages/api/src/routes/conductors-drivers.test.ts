@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiHarness, faultOf } from '../testing/api-harness.js';
+import { MAX_MINOR, Minor } from '../versions.js';
 
 describe('/v1/conductors and /v1/drivers', () => {
   let api: ApiHarness;
@@ -89,9 +90,23 @@ describe('/v1/conductors and /v1/drivers', () => {
       enabled_deploy_interfaces: ['direct', 'fake'],
       default_power_interface: 'fake',
       default_bios_interface: 'no-bios',
-      enabled_bios_interfaces: ['no-bios'],
+      enabled_bios_interfaces: ['fake', 'no-bios'],
       default_network_interface: 'noop',
+      enabled_network_interfaces: ['noop'],
+      default_raid_interface: 'no-raid',
+      enabled_raid_interfaces: ['fake', 'no-raid'],
     });
+    expect(res.body).not.toHaveProperty('default_firmware_interface');
+    const withFirmware = await api.request('GET', '/v1/drivers/fake-hardware', {
+      version: `1.${Minor.FIRMWARE_INTERFACE}`,
+    });
+    if (MAX_MINOR < Minor.FIRMWARE_INTERFACE) expect(withFirmware.status).toBe(406);
+    else {
+      expect(withFirmware.body).toMatchObject({
+        default_firmware_interface: 'no-firmware',
+        enabled_firmware_interfaces: ['fake', 'no-firmware'],
+      });
+    }
     const detailList = await api.request('GET', '/v1/drivers?detail=true');
     expect(detailList.body.drivers[0]).toEqual(res.body);
     const missing = await api.request('GET', '/v1/drivers/ipmi');

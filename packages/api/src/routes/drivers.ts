@@ -1,6 +1,6 @@
-import { DriverNotFound, INTERFACE_TYPES, type InterfaceType, InvalidParameterValue } from '@bmaas/common';
+import { DriverNotFound, INTERFACE_TYPES, InvalidParameterValue } from '@bmaas/common';
 import type { Request, Router } from 'express';
-import { HardwareTypeCatalog, UNMODELLED_INTERFACES } from '../driver-catalog.js';
+import { HardwareTypeCatalog } from '../driver-catalog.js';
 import { requireMinor } from '../errors.js';
 import { selfAndBookmark } from '../links.js';
 import { onlyQuery, parseBoolean, parseFieldsParam, queryString } from '../list-query.js';
@@ -13,12 +13,9 @@ const INTERFACE_FIELD_VERSIONS: Readonly<Record<string, number>> = {
   storage: Minor.STORAGE_INTERFACE,
   rescue: Minor.RESCUE,
   bios: Minor.BIOS_INTERFACE,
+  firmware: Minor.FIRMWARE_INTERFACE,
 };
-const ALL_KINDS = [...INTERFACE_TYPES, ...Object.keys(UNMODELLED_INTERFACES)].sort();
-
-function isModelled(kind: string): kind is InterfaceType {
-  return (INTERFACE_TYPES as readonly string[]).includes(kind);
-}
+const ALL_KINDS = [...INTERFACE_TYPES].sort();
 
 interface DriverViewInput {
   name: string;
@@ -40,13 +37,8 @@ function driverView(input: DriverViewInput, baseUrl: string, minor: number): Rec
   if (!catalog) return driver;
   for (const kind of ALL_KINDS) {
     if (minor < (INTERFACE_FIELD_VERSIONS[kind] ?? 0)) continue;
-    if (isModelled(kind)) {
-      driver[`default_${kind}_interface`] = catalog.defaultFor(input.name, kind) ?? null;
-      driver[`enabled_${kind}_interfaces`] = catalog.enabled(input.name, kind);
-    } else {
-      driver[`default_${kind}_interface`] = UNMODELLED_INTERFACES[kind];
-      driver[`enabled_${kind}_interfaces`] = [UNMODELLED_INTERFACES[kind]];
-    }
+    driver[`default_${kind}_interface`] = catalog.defaultFor(input.name, kind) ?? null;
+    driver[`enabled_${kind}_interfaces`] = catalog.enabled(input.name, kind);
   }
   return driver;
 }

@@ -103,7 +103,8 @@ describe('/v1/nodes', () => {
 
     it.each([
       [{}, "'driver' is a required property"],
-      [{ driver: 'fake-hardware', owner: 'me' }, "('owner' was unexpected)"],
+      [{ driver: 'fake-hardware', chassis_uuid: null }, "('chassis_uuid' was unexpected)"],
+      [{ driver: 'fake-hardware', protected: true }, "('protected' was unexpected)"],
       [{ driver: 'fake-hardware', uuid: 'not-a-uuid' }, 'uuid'],
       [{ driver: 'fake-hardware', extra: 'x' }, 'extra'],
       [{ driver: 'fake-hardware', name: 'has space' }, "invalid name 'has space'"],
@@ -215,9 +216,9 @@ describe('/v1/nodes', () => {
       expect((await api.request('GET', '/v1/nodes?maintenance=perhaps')).status).toBe(400);
       expect((await api.request('GET', '/v1/nodes?driver=x', { version: '1.15' })).status).toBe(406);
       expect((await api.request('GET', '/v1/nodes?fields=uuid&detail=true')).status).toBe(400);
-      const unsupported = await api.request('GET', '/v1/nodes?owner=me');
+      const unsupported = await api.request('GET', '/v1/nodes?chassis_uuid=x');
       expect(unsupported.status).toBe(400);
-      expect(fault(unsupported)).toBe('Unknown argument: "owner"');
+      expect(fault(unsupported)).toBe('Unknown argument: "chassis_uuid"');
       expect((await api.request('GET', '/v1/nodes/detail?fields=uuid')).status).toBe(400);
     });
 
@@ -290,12 +291,13 @@ describe('/v1/nodes', () => {
     it.each([
       [[{ op: 'replace', path: '/provision_state', value: 'active' }], 'Cannot patch /provision_state'],
       [[{ op: 'replace', path: '/uuid', value: '11111111-2222-4333-8444-555555555555' }], 'Cannot patch /uuid'],
-      [[{ op: 'add', path: '/owner', value: 'x' }], 'Cannot patch /owner'],
+      [[{ op: 'add', path: '/console_enabled', value: true }], 'Cannot patch /console_enabled'],
+      [[{ op: 'add', path: '/boot_mode', value: 'uefi' }], 'Cannot patch /boot_mode'],
       [[{ op: 'move', from: '/extra', path: '/properties' }], 'patch'],
       [[{ op: 'add', path: '/properties' }], "'value' is a required property"],
       [[], 'patch'],
       [{ op: 'add', path: '/extra/x', value: 1 }, 'patch'],
-      [[{ op: 'remove', path: '/properties/missing' }], 'Invalid patch'],
+      [[{ op: 'remove', path: '/properties/missing' }], "Couldn't apply patch"],
       [[{ op: 'replace', path: '/extra', value: 'text' }], 'extra'],
       [[{ op: 'replace', path: '/name', value: 'bad name' }], "invalid name 'bad name'"],
       [[{ op: 'replace', path: '/deploy_interface', value: 'ansible' }], 'ansible'],

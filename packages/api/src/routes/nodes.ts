@@ -1,7 +1,7 @@
 import { ALL_PROVISION_STATES, InvalidParameterValue, type NodeRecord } from '@bmaas/common';
 import type { NodeListQuery } from '@bmaas/db';
 import type { Request, Response, Router } from 'express';
-import { requireMinor } from '../errors.js';
+import { requireMinor, requireResourceMinor } from '../errors.js';
 import { buildUrl } from '../links.js';
 import {
   nextQuery,
@@ -38,7 +38,12 @@ function nodeFilters(query: Record<string, unknown>, minor: number): Partial<Nod
   const versioned = [
     ['driver', 'driver', Minor.DRIVER_FILTER],
     ['resource_class', 'resourceClass', Minor.RESOURCE_CLASS],
+    ['fault', 'fault', Minor.FAULT],
     ['conductor_group', 'conductorGroup', Minor.CONDUCTOR_GROUP],
+    ['owner', 'owner', Minor.OWNER],
+    ['description_contains', 'descriptionContains', Minor.DESCRIPTION],
+    ['lessee', 'lessee', Minor.LESSEE],
+    ['project', 'project', Minor.LESSEE],
   ] as const;
   for (const [param, key, since] of versioned) {
     const value = queryString(query, param);
@@ -46,25 +51,85 @@ function nodeFilters(query: Record<string, unknown>, minor: number): Partial<Nod
     requireMinor(minor, since);
     filters[key] = value;
   }
-  const maintenance = optionalBoolean(query, 'maintenance');
-  if (maintenance !== undefined) filters.maintenance = maintenance;
-  const associated = optionalBoolean(query, 'associated');
-  if (associated !== undefined) filters.associated = associated;
+  const instanceUuid = queryString(query, 'instance_uuid');
+  if (instanceUuid !== undefined) {
+    if (!isUuid(instanceUuid)) throw new InvalidParameterValue(`Expected UUID for instance_uuid: ${instanceUuid}`);
+    filters.instanceUuid = instanceUuid.toLowerCase();
+  }
+  const shard = queryString(query, 'shard');
+  if (shard !== undefined) {
+    requireMinor(minor, Minor.SHARDS);
+    filters.shards = shard
+      .split(',')
+      .map((name) => name.trim())
+      .filter((name) => name !== '');
+  }
+  const booleans = [
+    ['maintenance', 'maintenance', 0],
+    ['associated', 'associated', 0],
+    ['retired', 'retired', Minor.RETIRED],
+    ['sharded', 'sharded', Minor.SHARDS],
+    ['include_children', 'includeChildren', Minor.PARENT_NODE],
+  ] as const;
+  for (const [param, key, since] of booleans) {
+    const value = optionalBoolean(query, param);
+    if (value === undefined) continue;
+    requireMinor(minor, since);
+    filters[key] = value;
+  }
+  const parentNode = queryString(query, 'parent_node');
+  if (parentNode !== undefined) {
+    requireMinor(minor, Minor.PARENT_NODE);
+    filters.parentNode = parentNode;
+  }
   return filters;
 }
 
-const FILTER_PARAMS = ['provision_state', 'driver', 'resource_class', 'conductor_group', 'maintenance', 'associated'];
+const FILTER_PARAMS = [
+  'provision_state',
+  'driver',
+  'resource_class',
+  'fault',
+  'conductor_group',
+  'conductor',
+  'owner',
+  'lessee',
+  'project',
+  'description_contains',
+  'instance_uuid',
+  'maintenance',
+  'associated',
+  'retired',
+  'shard',
+  'sharded',
+  'include_children',
+  'parent_node',
+];
+
+/** The answer's fields ask for traits (every field, or ?fields= naming them). */
+function wantsTraits(minor: number, fields: readonly string[] | undefined): boolean {
+  return nodeFieldAllowed('traits', minor) && (!fields || fields.includes('traits'));
+}
 
 export async function nodeJson(
   deps: RouteDeps,
   req: Request,
   node: NodeRecord,
   fields?: readonly string[],
+  traits?: readonly string[],
 ): Promise<Record<string, unknown>> {
   const minor = req.context.minor;
   const wantsConductor = nodeFieldAllowed('conductor', minor) && (!fields || fields.includes('conductor'));
   const conductor = wantsConductor ? await deps.nodes.conductorFor(node) : null;
-  return nodeView(node, { minor, baseUrl: baseUrlOf(req, deps), fields, conductor });
+  const shownTraits = traits ?? (wantsTraits(minor, fields) ? await deps.stores.nodeTraits.list(node.id) : undefined);
+  return nodeView(node, { minor, baseUrl: baseUrlOf(req, deps), fields, conductor, traits: shownTraits });
+}
+
+/** ?conductor= (1.49): like Ironic, the page is filtered by the ring after the query. */
+async function servedBy(deps: RouteDeps, nodes: NodeRecord[], conductor: string | undefined): Promise<NodeRecord[]> {
+  if (conductor === undefined) return nodes;
+  const owners = await Promise.all(nodes.map((node) => deps.nodes.conductorFor(node)));
+  return nodes.filter((_, index) => owners[index] === conductor);
 }
 
 async function listNodes(deps: RouteDeps, req: Request, res: Response, detail: boolean): Promise<void> {
@@ -76,13 +141,18 @@ async function listNodes(deps: RouteDeps, req: Request, res: Response, detail: b
   const page = parsePage(query, deps.config.api.max_limit);
   checkNodeSortKey(page.sortKey, minor);
   const filters = nodeFilters(query, minor);
+  const conductor = queryString(query, 'conductor');
+  if (conductor !== undefined) requireMinor(minor, Minor.CONDUCTORS);
   if (page.marker !== undefined) await deps.nodes.find(checkedMarker(page.marker), minor);
-  const nodes = await deps.stores.nodes.list({ ...filters, ...page });
+  const listed = await deps.stores.nodes.list({ ...filters, ...page });
+  const nodes = await servedBy(deps, listed, conductor);
+  // One query for the traits of the whole page, and only when the answer shows them.
+  const traits = wantsTraits(minor, fields) ? await deps.stores.nodeTraits.listMany(nodes.map((n) => n.id)) : undefined;
   const body: Record<string, unknown> = {
-    nodes: await Promise.all(nodes.map((node) => nodeJson(deps, req, node, fields))),
+    nodes: await Promise.all(nodes.map((node) => nodeJson(deps, req, node, fields, traits?.get(node.id) ?? []))),
   };
-  const last = nodes[nodes.length - 1];
-  if (last && nodes.length === page.limit) {
+  const last = listed[listed.length - 1];
+  if (last && listed.length === page.limit) {
     const params: Record<string, string | undefined> = { sort_key: page.sortKey, sort_dir: page.sortDir };
     for (const name of [...FILTER_PARAMS, 'detail', 'fields']) params[name] = queryString(query, name);
     body.next = buildUrl(
@@ -166,11 +236,27 @@ export function nodesRouter(deps: RouteDeps): Router {
     res.status(202).end();
   });
 
+  router.get('/v1/nodes/:ident/children', onlyQuery(), async (req, res) => {
+    requireResourceMinor(req.context.minor, Minor.PARENT_NODE);
+    const parent = await deps.nodes.find(req.params.ident as string, req.context.minor);
+    const children = await deps.stores.nodes.list({
+      parentNode: parent.uuid,
+      limit: deps.config.api.max_limit,
+      sortKey: 'id',
+      sortDir: 'asc',
+    });
+    res.json({
+      children: children.map((child) => child.uuid),
+      links: [{ href: buildUrl(baseUrlOf(req, deps), 'nodes', `?parent_node=${parent.uuid}`), rel: 'children' }],
+    });
+  });
+
   allow('/v1/nodes', ['GET', 'POST']);
   allow('/v1/nodes/detail', ['GET']);
   allow('/v1/nodes/:ident', ['GET', 'PATCH', 'DELETE']);
   allow('/v1/nodes/:ident/ports', ['GET']);
   allow('/v1/nodes/:ident/maintenance', ['PUT', 'DELETE']);
+  allow('/v1/nodes/:ident/children', ['GET']);
   return router;
 }
 

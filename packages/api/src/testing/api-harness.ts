@@ -1,6 +1,14 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type BmaasConfig, createSilentLogger, type DeepPartial, type Logger, loadConfig } from '@bmaas/common';
+import {
+  type BmaasConfig,
+  createSilentLogger,
+  type DeepPartial,
+  type Logger,
+  loadConfig,
+  OPTIONAL_INTERFACE_GENERIC,
+  OPTIONAL_INTERFACE_TYPES,
+} from '@bmaas/common';
 import { createStores, type Stores } from '@bmaas/db';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { FakeConductorClient } from '@bmaas/rpc-client';
@@ -14,6 +22,17 @@ export const FAKE_HARDWARE_INTERFACES = [
   { hardwareType: 'fake-hardware', interfaceType: 'deploy', interfaceName: 'direct', isDefault: false },
   { hardwareType: 'fake-hardware', interfaceType: 'power', interfaceName: 'fake', isDefault: true },
   { hardwareType: 'fake-hardware', interfaceType: 'management', interfaceName: 'fake', isDefault: true },
+  ...OPTIONAL_INTERFACE_TYPES.flatMap((kind) => [
+    {
+      hardwareType: 'fake-hardware',
+      interfaceType: kind,
+      interfaceName: OPTIONAL_INTERFACE_GENERIC[kind],
+      isDefault: true,
+    },
+    ...(kind === 'network'
+      ? []
+      : [{ hardwareType: 'fake-hardware', interfaceType: kind, interfaceName: 'fake', isDefault: false }]),
+  ]),
 ] as const;
 
 /** Answers are read freely in tests. */

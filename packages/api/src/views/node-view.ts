@@ -15,7 +15,7 @@ export const NODE_DEFAULT_FIELDS = [
 ] as const;
 
 /** Node fields added after 1.1, with the minor version that added each. */
-const VERSIONED_NODE_FIELDS: Readonly<Record<string, number>> = {
+export const VERSIONED_NODE_FIELDS: Readonly<Record<string, number>> = {
   driver_internal_info: Minor.DRIVER_INTERNAL_INFO,
   name: Minor.NODE_NAME,
   inspection_finished_at: Minor.INSPECT_STATE,
@@ -53,6 +53,10 @@ const VERSIONED_NODE_FIELDS: Readonly<Record<string, number>> = {
   network_data: Minor.NETWORK_DATA,
   boot_mode: Minor.BOOT_MODE,
   secure_boot: Minor.BOOT_MODE,
+  shard: Minor.SHARDS,
+  parent_node: Minor.PARENT_NODE,
+  firmware_interface: Minor.FIRMWARE_INTERFACE,
+  disable_power_off: Minor.DISABLE_POWER_OFF,
 };
 
 /** Every field a node answer may hold (the names ?fields= accepts), in answer order. */
@@ -71,11 +75,13 @@ export const NODE_FIELDS = [
   'deploy_interface',
   'deploy_step',
   'description',
+  'disable_power_off',
   'driver',
   'driver_info',
   'driver_internal_info',
   'extra',
   'fault',
+  'firmware_interface',
   'inspection_finished_at',
   'inspection_started_at',
   'inspect_interface',
@@ -90,6 +96,7 @@ export const NODE_FIELDS = [
   'network_data',
   'network_interface',
   'owner',
+  'parent_node',
   'power_interface',
   'power_state',
   'properties',
@@ -105,6 +112,7 @@ export const NODE_FIELDS = [
   'retired',
   'retired_reason',
   'secure_boot',
+  'shard',
   'storage_interface',
   'target_power_state',
   'target_provision_state',
@@ -144,6 +152,8 @@ export interface NodeViewOptions {
   fields?: readonly string[];
   /** Hostname of the owning conductor, null when none is alive. */
   conductor: string | null;
+  /** The node's traits, sorted; undefined when the answer does not show them. */
+  traits?: readonly string[];
 }
 
 /** Provision state names older clients know (1.1 says null for available; before 1.39 no "inspect wait"). */
@@ -169,56 +179,60 @@ export function nodeView(node: NodeRecord, options: NodeViewOptions): Record<str
     created_at: timestamp(node.createdAt),
     updated_at: timestamp(node.updatedAt),
     automated_clean: node.automatedClean,
-    bios_interface: 'no-bios',
+    bios_interface: node.biosInterface,
     boot_interface: node.bootInterface,
-    boot_mode: null,
+    boot_mode: node.bootMode,
     clean_step: {},
     conductor_group: node.conductorGroup,
-    console_enabled: false,
-    console_interface: 'no-console',
+    console_enabled: node.consoleEnabled,
+    console_interface: node.consoleInterface,
     deploy_interface: node.deployInterface,
     deploy_step: {},
     description: node.description,
+    disable_power_off: node.disablePowerOff,
     driver: node.driver,
     driver_info: maskSecrets(node.driverInfo),
     driver_internal_info: maskSecrets(node.driverInternalInfo),
     extra: node.extra,
     fault: node.fault,
+    firmware_interface: node.firmwareInterface,
     inspection_finished_at: null,
     inspection_started_at: null,
-    inspect_interface: 'no-inspect',
+    inspect_interface: node.inspectInterface,
     instance_info: maskInstanceInfo(node.instanceInfo),
     instance_uuid: node.instanceUuid,
     last_error: node.lastError,
-    lessee: null,
+    lessee: node.lessee,
     maintenance: node.maintenance,
     maintenance_reason: node.maintenanceReason,
     management_interface: node.managementInterface,
     name: node.name,
-    network_data: {},
-    network_interface: 'noop',
-    owner: null,
+    network_data: node.networkData,
+    network_interface: node.networkInterface,
+    owner: node.owner,
+    parent_node: node.parentNode,
     power_interface: node.powerInterface,
     power_state: node.powerState,
     properties: node.properties,
-    protected: false,
-    protected_reason: null,
+    protected: node.protected,
+    protected_reason: node.protectedReason,
     provision_state: provisionStateFor(node.provisionState, minor),
     provision_updated_at: timestamp(node.provisionUpdatedAt),
-    raid_config: {},
-    raid_interface: 'no-raid',
-    rescue_interface: 'no-rescue',
+    raid_config: node.raidConfig,
+    raid_interface: node.raidInterface,
+    rescue_interface: node.rescueInterface,
     reservation: node.reservation,
     resource_class: node.resourceClass,
-    retired: false,
-    retired_reason: null,
-    secure_boot: null,
-    storage_interface: 'noop',
+    retired: node.retired,
+    retired_reason: node.retiredReason,
+    secure_boot: node.secureBoot,
+    shard: node.shard,
+    storage_interface: node.storageInterface,
     target_power_state: node.targetPowerState,
     target_provision_state: node.targetProvisionState,
-    target_raid_config: {},
-    traits: [],
-    vendor_interface: 'no-vendor',
+    target_raid_config: node.targetRaidConfig,
+    traits: options.traits ?? [],
+    vendor_interface: node.vendorInterface,
     links: selfAndBookmark(baseUrl, 'nodes', node.uuid),
     conductor: options.conductor,
     allocation_uuid: null,
@@ -245,7 +259,7 @@ function subResourceLinks(uuid: string, baseUrl: string, minor: number): Record<
 /** GET /v1/nodes/{id}/states. */
 export function nodeStatesView(node: NodeRecord, minor: number): Record<string, unknown> {
   const states: Record<string, unknown> = {
-    console_enabled: false,
+    console_enabled: node.consoleEnabled,
     last_error: node.lastError,
     power_state: node.powerState,
     provision_state: provisionStateFor(node.provisionState, minor),
@@ -253,7 +267,9 @@ export function nodeStatesView(node: NodeRecord, minor: number): Record<string, 
     target_provision_state: node.targetProvisionState,
     provision_updated_at: timestamp(node.provisionUpdatedAt),
   };
-  if (minor >= Minor.RAID_CONFIG) Object.assign(states, { raid_config: {}, target_raid_config: {} });
-  if (minor >= Minor.BOOT_MODE) Object.assign(states, { boot_mode: null, secure_boot: null });
+  if (minor >= Minor.RAID_CONFIG) {
+    Object.assign(states, { raid_config: node.raidConfig, target_raid_config: node.targetRaidConfig });
+  }
+  if (minor >= Minor.BOOT_MODE) Object.assign(states, { boot_mode: node.bootMode, secure_boot: node.secureBoot });
   return states;
 }

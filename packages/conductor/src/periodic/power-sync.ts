@@ -56,7 +56,7 @@ export class PowerStateSync {
 
   private async syncOne(node: NodeRecord): Promise<void> {
     await this.withNode(node, 'power state sync', async (task) => {
-      let actual: string;
+      let actual: string | null;
       try {
         actual = await task.driver.power.getPowerState(task);
       } catch (error) {
@@ -64,7 +64,8 @@ export class PowerStateSync {
         return;
       }
       this.failures.delete(node.uuid);
-      if (actual === task.node.powerState) return;
+      // null: the interface cannot tell (a fake node nothing powered yet); nothing to record.
+      if (actual === null || actual === task.node.powerState) return;
       await task.upgradeLock();
       // Re-read under the lock: a power change may have started meanwhile.
       if (task.node.targetPowerState !== null || task.node.maintenance) return;
@@ -93,7 +94,7 @@ export class PowerStateSync {
 
   private async recoverOne(node: NodeRecord): Promise<void> {
     await this.withNode(node, 'power failure recovery', async (task) => {
-      let actual: string;
+      let actual: string | null;
       try {
         actual = await task.driver.power.getPowerState(task);
       } catch (error) {

@@ -34,8 +34,9 @@ async function verify(task: ConductorTask, ctx: ActionContext): Promise<void> {
 /** Cleaning done: back to manageable for a manual clean, else available. */
 export async function finishCleaning(task: ConductorTask, ctx: ActionContext): Promise<void> {
   const { clean_steps: _, ...info } = task.node.driverInternalInfo;
-  if (task.node.targetProvisionState === S.MANAGEABLE) {
-    // Manual cleaning ends where it started (Ironic fires its internal `manage` event here).
+  if (task.node.targetProvisionState === S.MANAGEABLE || task.node.retired) {
+    // Manual cleaning ends where it started, and a retired node is not made available again
+    // (Ironic fires its internal `manage` event here).
     await task.updateNode({
       provisionState: S.MANAGEABLE,
       targetProvisionState: null,

@@ -118,7 +118,8 @@ describe('ProvisioningRunner with the fake interfaces', () => {
     expect(managed).toMatchObject({
       provisionState: 'manageable',
       targetProvisionState: null,
-      powerState: 'power off',
+      // Ironic's fake power reports what was last set: nothing yet.
+      powerState: null,
     });
     expect(managed.provisionUpdatedAt).toBeInstanceOf(Date);
     expect((await act(plain, node, 'provide')).provisionState).toBe('available');

@@ -4,6 +4,8 @@ import {
   InvalidStateRequested,
   isBmaasError,
   MissingParameterValue,
+  NodeIsRetired,
+  NodeProtected,
   type NodeRecord,
   POWER_TARGETS,
   PowerState,
@@ -98,6 +100,8 @@ export class ProvisioningRunner {
           );
         }
         if (event === 'service') throw new UnsupportedDriverExtension(node.driver, 'service');
+        if (node.protected && (event === 'delete' || event === 'rebuild')) throw new NodeProtected(node.uuid);
+        if (node.retired && event === 'provide') throw new NodeIsRetired('providing', node.uuid);
         await this.validateBefore(event, task);
         const eventChanges = extra(node);
         const changes: NodeChanges = {
@@ -194,6 +198,10 @@ export class ProvisioningRunner {
         });
         task.spawnAfter(async (t) => {
           try {
+            if (t.node.disablePowerOff && (target === PowerState.OFF || target === PowerState.SOFT_POWER_OFF)) {
+              // Ironic's node_power_action: such a node is never powered off.
+              throw new Error(`Refusing to power off node ${t.node.uuid} with disable_power_off flag set.`);
+            }
             await t.driver.power.setPowerState(t, target as PowerState, request.timeoutSeconds);
             await t.updateNode({ targetPowerState: null });
           } catch (error) {

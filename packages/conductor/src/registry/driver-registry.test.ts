@@ -1,5 +1,6 @@
 import {
   type BmaasConfig,
+  CORE_INTERFACE_TYPES,
   ConfigError,
   createSilentLogger,
   type DeepPartial,
@@ -7,6 +8,8 @@ import {
   InvalidParameterValue,
   loadConfig,
   type NodeRecord,
+  OPTIONAL_INTERFACE_GENERIC,
+  OPTIONAL_INTERFACE_TYPES,
 } from '@bmaas/common';
 import {
   type BootInterfaceDescriptor,
@@ -57,6 +60,9 @@ function node(fields: Partial<NodeRecord> = {}): NodeRecord {
     deployInterface: 'fake',
     powerInterface: 'fake',
     managementInterface: 'fake',
+    ...Object.fromEntries(
+      OPTIONAL_INTERFACE_TYPES.map((kind) => [`${kind}Interface`, OPTIONAL_INTERFACE_GENERIC[kind]]),
+    ),
     ...fields,
   } as NodeRecord;
 }
@@ -70,7 +76,44 @@ describe('DriverRegistry', () => {
       { hardwareType: 'fake-hardware', interfaceType: 'deploy', interfaceName: 'fake', isDefault: true },
       { hardwareType: 'fake-hardware', interfaceType: 'deploy', interfaceName: 'direct', isDefault: false },
     ]);
-    expect(registry.registrationInterfaces()).toHaveLength(5);
+    const core = registry
+      .registrationInterfaces()
+      .filter((i) => CORE_INTERFACE_TYPES.includes(i.interfaceType as never));
+    expect(core).toHaveLength(5);
+  });
+
+  it('registers the generic and fake implementation of every optional kind, the generic one as default', () => {
+    const registry = create(configWith({}));
+    const optional = registry
+      .registrationInterfaces()
+      .filter((i) => OPTIONAL_INTERFACE_TYPES.includes(i.interfaceType as never));
+    for (const kind of OPTIONAL_INTERFACE_TYPES) {
+      const names = optional.filter((i) => i.interfaceType === kind);
+      expect(names.find((i) => i.isDefault)?.interfaceName, kind).toBe(OPTIONAL_INTERFACE_GENERIC[kind]);
+      if (kind !== 'network')
+        expect(
+          names.map((i) => i.interfaceName),
+          kind,
+        ).toContain('fake');
+    }
+    const driver = registry.driverFor(node({ raidInterface: 'fake', vendorInterface: 'no-vendor' }));
+    expect(driver.raid.constructor.name).toBe('FakeRaid');
+    expect(driver.vendor.methods()).toEqual({});
+    expect(() => registry.driverFor(node({ biosInterface: 'idrac' }))).toThrow(
+      'bios_interface "idrac" is not enabled for hardware type fake-hardware (enabled: no-bios, fake)',
+    );
+  });
+
+  it('gives a hardware type that names no optional kind their generic implementations only', () => {
+    const catalog: DriverCatalog = {
+      interfaces: DRIVER_CATALOG.interfaces,
+      hardwareTypes: [
+        { name: 'plain', supported: { boot: ['fake'], deploy: ['fake'], power: ['fake'], management: ['fake'] } },
+      ],
+    };
+    const registry = create(configWith({ enabled_hardware_types: ['plain'] }), catalog);
+    const raid = registry.registrationInterfaces().filter((i) => i.interfaceType === 'raid');
+    expect(raid).toEqual([{ hardwareType: 'plain', interfaceType: 'raid', interfaceName: 'no-raid', isDefault: true }]);
   });
 
   it('makes the configured default the default', () => {
@@ -185,8 +228,13 @@ describe('ipmi and manual-management hardware types', () => {
       Object.fromEntries(
         defaults.filter((i) => i.hardwareType === type).map((i) => [i.interfaceType, i.interfaceName]),
       );
-    expect(pick('ipmi')).toEqual({ boot: 'ipxe', deploy: 'direct', power: 'ipmitool', management: 'ipmitool' });
-    expect(pick('manual-management')).toEqual({ boot: 'ipxe', deploy: 'direct', power: 'fake', management: 'noop' });
+    expect(pick('ipmi')).toMatchObject({ boot: 'ipxe', deploy: 'direct', power: 'ipmitool', management: 'ipmitool' });
+    expect(pick('manual-management')).toMatchObject({
+      boot: 'ipxe',
+      deploy: 'direct',
+      power: 'fake',
+      management: 'noop',
+    });
     const driver = registry.driverFor(
       node({
         driver: 'ipmi',

@@ -7,11 +7,19 @@ import {
   InvalidParameterValue,
   type Logger,
   type NodeRecord,
+  OPTIONAL_INTERFACE_GENERIC,
+  type OptionalInterfaceType,
   pluginSection,
 } from '@bmaas/common';
 import type { ConductorRegistration } from '@bmaas/db';
-import type { BootInterface, BootInterfaceDescriptor, InterfaceDescriptor, NodeDriver } from '@bmaas/driver-api';
-import type { DriverCatalog, InterfaceKinds } from './catalog.js';
+import {
+  type BootInterface,
+  type BootInterfaceDescriptor,
+  type InterfaceDescriptor,
+  type NodeDriver,
+  OPTIONAL_INTERFACES,
+} from '@bmaas/driver-api';
+import type { DriverCatalog, HardwareTypeDescriptor, InterfaceKinds } from './catalog.js';
 
 /** A hardware type as this conductor enabled it. */
 interface EnabledHardwareType {
@@ -29,15 +37,18 @@ export interface DriverRegistryDeps {
   conductorHostname: string;
 }
 
-const NODE_FIELD: Record<
-  InterfaceType,
-  'bootInterface' | 'deployInterface' | 'powerInterface' | 'managementInterface'
-> = {
-  boot: 'bootInterface',
-  deploy: 'deployInterface',
-  power: 'powerInterface',
-  management: 'managementInterface',
+const NODE_FIELD = Object.fromEntries(INTERFACE_TYPES.map((kind) => [kind, `${kind}Interface`])) as {
+  [K in InterfaceType]: `${K}Interface`;
 };
+
+/** What a hardware type supports of a kind; an optional kind it leaves out: only the generic implementation. */
+function supportedOf(descriptor: HardwareTypeDescriptor, kind: InterfaceType): readonly string[] {
+  return (
+    (descriptor.supported as Partial<Record<InterfaceType, readonly string[]>>)[kind] ?? [
+      OPTIONAL_INTERFACE_GENERIC[kind as OptionalInterfaceType],
+    ]
+  );
+}
 
 function duplicateOf(names: readonly string[]): string | undefined {
   return names.find((name, index) => names.indexOf(name) !== index);
@@ -84,11 +95,12 @@ export class DriverRegistry {
       }
       const interfaces = {} as Record<InterfaceType, string[]>;
       for (const kind of INTERFACE_TYPES) {
-        const usable = descriptor.supported[kind].filter((n) => instances[kind].has(n));
+        const supported = supportedOf(descriptor, kind);
+        const usable = supported.filter((n) => instances[kind].has(n));
         if (usable.length === 0) {
           throw new ConfigError(
             `hardware type "${name}" supports none of the enabled ${kind} interfaces ` +
-              `(enabled: ${[...instances[kind].keys()].join(', ')}; supported: ${descriptor.supported[kind].join(', ')})`,
+              `(enabled: ${[...instances[kind].keys()].join(', ')}; supported: ${supported.join(', ')})`,
           );
         }
         const wanted = defaultOption(config, kind);
@@ -133,7 +145,8 @@ export class DriverRegistry {
    * *_interface fields names an interface not enabled for that type.
    */
   driverFor(node: Pick<NodeRecord, 'uuid' | 'driver' | `${InterfaceType}Interface`>): NodeDriver {
-    const key = `${node.driver}\0${node.bootInterface}\0${node.deployInterface}\0${node.powerInterface}\0${node.managementInterface}`;
+    let key = node.driver;
+    for (const kind of INTERFACE_TYPES) key += `\0${node[NODE_FIELD[kind]]}`;
     const cached = this.drivers.get(key);
     if (cached) return cached;
     const hw = this.hardwareTypes.get(node.driver);
@@ -148,14 +161,10 @@ export class DriverRegistry {
         );
       }
     }
-    const driver: NodeDriver = {
-      boot: this.instances.boot.get(node.bootInterface) as InterfaceKinds['boot'],
-      deploy: this.instances.deploy.get(node.deployInterface) as InterfaceKinds['deploy'],
-      power: this.instances.power.get(node.powerInterface) as InterfaceKinds['power'],
-      management: this.instances.management.get(node.managementInterface) as InterfaceKinds['management'],
-    };
-    this.drivers.set(key, driver);
-    return driver;
+    const driver = {} as Record<InterfaceType, unknown>;
+    for (const kind of INTERFACE_TYPES) driver[kind] = this.instances[kind].get(node[NODE_FIELD[kind]]);
+    this.drivers.set(key, driver as unknown as NodeDriver);
+    return driver as unknown as NodeDriver;
   }
 }
 
@@ -168,7 +177,8 @@ function createEnabled<K extends InterfaceType>(
   kind: K,
   deps: DriverRegistryDeps,
 ): Map<string, InterfaceKinds[K]> {
-  const descriptors = catalog.interfaces[kind] as readonly InterfaceDescriptor<InterfaceKinds[K]>[];
+  const descriptors = (catalog.interfaces[kind] ??
+    OPTIONAL_INTERFACES[kind as OptionalInterfaceType]) as readonly InterfaceDescriptor<InterfaceKinds[K]>[];
   const known = descriptors.map((d) => d.name);
   const catalogDuplicate = duplicateOf(known);
   if (catalogDuplicate) throw new ConfigError(`${kind} interface "${catalogDuplicate}" is registered twice`);

@@ -1,10 +1,11 @@
-import type { InterfaceType } from '@bmaas/common';
+import { INTERFACE_TYPES, type InterfaceType } from '@bmaas/common';
 import {
   fakeBootInterface,
   fakeDeployInterface,
   fakeManagementInterface,
   fakePowerInterface,
   noopManagementInterface,
+  OPTIONAL_INTERFACES,
 } from '@bmaas/driver-api';
 import { grubBootInterface } from '@bmaas/grub-boot-interface';
 import { ipmitoolManagementInterface, ipmitoolPowerInterface } from '@bmaas/ipmitool-interfaces';
@@ -23,15 +24,15 @@ export const INTERFACES: InterfaceCatalog = {
   deploy: [fakeDeployInterface, directDeployInterface],
   power: [fakePowerInterface, qemuPowerInterface, ipmitoolPowerInterface],
   management: [fakeManagementInterface, ipmitoolManagementInterface, noopManagementInterface],
+  // bios, console, firmware, inspect, network, raid, rescue, storage, vendor: the generic and fake ones.
+  ...OPTIONAL_INTERFACES,
 };
 
 function everyInterface(catalog: InterfaceCatalog): Record<InterfaceType, string[]> {
-  return {
-    boot: catalog.boot.map((d) => d.name),
-    deploy: catalog.deploy.map((d) => d.name),
-    power: catalog.power.map((d) => d.name),
-    management: catalog.management.map((d) => d.name),
-  };
+  const names = {} as Record<InterfaceType, string[]>;
+  for (const kind of INTERFACE_TYPES)
+    names[kind] = (catalog[kind] ?? OPTIONAL_INTERFACES[kind as never]).map((d) => d.name);
+  return names;
 }
 
 /** The conductor's catalog: the interfaces above and the hardware types built from them. */

@@ -19,7 +19,7 @@ export function pluginConfigSections(catalog: DriverCatalog = DRIVER_CATALOG): R
   const sections: Record<string, SectionSchema> = {};
   const owners = new Map<string, { owner: string; kind: string }>();
   for (const kind of INTERFACE_TYPES) {
-    for (const descriptor of catalog.interfaces[kind]) {
+    for (const descriptor of catalog.interfaces[kind] ?? []) {
       if (!descriptor.config) continue;
       const { section, options } = descriptor.config;
       const owner = `${kind} interface "${descriptor.name}"`;

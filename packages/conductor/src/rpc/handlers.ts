@@ -1,18 +1,23 @@
 import { InvalidParameterValue } from '@bmaas/common';
 import { getNodeWithToken } from '../agent/agent-token.js';
+import { bootConfigServed } from '../history/history-events.js';
+import type { NodeHistoryWriter } from '../history/node-history-writer.js';
 import type { ProvisioningRunner } from '../provisioning/runner.js';
 import type { TaskManager } from '../task-manager.js';
 import type { ConductorRpcHandlers } from './json-rpc-server.js';
 import { createManagementHandlers } from './management-handlers.js';
+import { createNodeHardwareHandlers } from './node-hardware-handlers.js';
 import { optionalString, requireString } from './params.js';
 
 export interface RpcHandlerDeps {
   runner: ProvisioningRunner;
   tasks: TaskManager;
+  /** Records each served boot configuration (node history). */
+  history?: Pick<NodeHistoryWriter, 'record'>;
 }
 
 /** The conductor's side of the method table in @bmaas/rpc-client. */
-export function createRpcHandlers({ runner, tasks }: RpcHandlerDeps): ConductorRpcHandlers {
+export function createRpcHandlers({ runner, tasks, history }: RpcHandlerDeps): ConductorRpcHandlers {
   return {
     ...createManagementHandlers(tasks),
 
@@ -43,7 +48,11 @@ export function createRpcHandlers({ runner, tasks }: RpcHandlerDeps): ConductorR
       return tasks.withTask(
         requireString(params, 'node_id'),
         { shared: true, purpose: 'get boot config', requestId },
-        async (task) => ({ content: await task.driver.boot.getBootConfig(task, name) }),
+        async (task) => {
+          const content = await task.driver.boot.getBootConfig(task, name);
+          history?.record(bootConfigServed(task.node.id, name));
+          return { content };
+        },
       );
     },
 
@@ -60,5 +69,7 @@ export function createRpcHandlers({ runner, tasks }: RpcHandlerDeps): ConductorR
     async get_node_with_token(params, { requestId }) {
       return getNodeWithToken(tasks, requireString(params, 'node_id'), requestId);
     },
+
+    ...createNodeHardwareHandlers(tasks),
   };
 }

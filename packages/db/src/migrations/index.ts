@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import * as initialSchema from './20261130000000_initial_schema.js';
-import * as nodeFault from './20261201000000_node_fault.js';
+import * as nodeApiParity from './20261201000000_node_api_parity.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -13,7 +13,7 @@ interface Migration {
  */
 const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261130000000_initial_schema', initialSchema],
-  ['20261201000000_node_fault', nodeFault],
+  ['20261201000000_node_api_parity', nodeApiParity],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

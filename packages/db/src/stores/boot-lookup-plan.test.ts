@@ -1,19 +1,9 @@
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOOT_LOOKUP_SQL, PortStore } from './port-store.js';
+import { explainPlan } from './query-plan.test-support.js';
 
 const NODES = 100_000;
-
-interface PlanNode {
-  'Node Type': string;
-  'Index Name'?: string;
-  'Relation Name'?: string;
-  Plans?: PlanNode[];
-}
-
-function flatten(plan: PlanNode): PlanNode[] {
-  return [plan, ...(plan.Plans ?? []).flatMap(flatten)];
-}
 
 describe('boot path query (MAC -> node) on 100k ports', () => {
   let t: TestDatabase;
@@ -36,12 +26,7 @@ describe('boot path query (MAC -> node) on 100k ports', () => {
 
   it('is one statement using the unique MAC index and the node primary key, never a sequential scan', async () => {
     const address = '52:54:00:01:86:a0'; // node id 100000
-    const result = await t.db.raw<{ rows: Array<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }> }>(
-      `explain (format json) ${BOOT_LOOKUP_SQL}`,
-      [address],
-    );
-    const plan = result.rows[0]?.['QUERY PLAN'][0] as { Plan: PlanNode };
-    const nodes = flatten(plan.Plan);
+    const nodes = await explainPlan(t.db, BOOT_LOOKUP_SQL, [address]);
     const types = nodes.map((n) => n['Node Type']);
     expect(types).not.toContain('Seq Scan');
     const indexes = nodes.filter((n) => n['Index Name']).map((n) => n['Index Name']);

@@ -1,14 +1,24 @@
 import type { Knex } from 'knex';
 import { ConductorStore } from './conductor-store.js';
+import { NodeHistoryStore } from './node-history-store.js';
 import { NodeStore } from './node-store.js';
+import { NodeTraitStore } from './node-trait-store.js';
 import { PortStore } from './port-store.js';
 
 export interface Stores {
   nodes: NodeStore;
   ports: PortStore;
   conductors: ConductorStore;
+  nodeTraits: NodeTraitStore;
+  nodeHistory: NodeHistoryStore;
 }
 
 export function createStores(db: Knex): Stores {
-  return { nodes: new NodeStore(db), ports: new PortStore(db), conductors: new ConductorStore(db) };
+  return {
+    nodes: new NodeStore(db),
+    ports: new PortStore(db),
+    conductors: new ConductorStore(db),
+    nodeTraits: new NodeTraitStore(db),
+    nodeHistory: new NodeHistoryStore(db),
+  };
 }

@@ -13,7 +13,16 @@ import { isUniqueViolation } from './pg-errors.js';
 import { portFromJson } from './port-store.js';
 import { queryPrepared } from './prepared-query.js';
 
-const JSON_COLUMNS = new Set(['driver_info', 'driver_internal_info', 'instance_info', 'properties', 'extra']);
+const JSON_COLUMNS = new Set([
+  'driver_info',
+  'driver_internal_info',
+  'instance_info',
+  'properties',
+  'extra',
+  'network_data',
+  'raid_config',
+  'target_raid_config',
+]);
 const NODE_BY_UUID_SQL = 'select * from nodes where uuid = $1 limit 1';
 const NODE_WITH_PORTS_SQL = `select n.*,
   coalesce((select json_agg(p order by p.id) from ports p where p.node_id = n.id), '[]'::json) as bmaas_ports
@@ -39,6 +48,27 @@ export type NewNode = Pick<
       | 'automatedClean'
       | 'maintenance'
       | 'maintenanceReason'
+      | 'biosInterface'
+      | 'consoleInterface'
+      | 'firmwareInterface'
+      | 'inspectInterface'
+      | 'networkInterface'
+      | 'raidInterface'
+      | 'rescueInterface'
+      | 'storageInterface'
+      | 'vendorInterface'
+      | 'owner'
+      | 'lessee'
+      | 'protected'
+      | 'protectedReason'
+      | 'retired'
+      | 'retiredReason'
+      | 'networkData'
+      | 'disablePowerOff'
+      | 'shard'
+      | 'parentNode'
+      | 'bootMode'
+      | 'secureBoot'
     >
   >;
 
@@ -53,6 +83,21 @@ export interface NodeListQuery {
   associated?: boolean;
   resourceClass?: string;
   reservation?: string;
+  owner?: string;
+  lessee?: string;
+  /** Nodes owned by or leased to this project. */
+  project?: string;
+  instanceUuid?: string;
+  retired?: boolean;
+  fault?: string;
+  /** Any of these shards. */
+  shards?: readonly string[];
+  /** true: a shard is set; false: none is. */
+  sharded?: boolean;
+  descriptionContains?: string;
+  /** Only the children of this node (its uuid); without it and includeChildren, child nodes are left out. */
+  parentNode?: string;
+  includeChildren?: boolean;
   limit: number;
   /** uuid of the last item of the previous page. */
   marker?: string;
@@ -163,6 +208,12 @@ export class NodeStore {
   }
 
   async list(query: NodeListQuery): Promise<NodeRecord[]> {
+    const rows: Array<Record<string, unknown>> = await this.listQuery(query);
+    return rows.map((row) => rowToRecord<NodeRecord>(row));
+  }
+
+  /** The SELECT list() runs (exposed for plan checks). */
+  listQuery(query: NodeListQuery): Knex.QueryBuilder {
     const q = this.db('nodes').select('*');
     if (query.provisionState !== undefined) q.where('provision_state', query.provisionState);
     if (query.driver !== undefined) q.where('driver', query.driver);
@@ -174,8 +225,29 @@ export class NodeStore {
       if (query.associated) q.whereNotNull('instance_uuid');
       else q.whereNull('instance_uuid');
     }
+    if (query.owner !== undefined) q.where('owner', query.owner);
+    if (query.lessee !== undefined) q.where('lessee', query.lessee);
+    if (query.project !== undefined) {
+      const project = query.project;
+      q.where((w) => w.where('owner', project).orWhere('lessee', project));
+    }
+    if (query.instanceUuid !== undefined) q.where('instance_uuid', query.instanceUuid);
+    if (query.retired !== undefined) q.where('retired', query.retired);
+    if (query.fault !== undefined) q.where('fault', query.fault);
+    if (query.shards !== undefined) q.whereIn('shard', query.shards as string[]);
+    if (query.sharded !== undefined) {
+      if (query.sharded) q.whereNotNull('shard');
+      else q.whereNull('shard');
+    }
+    if (query.descriptionContains !== undefined) {
+      q.where('description', 'like', `%${query.descriptionContains.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+    }
+    if (!query.includeChildren) {
+      if (query.parentNode !== undefined) q.where('parent_node', query.parentNode);
+      else q.whereNull('parent_node');
+    }
     applyKeysetPage(q, 'nodes', NODE_SORT_EXPRESSIONS, query);
-    return (await q).map((row) => rowToRecord<NodeRecord>(row));
+    return q;
   }
 
   /**
@@ -237,6 +309,16 @@ export class NodeStore {
       .whereIn('driver', drivers as string[])
       .orderBy('id');
     return rows.map((row) => rowToRecord<NodeRecord>(row));
+  }
+
+  /** Shards in use with their node count (nodes without a shard count under null), most populated first. */
+  async shardCounts(): Promise<Array<{ name: string | null; count: number }>> {
+    const rows = await this.db('nodes')
+      .select('shard as name')
+      .count<{ name: string | null; count: string }[]>({ count: '*' })
+      .groupBy('shard')
+      .orderBy([{ column: 'count', order: 'desc' }, { column: 'name' }]);
+    return rows.map((row) => ({ name: row.name, count: Number(row.count) }));
   }
 
   async count(): Promise<number> {

@@ -35,6 +35,10 @@ export class FakeManagementInterface implements ManagementInterface {
     const count = Number(task.node.driverInternalInfo[NMI_COUNT_KEY] ?? 0);
     await task.updateNode({ driverInternalInfo: { ...task.node.driverInternalInfo, [NMI_COUNT_KEY]: count + 1 } });
   }
+  /** Any boot mode, as Ironic's fake management supports both. */
+  async setBootMode(_task: Task, _mode: 'bios' | 'uefi'): Promise<void> {}
+
+  async setSecureBootState(_task: Task, _enabled: boolean): Promise<void> {}
 }
 
 export const fakeManagementInterface: InterfaceDescriptor<ManagementInterface> = {

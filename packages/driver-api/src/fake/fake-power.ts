@@ -10,8 +10,9 @@ export class FakePowerInterface implements PowerInterface {
 
   async validate(_task: Task): Promise<void> {}
 
-  async getPowerState(task: Task): Promise<PowerState> {
-    return (task.node.powerState as PowerState | null) ?? Power.OFF;
+  /** What was last set, as Ironic's fake power: null until something sets it. */
+  async getPowerState(task: Task): Promise<PowerState | null> {
+    return task.node.powerState as PowerState | null;
   }
 
   async setPowerState(task: Task, state: PowerState): Promise<void> {

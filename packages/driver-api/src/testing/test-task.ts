@@ -1,9 +1,18 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import { createSilentLogger, type Logger, type NodeRecord, type PortRecord } from '@bmaas/common';
+import {
+  createSilentLogger,
+  type Logger,
+  loadConfig,
+  type NodeRecord,
+  OPTIONAL_INTERFACE_GENERIC,
+  OPTIONAL_INTERFACE_TYPES,
+  type PortRecord,
+} from '@bmaas/common';
 import { FakeBootInterface } from '../fake/fake-boot.js';
 import { FakeDeployInterface } from '../fake/fake-deploy.js';
 import { FakeManagementInterface } from '../fake/fake-management.js';
 import { FakePowerInterface } from '../fake/fake-power.js';
+import { OPTIONAL_INTERFACES } from '../optional/catalog.js';
 import type { NodeDriver, NodeUpdate, Task } from '../task.js';
 
 /** The node fields updateNode accepts, as the NodeUpdate type names them. */
@@ -50,6 +59,30 @@ export function createTestNode(overrides: Partial<NodeRecord> = {}): NodeRecord 
     resourceClass: null,
     description: null,
     automatedClean: null,
+    biosInterface: OPTIONAL_INTERFACE_GENERIC.bios,
+    consoleInterface: OPTIONAL_INTERFACE_GENERIC.console,
+    firmwareInterface: OPTIONAL_INTERFACE_GENERIC.firmware,
+    inspectInterface: OPTIONAL_INTERFACE_GENERIC.inspect,
+    networkInterface: OPTIONAL_INTERFACE_GENERIC.network,
+    raidInterface: OPTIONAL_INTERFACE_GENERIC.raid,
+    rescueInterface: OPTIONAL_INTERFACE_GENERIC.rescue,
+    storageInterface: OPTIONAL_INTERFACE_GENERIC.storage,
+    vendorInterface: OPTIONAL_INTERFACE_GENERIC.vendor,
+    owner: null,
+    lessee: null,
+    protected: false,
+    protectedReason: null,
+    retired: false,
+    retiredReason: null,
+    networkData: {},
+    disablePowerOff: false,
+    shard: null,
+    parentNode: null,
+    bootMode: null,
+    secureBoot: null,
+    raidConfig: {},
+    targetRaidConfig: {},
+    consoleEnabled: false,
     createdAt: new Date(),
     updatedAt: null,
     ...overrides,
@@ -129,6 +162,7 @@ class InMemoryTask implements TestTask {
       deploy: new FakeDeployInterface(),
       power: new FakePowerInterface(),
       management: new FakeManagementInterface(),
+      ...genericOptionalInterfaces(),
       ...options.driver,
     };
   }
@@ -150,4 +184,20 @@ class InMemoryTask implements TestTask {
     this.#node = structuredClone(this.record);
     return this.#node;
   }
+}
+
+/** The generic implementation of every optional kind (listed first), as a node with no other gets. */
+function genericOptionalInterfaces(): Omit<NodeDriver, 'boot' | 'deploy' | 'power' | 'management'> {
+  const deps = {
+    settings: {},
+    deploy: loadConfig({ env: {} }).deploy,
+    apiPublicEndpoint: null,
+    fileUrlAllowedPaths: [],
+    powerStateChangeTimeout: 60,
+    logger: createSilentLogger(),
+    conductorHostname: 'test',
+  };
+  return Object.fromEntries(
+    OPTIONAL_INTERFACE_TYPES.map((kind) => [kind, OPTIONAL_INTERFACES[kind][0]?.create(deps)]),
+  ) as Omit<NodeDriver, 'boot' | 'deploy' | 'power' | 'management'>;
 }

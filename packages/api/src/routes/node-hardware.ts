@@ -1,0 +1,191 @@
+import { InvalidParameterValue, ResourceNotFound } from '@bmaas/common';
+import type { Request, Response, Router } from 'express';
+import { requireMinor, requireResourceMinor } from '../errors.js';
+import { buildUrl } from '../links.js';
+import { onlyQuery, optionalBoolean, queryString } from '../list-query.js';
+import { baseUrlOf, queryOf, type RouteDeps, resourceRouter } from '../route-deps.js';
+import { compileSchema, isUuid } from '../validation.js';
+import { Minor } from '../versions.js';
+
+interface VifBody {
+  id: string;
+  port_uuid?: string;
+  portgroup_uuid?: string;
+  [key: string]: unknown;
+}
+
+const checkVifBody = compileSchema<VifBody>('vif', {
+  type: 'object',
+  properties: {
+    id: { type: 'string', minLength: 1, maxLength: 255 },
+    port_uuid: { type: 'string' },
+    portgroup_uuid: { type: 'string' },
+  },
+  required: ['id'],
+});
+const checkBootModeBody = compileSchema<{ target: 'bios' | 'uefi' }>('boot mode', {
+  type: 'object',
+  properties: { target: { type: 'string', enum: ['bios', 'uefi'] } },
+  required: ['target'],
+  additionalProperties: false,
+});
+const checkSecureBootBody = compileSchema<{ target: boolean }>('secure boot', {
+  type: 'object',
+  properties: { target: { type: 'boolean' } },
+  required: ['target'],
+  additionalProperties: false,
+});
+const checkConsoleBody = compileSchema<{ enabled: boolean | string }>('console', {
+  type: 'object',
+  properties: { enabled: { anyOf: [{ type: 'boolean' }, { type: 'string', format: 'boolean-word' }] } },
+  required: ['enabled'],
+  additionalProperties: false,
+});
+const checkRaidBody = compileSchema<Record<string, unknown>>('RAID config', { type: 'object' });
+
+/** 202 with the node's states as Location, as Ironic answers asynchronous state changes. */
+function acceptedStates(deps: RouteDeps, req: Request, res: Response): void {
+  res.location(buildUrl(baseUrlOf(req, deps), 'nodes', `${req.params.ident}/states`));
+  res.status(202).end();
+}
+
+/**
+ * Node sub-resources answered by the node's own interfaces through the
+ * owning conductor (vifs, RAID, boot mode, secure boot, console, vendor
+ * passthru), and the BIOS settings and firmware components the conductor
+ * caches (none: no interface here caches any).
+ */
+export function nodeHardwareRouter(deps: RouteDeps): Router {
+  const { router, allow } = resourceRouter();
+  const find = (req: Request) => deps.nodes.find(req.params.ident as string, req.context.minor);
+  const call = deps.conductors.callForNode.bind(deps.conductors);
+  const ctx = (req: Request) => ({ requestId: req.context.requestId });
+
+  // VIFs (1.28; port_uuid and portgroup_uuid 1.67).
+  router.get('/v1/nodes/:ident/vifs', onlyQuery(), async (req, res) => {
+    requireResourceMinor(req.context.minor, Minor.VIFS);
+    const node = await find(req);
+    const vifs = await call(node, 'vif_list', { node_id: node.uuid }, ctx(req));
+    res.json({ vifs: vifs.map((vif) => ({ id: vif.id })) });
+  });
+  router.post('/v1/nodes/:ident/vifs', onlyQuery(), async (req, res) => {
+    requireResourceMinor(req.context.minor, Minor.VIFS);
+    const node = await find(req);
+    const vif = checkVifBody(req.body);
+    for (const field of ['port_uuid', 'portgroup_uuid'] as const) {
+      const value = vif[field];
+      if (value === undefined) continue;
+      requireMinor(req.context.minor, Minor.VIF_PORT_UUID);
+      if (!isUuid(value)) throw new InvalidParameterValue(`Expected UUID for ${field}: ${value}`);
+    }
+    if (vif.port_uuid && vif.portgroup_uuid) {
+      throw new InvalidParameterValue('Cannot specify both port_uuid and portgroup_uuid');
+    }
+    await call(node, 'vif_attach', { node_id: node.uuid, vif_info: vif }, ctx(req));
+    req.context.logger.info('vif attached', { nodeUuid: node.uuid, vif: vif.id });
+    res.status(204).end();
+  });
+  router.delete('/v1/nodes/:ident/vifs/:vif', onlyQuery(), async (req, res) => {
+    requireResourceMinor(req.context.minor, Minor.VIFS);
+    const node = await find(req);
+    await call(node, 'vif_detach', { node_id: node.uuid, vif_id: req.params.vif as string }, ctx(req));
+    req.context.logger.info('vif detached', { nodeUuid: node.uuid, vif: req.params.vif });
+    res.status(204).end();
+  });
+
+  // Target RAID configuration (1.12).
+  router.put('/v1/nodes/:ident/states/raid', onlyQuery(), async (req, res) => {
+    requireMinor(req.context.minor, Minor.RAID_CONFIG);
+    const node = await find(req);
+    const config = checkRaidBody(req.body);
+    await call(node, 'set_target_raid_config', { node_id: node.uuid, target_raid_config: config }, ctx(req));
+    req.context.logger.info('target RAID config set', { nodeUuid: node.uuid });
+    res.status(204).end();
+  });
+
+  // Boot mode and secure boot (1.76).
+  router.put('/v1/nodes/:ident/states/boot_mode', onlyQuery(), async (req, res) => {
+    requireMinor(req.context.minor, Minor.BOOT_MODE_CHANGE);
+    const node = await find(req);
+    const { target } = checkBootModeBody(req.body);
+    await call(node, 'set_boot_mode', { node_id: node.uuid, mode: target }, ctx(req));
+    acceptedStates(deps, req, res);
+  });
+  router.put('/v1/nodes/:ident/states/secure_boot', onlyQuery(), async (req, res) => {
+    requireMinor(req.context.minor, Minor.BOOT_MODE_CHANGE);
+    const node = await find(req);
+    const { target } = checkSecureBootBody(req.body);
+    await call(node, 'set_secure_boot_state', { node_id: node.uuid, state: target }, ctx(req));
+    acceptedStates(deps, req, res);
+  });
+
+  // Console.
+  router.get('/v1/nodes/:ident/states/console', onlyQuery(), async (req, res) => {
+    const node = await find(req);
+    res.json(await call(node, 'get_console_information', { node_id: node.uuid }, ctx(req)));
+  });
+  router.put('/v1/nodes/:ident/states/console', onlyQuery(), async (req, res) => {
+    const node = await find(req);
+    const { enabled } = checkConsoleBody(req.body);
+    const on = enabled === true || (typeof enabled === 'string' && /^(1|t|true|on|y|yes)$/i.test(enabled));
+    await call(node, 'set_console_mode', { node_id: node.uuid, enabled: on }, ctx(req));
+    acceptedStates(deps, req, res);
+  });
+
+  // Vendor passthru: any HTTP method, ?method= names the vendor method.
+  router.get('/v1/nodes/:ident/vendor_passthru/methods', onlyQuery(), async (req, res) => {
+    const node = await find(req);
+    res.json(await call(node, 'get_node_vendor_passthru_methods', { node_id: node.uuid }, ctx(req)));
+  });
+  // The method in the path (what ironicclient sends) or in ?method=.
+  const passthru = async (req: Request, res: Response) => {
+    const node = await find(req);
+    const method = (req.params.method as string | undefined) ?? queryString(queryOf(req), 'method');
+    if (!method) throw new InvalidParameterValue('Method not specified');
+    const body = req.body === undefined || req.body === null ? {} : req.body;
+    if (typeof body !== 'object' || Array.isArray(body))
+      throw new InvalidParameterValue('Expected a JSON object body.');
+    const result = await call(
+      node,
+      'vendor_passthru',
+      { node_id: node.uuid, driver_method: method, http_method: req.method, info: body as Record<string, unknown> },
+      ctx(req),
+    );
+    res.status(result.async ? 202 : 200).json(result.return ?? null);
+  };
+  router.all('/v1/nodes/:ident/vendor_passthru', onlyQuery('method'), passthru);
+  router.all('/v1/nodes/:ident/vendor_passthru/:method', onlyQuery(), passthru);
+
+  // BIOS settings (1.40; ?detail and ?fields 1.74) and firmware components (1.86): what the conductor cached.
+  router.get('/v1/nodes/:ident/bios', onlyQuery('detail', 'fields'), async (req, res) => {
+    requireResourceMinor(req.context.minor, Minor.BIOS_INTERFACE);
+    const query = queryOf(req);
+    if (optionalBoolean(query, 'detail') !== undefined || queryString(query, 'fields') !== undefined) {
+      requireMinor(req.context.minor, Minor.BIOS_REGISTRY);
+    }
+    await find(req);
+    res.json({ bios: [] });
+  });
+  router.get('/v1/nodes/:ident/bios/:setting', onlyQuery(), async (req, _res) => {
+    requireResourceMinor(req.context.minor, Minor.BIOS_INTERFACE);
+    const node = await find(req);
+    throw new ResourceNotFound(`Node ${node.uuid} doesn't have a BIOS setting '${req.params.setting}'`);
+  });
+  router.get('/v1/nodes/:ident/firmware', onlyQuery(), async (req, res) => {
+    requireResourceMinor(req.context.minor, Minor.FIRMWARE_INTERFACE);
+    await find(req);
+    res.json({ firmware: [] });
+  });
+
+  allow('/v1/nodes/:ident/vifs', ['GET', 'POST']);
+  allow('/v1/nodes/:ident/vifs/:vif', ['DELETE']);
+  allow('/v1/nodes/:ident/states/raid', ['PUT']);
+  allow('/v1/nodes/:ident/states/boot_mode', ['PUT']);
+  allow('/v1/nodes/:ident/states/secure_boot', ['PUT']);
+  allow('/v1/nodes/:ident/states/console', ['GET', 'PUT']);
+  allow('/v1/nodes/:ident/vendor_passthru/methods', ['GET']);
+  allow('/v1/nodes/:ident/bios', ['GET']);
+  allow('/v1/nodes/:ident/bios/:setting', ['GET']);
+  allow('/v1/nodes/:ident/firmware', ['GET']);
+  return router;
+}

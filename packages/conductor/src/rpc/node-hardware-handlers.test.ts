@@ -1,0 +1,177 @@
+import {
+  createSilentLogger,
+  InvalidParameterValue,
+  NodeIsRetired,
+  NodeProtected,
+  type NodeRecord,
+  UnsupportedDriverExtension,
+} from '@bmaas/common';
+import { createStores, type Stores } from '@bmaas/db';
+import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import { FAKE_BOOT_CONFIG_NAME } from '@bmaas/driver-api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NodeHistoryWriter } from '../history/node-history-writer.js';
+import { ProvisioningRunner } from '../provisioning/runner.js';
+import { DriverRegistry } from '../registry/driver-registry.js';
+import { DRIVER_CATALOG } from '../registry/enabled-interfaces.js';
+import { TaskManager } from '../task-manager.js';
+import { createNode, testConfig } from '../test-fixtures.js';
+import { createRpcHandlers } from './handlers.js';
+import type { ConductorRpcHandlers, RpcCall } from './json-rpc-server.js';
+
+let database: TestDatabase;
+let stores: Stores;
+let tasks: TaskManager;
+let runner: ProvisioningRunner;
+let history: NodeHistoryWriter;
+let handlers: ConductorRpcHandlers;
+const call: RpcCall = { requestId: 'req-test', logger: createSilentLogger() };
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  stores = createStores(database.db);
+  const config = testConfig();
+  const registry = DriverRegistry.create(DRIVER_CATALOG, {
+    config,
+    logger: createSilentLogger(),
+    conductorHostname: 'c1',
+  });
+  // A long interval: the test flushes when it wants the entries.
+  history = new NodeHistoryWriter({
+    store: stores.nodeHistory,
+    conductor: 'c1',
+    logger: createSilentLogger(),
+    flushIntervalMs: 60_000,
+  });
+  tasks = new TaskManager({
+    nodes: stores.nodes,
+    ports: stores.ports,
+    driverFor: (node) => registry.driverFor(node),
+    hostname: 'c1',
+    conductorId: () => 1,
+    lockRetry: { attempts: 1, intervalMs: 10 },
+    logger: createSilentLogger(),
+    history,
+  });
+  runner = new ProvisioningRunner({ tasks, automatedClean: false });
+  handlers = createRpcHandlers({ runner, tasks, history });
+});
+afterAll(async () => {
+  await history?.close();
+  await database?.drop();
+});
+
+const stored = async (node: NodeRecord) => (await stores.nodes.getById(node.id)) as NodeRecord;
+
+describe('node hardware RPC handlers (the node interfaces under its lock)', () => {
+  it('validates and stores a target RAID config with fake RAID; no-raid refuses; {} clears anywhere', async () => {
+    const fake = await createNode(stores, { raidInterface: 'fake' });
+    const config = { logical_disks: [{ size_gb: 'MAX', raid_level: '1+0', is_root_volume: true }] };
+    await handlers.set_target_raid_config({ node_id: fake.uuid, target_raid_config: config }, call);
+    expect((await stored(fake)).targetRaidConfig).toEqual(config);
+    const bad = { logical_disks: [{ size_gb: 10, raid_level: '7' }] };
+    await expect(
+      handlers.set_target_raid_config({ node_id: fake.uuid, target_raid_config: bad }, call),
+    ).rejects.toThrow(InvalidParameterValue);
+    const none = await createNode(stores);
+    await expect(
+      handlers.set_target_raid_config({ node_id: none.uuid, target_raid_config: config }, call),
+    ).rejects.toThrow('Driver fake-hardware does not support raid (disabled or not implemented).');
+    await handlers.set_target_raid_config({ node_id: fake.uuid, target_raid_config: {} }, call);
+    expect((await stored(fake)).targetRaidConfig).toEqual({});
+    expect((await stored(fake)).reservation).toBeNull();
+  });
+
+  it('attaches and detaches VIFs with the noop network interface, which lists none (as Ironic)', async () => {
+    const node = await createNode(stores);
+    await handlers.vif_attach({ node_id: node.uuid, vif_info: { id: 'vif-1' } }, call);
+    expect(await handlers.vif_list({ node_id: node.uuid }, call)).toEqual([]);
+    await handlers.vif_detach({ node_id: node.uuid, vif_id: 'vif-1' }, call);
+    await expect(handlers.vif_attach({ node_id: node.uuid, vif_info: { id: '' } }, call)).rejects.toThrow(
+      'VIF id is required.',
+    );
+  });
+
+  it('turns a fake console on and off; no-console refuses with UnsupportedDriverExtension', async () => {
+    const none = await createNode(stores);
+    await expect(handlers.set_console_mode({ node_id: none.uuid, enabled: true }, call)).rejects.toThrow(
+      UnsupportedDriverExtension,
+    );
+    expect(await handlers.get_console_information({ node_id: none.uuid }, call)).toEqual({
+      console_enabled: false,
+      console_info: null,
+    });
+    const fake = await createNode(stores, { consoleInterface: 'fake' });
+    await handlers.set_console_mode({ node_id: fake.uuid, enabled: true }, call);
+    expect(await handlers.get_console_information({ node_id: fake.uuid }, call)).toEqual({
+      console_enabled: true,
+      console_info: { type: 'fake', url: 'fake://' },
+    });
+    await handlers.set_console_mode({ node_id: fake.uuid, enabled: false }, call);
+    expect((await stored(fake)).consoleEnabled).toBe(false);
+  });
+
+  it('runs fake vendor methods; no-vendor lists none and refuses', async () => {
+    const none = await createNode(stores);
+    expect(await handlers.get_node_vendor_passthru_methods({ node_id: none.uuid }, call)).toEqual({});
+    const params = { node_id: none.uuid, driver_method: 'first_method', http_method: 'POST', info: { bar: 'x' } };
+    await expect(handlers.vendor_passthru(params, call)).rejects.toThrow(
+      'Driver fake-hardware does not support vendor (disabled or not implemented).',
+    );
+    const fake = await createNode(stores, { vendorInterface: 'fake' });
+    expect(await handlers.vendor_passthru({ ...params, node_id: fake.uuid }, call)).toEqual({
+      return: { bar: 'x' },
+      async: false,
+    });
+    await expect(
+      handlers.vendor_passthru({ ...params, node_id: fake.uuid, driver_method: 'nope' }, call),
+    ).rejects.toThrow('No handler for method nope');
+  });
+
+  it('records the boot mode and secure boot state the fake management set', async () => {
+    const node = await createNode(stores);
+    await handlers.set_boot_mode({ node_id: node.uuid, mode: 'uefi' }, call);
+    await handlers.set_secure_boot_state({ node_id: node.uuid, state: true }, call);
+    expect(await stored(node)).toMatchObject({ bootMode: 'uefi', secureBoot: true, reservation: null });
+  });
+
+  it('refuses to delete or rebuild a protected node and to provide a retired one', async () => {
+    const shielded = await createNode(stores, {}, { provisionState: 'active', protected: true });
+    await expect(runner.doProvisioningAction(shielded.uuid, 'delete')).rejects.toThrow(NodeProtected);
+    await expect(runner.doProvisioningAction(shielded.uuid, 'rebuild')).rejects.toThrow(NodeProtected);
+    const retired = await createNode(stores, { retired: true }, { provisionState: 'manageable' });
+    await expect(runner.doProvisioningAction(retired.uuid, 'provide')).rejects.toThrow(
+      `The providing operation can't be performed on node ${retired.uuid} because it is retired.`,
+    );
+    await expect(runner.doProvisioningAction(retired.uuid, 'provide')).rejects.toThrow(NodeIsRetired);
+  });
+
+  it('records provision state changes, errors and served boot configs in the node history', async () => {
+    const node = await createNode(stores);
+    await runner.doProvisioningAction(node.uuid, 'manage');
+    expect(await tasks.drain(5000)).toBe(true);
+    await stores.nodes.update(node.id, { disablePowerOff: true });
+    await runner.changePowerState(node.uuid, 'power off');
+    expect(await tasks.drain(5000)).toBe(true);
+    await stores.nodes.update(node.id, {
+      driverInternalInfo: { fake_boot: 'deploy' },
+    });
+    const served = await handlers.get_boot_config({ node_id: node.uuid, name: FAKE_BOOT_CONFIG_NAME }, call);
+    expect(served.content).toContain('deploy');
+    // A refused name is not a served configuration.
+    await expect(handlers.get_boot_config({ node_id: node.uuid, name: 'other' }, call)).rejects.toThrow();
+    await history.flush();
+    const entries = await stores.nodeHistory.list(node.id, { limit: 10, sortDir: 'asc' });
+    expect(entries.map((e) => [e.eventType, e.severity, e.conductor])).toEqual([
+      ['provisioning', 'info', 'c1'],
+      ['provisioning', 'info', 'c1'],
+      ['power', 'error', 'c1'],
+      ['boot-config', 'info', 'c1'],
+    ]);
+    expect(entries[3]?.event).toBe(`Boot configuration "${FAKE_BOOT_CONFIG_NAME}" served.`);
+    expect(entries[0]?.event).toBe('Provision state changed from "enroll" to "verifying" (target "manageable").');
+    expect(entries[1]?.event).toBe('Provision state changed from "verifying" to "manageable".');
+    expect(entries[2]?.event).toContain('Refusing to power off node');
+    expect((await stored(node)).powerState).toBeNull();
+  });
+});

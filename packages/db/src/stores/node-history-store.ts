@@ -1,0 +1,64 @@
+import { randomUUID } from 'node:crypto';
+import type { NodeHistoryRecord } from '@bmaas/common';
+import type { Knex } from 'knex';
+import { rowToRecord } from './case.js';
+
+/** What is recorded; uuid and created_at are filled in. */
+export type NewNodeHistory = Pick<NodeHistoryRecord, 'nodeId' | 'conductor' | 'eventType' | 'severity' | 'event'> & {
+  user?: string | null;
+  createdAt?: Date;
+};
+
+export interface NodeHistoryPage {
+  limit: number;
+  /** uuid of the last entry of the previous page. */
+  marker?: string;
+  sortDir: 'asc' | 'desc';
+}
+
+/** SQL for node_history: entries are appended, read by node in the order they were written. */
+export class NodeHistoryStore {
+  constructor(private readonly db: Knex) {}
+
+  /** Appends entries in one INSERT. Entries of nodes deleted meanwhile are dropped. */
+  async append(entries: readonly NewNodeHistory[]): Promise<void> {
+    if (entries.length === 0) return;
+    const rows = entries.map((entry) => ({
+      uuid: randomUUID(),
+      node_id: entry.nodeId,
+      conductor: entry.conductor,
+      event_type: entry.eventType,
+      severity: entry.severity,
+      event: entry.event,
+      user: entry.user ?? null,
+      created_at: entry.createdAt ?? new Date(),
+    }));
+    // insert … select … where exists: a node deleted since the entry was queued takes its entries with it.
+    await this.db.raw(
+      `insert into node_history (uuid, node_id, conductor, event_type, severity, event, "user", created_at)
+       select e.uuid, e.node_id, e.conductor, e.event_type, e.severity, e.event, e."user", e.created_at
+       from json_populate_recordset(null::node_history, ?::json) e
+       where exists (select 1 from nodes n where n.id = e.node_id)`,
+      [JSON.stringify(rows)],
+    );
+  }
+
+  async list(nodeId: number, page: NodeHistoryPage): Promise<NodeHistoryRecord[]> {
+    const q = this.db('node_history').where({ node_id: nodeId });
+    if (page.marker !== undefined) {
+      const op = page.sortDir === 'asc' ? '>' : '<';
+      q.where('id', op, this.db('node_history').select('id').where({ uuid: page.marker }));
+    }
+    const rows = await q.orderBy('id', page.sortDir).limit(page.limit);
+    return rows.map((row) => rowToRecord<NodeHistoryRecord>(row));
+  }
+
+  async get(nodeId: number, uuid: string): Promise<NodeHistoryRecord | undefined> {
+    const row = await this.db('node_history').where({ node_id: nodeId, uuid }).first();
+    return row ? rowToRecord<NodeHistoryRecord>(row) : undefined;
+  }
+
+  async exists(uuid: string): Promise<boolean> {
+    return (await this.db('node_history').where({ uuid }).first('id')) !== undefined;
+  }
+}
