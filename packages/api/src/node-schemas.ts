@@ -20,6 +20,7 @@ const NODE_PROPERTIES = {
   description: schemaTypes.nullableString(4096),
   automated_clean: schemaTypes.nullableBooleanLike,
   maintenance: schemaTypes.nullableBooleanLike,
+  chassis_uuid: schemaTypes.nullableUuid,
 } as const;
 
 export const NODE_SCHEMA = {
@@ -48,6 +49,7 @@ export interface NodeBody {
   description?: string | null;
   automated_clean?: boolean | string | null;
   maintenance?: boolean | string | null;
+  chassis_uuid?: string | null;
 }
 
 /** Node fields a PATCH may change (Ironic's list, less what we do not store). */
@@ -72,6 +74,7 @@ export const NODE_FIELD_DEFAULTS: Readonly<Record<string, unknown>> = {
   description: null,
   automated_clean: null,
   maintenance: false,
+  chassis_uuid: null,
 };
 
 /** Fields a create or patch may not set before the version that added them. */

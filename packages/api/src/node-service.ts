@@ -32,7 +32,7 @@ import { Minor } from './versions.js';
 
 const S = ProvisionState;
 /** States a node in a transition may still be updated in (Ironic's UPDATE_ALLOWED_STATES). */
-const UPDATE_ALLOWED_STATES: ReadonlySet<string> = new Set([
+export const UPDATE_ALLOWED_STATES: ReadonlySet<string> = new Set([
   S.DEPLOY_FAILED,
   S.INSPECTING,
   S.INSPECT_FAILED,
@@ -73,6 +73,7 @@ interface NodeFields {
   description: string | null;
   automatedClean: boolean | null;
   maintenance: boolean;
+  chassisUuid: string | null;
 }
 
 function fieldsOf(body: NodeBody, defaultGroup: string): NodeFields {
@@ -96,6 +97,7 @@ function fieldsOf(body: NodeBody, defaultGroup: string): NodeFields {
     automatedClean:
       body.automated_clean === undefined || body.automated_clean === null ? null : toBoolean(body.automated_clean),
     maintenance: body.maintenance === undefined || body.maintenance === null ? false : toBoolean(body.maintenance),
+    chassisUuid: body.chassis_uuid?.toLowerCase() ?? null,
   };
 }
 
@@ -118,6 +120,7 @@ function patchDocument(node: NodeRecord): Record<string, unknown> {
     description: node.description,
     automated_clean: node.automatedClean,
     maintenance: node.maintenance,
+    chassis_uuid: node.chassisUuid ?? null,
   };
 }
 
@@ -187,6 +190,7 @@ export class NodeService {
       description: fields.description,
       automatedClean: fields.automatedClean,
       maintenance: fields.maintenance,
+      chassisUuid: fields.chassisUuid,
     });
   }
 
@@ -240,6 +244,7 @@ export class NodeService {
     const scalar = ['name', 'driver', 'instanceUuid', 'conductorGroup', 'resourceClass', 'description'] as const;
     for (const key of scalar) if (next[key] !== node[key]) Object.assign(changes, { [key]: next[key] });
     if (next.automatedClean !== node.automatedClean) changes.automatedClean = next.automatedClean;
+    if (next.chassisUuid !== (node.chassisUuid ?? null)) changes.chassisUuid = next.chassisUuid;
     if (next.maintenance !== node.maintenance) {
       changes.maintenance = next.maintenance;
       if (!next.maintenance) changes.maintenanceReason = null;

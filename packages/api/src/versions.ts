@@ -4,8 +4,8 @@
  * them. docs/api.md lists the same table for users.
  */
 export const MIN_MINOR = 1;
-/** Highest version whose behaviour this API implements (the `baremetal` CLI asks for 1.78). */
-export const MAX_MINOR = 78;
+/** Highest version whose behaviour this API implements (runbooks came with 1.92). */
+export const MAX_MINOR = 92;
 /** Version of a request that names none. */
 export const DEFAULT_MINOR = MIN_MINOR;
 
@@ -36,7 +36,10 @@ export const Minor = {
   PORT_ADVANCED_NET_FIELDS: 19,
   NETWORK_INTERFACE: 20,
   RESOURCE_CLASS: 21,
+  PORTGROUPS: 23,
   PORTGROUPS_SUBCONTROLLERS: 24,
+  UNSET_CHASSIS_UUID: 25,
+  PORTGROUP_MODE_PROPERTIES: 26,
   SOFT_POWER_OFF: 27,
   DYNAMIC_DRIVERS: 30,
   DYNAMIC_INTERFACES: 31,
@@ -59,12 +62,18 @@ export const Minor = {
   DESCRIPTION: 51,
   ALLOCATION: 52,
   PORT_SMARTNIC: 53,
+  DEPLOY_TEMPLATES: 55,
+  ALLOCATION_UPDATE: 57,
+  ALLOCATION_BACKFILL: 58,
+  ALLOCATION_OWNER: 60,
   RETIRED: 61,
   LESSEE: 65,
   NETWORK_DATA: 66,
   DEPLOY_UNDEPLOY_VERBS: 73,
   BOOT_MODE: 75,
   DRIVER_FIELDS: 77,
+  PORT_NAME: 88,
+  RUNBOOKS: 92,
 } as const;
 
 export type ParsedVersion = { kind: 'version'; major: number; minor: number } | { kind: 'malformed' };

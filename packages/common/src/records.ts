@@ -31,6 +31,9 @@ export interface NodeRecord {
   resourceClass: string | null;
   description: string | null;
   automatedClean: boolean | null;
+  /** The chassis and allocation the node belongs to (uuids, read with the node at no cost). */
+  chassisUuid?: string | null;
+  allocationUuid?: string | null;
   createdAt: Date;
   updatedAt: Date | null;
 }
@@ -46,6 +49,10 @@ export interface PortRecord {
   localLinkConnection: JsonObject;
   extra: JsonObject;
   name: string | null;
+  portgroupId?: number | null;
+  /** The portgroup's uuid, read with the port where the API answers it. */
+  portgroupUuid?: string | null;
+  isSmartnic?: boolean;
   createdAt: Date;
   updatedAt: Date | null;
 }

@@ -2,6 +2,7 @@ export { type Database, type DatabaseOptions, openDatabase } from './connection.
 export { EmbeddedPostgresServer, loadEmbeddedPostgres, traversableByOthers } from './embedded-postgres.js';
 export { downgradeSchema, migrationSource, schemaVersion, upgradeSchema } from './migrations/index.js';
 export { type ResolvedDatabase, resolveDatabaseUrl } from './resolve.js';
+export { AllocationStore, type CandidateQuery } from './stores/allocation-store.js';
 export {
   type AliveConductor,
   type ConductorRegistration,
@@ -23,3 +24,5 @@ export {
   type PortListQuery,
   PortStore,
 } from './stores/port-store.js';
+export { type ColumnFilters, ResourceStore, type ResourceTableSpec } from './stores/resource-store.js';
+export { ChassisStore, PortgroupStore, type ResourceStores } from './stores/resource-stores.js';

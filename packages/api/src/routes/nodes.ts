@@ -54,6 +54,8 @@ function nodeFilters(query: Record<string, unknown>, minor: number): Partial<Nod
 }
 
 const FILTER_PARAMS = ['provision_state', 'driver', 'resource_class', 'conductor_group', 'maintenance', 'associated'];
+/** Query parameters of node lists besides fields and detail. */
+export const NODE_LIST_PARAMS = [...PAGE_PARAMS, ...FILTER_PARAMS];
 
 export async function nodeJson(
   deps: RouteDeps,
@@ -67,7 +69,14 @@ export async function nodeJson(
   return nodeView(node, { minor, baseUrl: baseUrlOf(req, deps), fields, conductor });
 }
 
-async function listNodes(deps: RouteDeps, req: Request, res: Response, detail: boolean): Promise<void> {
+/** Lists nodes; `scope` narrows to a chassis's nodes (GET /v1/chassis/{id}/nodes) and names the list's path. */
+export async function listNodes(
+  deps: RouteDeps,
+  req: Request,
+  res: Response,
+  detail: boolean,
+  scope: { chassisUuid?: string; resource?: string } = {},
+): Promise<void> {
   const minor = req.context.minor;
   const query = queryOf(req);
   const userFields = detail ? undefined : queryString(query, 'fields');
@@ -77,6 +86,7 @@ async function listNodes(deps: RouteDeps, req: Request, res: Response, detail: b
   checkNodeSortKey(page.sortKey, minor);
   const filters = nodeFilters(query, minor);
   if (page.marker !== undefined) await deps.nodes.find(checkedMarker(page.marker), minor);
+  if (scope.chassisUuid !== undefined) filters.chassisUuid = scope.chassisUuid;
   const nodes = await deps.stores.nodes.list({ ...filters, ...page });
   const body: Record<string, unknown> = {
     nodes: await Promise.all(nodes.map((node) => nodeJson(deps, req, node, fields))),
@@ -87,7 +97,7 @@ async function listNodes(deps: RouteDeps, req: Request, res: Response, detail: b
     for (const name of [...FILTER_PARAMS, 'detail', 'fields']) params[name] = queryString(query, name);
     body.next = buildUrl(
       baseUrlOf(req, deps),
-      detail ? 'nodes/detail' : 'nodes',
+      scope.resource ?? (detail ? 'nodes/detail' : 'nodes'),
       nextQuery(params, page.limit, last.uuid),
     );
   }

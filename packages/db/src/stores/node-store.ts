@@ -8,7 +8,7 @@ import {
 import type { Knex } from 'knex';
 import { recordToColumns, rowToRecord, toSnake } from './case.js';
 import { applyKeysetPage } from './keyset-page.js';
-import { isUniqueViolation } from './pg-errors.js';
+import { isForeignKeyViolation, isUniqueViolation } from './pg-errors.js';
 import { portFromJson } from './port-store.js';
 import { queryPrepared } from './prepared-query.js';
 
@@ -38,6 +38,7 @@ export type NewNode = Pick<
       | 'automatedClean'
       | 'maintenance'
       | 'maintenanceReason'
+      | 'chassisUuid'
     >
   >;
 
@@ -52,6 +53,7 @@ export interface NodeListQuery {
   associated?: boolean;
   resourceClass?: string;
   reservation?: string;
+  chassisUuid?: string;
   limit: number;
   /** uuid of the last item of the previous page. */
   marker?: string;
@@ -156,6 +158,7 @@ export class NodeStore {
     if (query.maintenance !== undefined) q.where('maintenance', query.maintenance);
     if (query.resourceClass !== undefined) q.where('resource_class', query.resourceClass);
     if (query.reservation !== undefined) q.where('reservation', query.reservation);
+    if (query.chassisUuid !== undefined) q.where('chassis_uuid', query.chassisUuid);
     if (query.associated !== undefined) {
       if (query.associated) q.whereNotNull('instance_uuid');
       else q.whereNull('instance_uuid');
@@ -230,13 +233,19 @@ export class NodeStore {
     return Number(row?.count ?? 0);
   }
 
-  private translate(error: unknown, node: { uuid?: string; name?: string | null }): unknown {
+  private translate(
+    error: unknown,
+    node: { uuid?: string; name?: string | null; chassisUuid?: string | null },
+  ): unknown {
     const constraint = isUniqueViolation(error);
     if (constraint?.includes('name')) return new DuplicateName(String(node.name));
     if (constraint?.includes('instance_uuid')) {
       return new InvalidParameterValue('instance_uuid is already associated with another node');
     }
     if (constraint?.includes('uuid')) return new NodeAlreadyExists(String(node.uuid));
+    // The one foreign key a node create or update writes: its chassis.
+    if (isForeignKeyViolation(error))
+      return new InvalidParameterValue(`Chassis ${node.chassisUuid} could not be found.`);
     return error;
   }
 }

@@ -4,6 +4,7 @@ import {
   NodeNotFound,
   PortAlreadyExists,
   type PortRecord,
+  ResourceAlreadyExists,
 } from '@bmaas/common';
 import type { Knex } from 'knex';
 import { recordToColumns, rowToRecord } from './case.js';
@@ -15,14 +16,31 @@ const JSON_COLUMNS = new Set(['local_link_connection', 'extra']);
 const PORT_COLUMNS = 'ports.*';
 
 export type NewPort = Pick<PortRecord, 'uuid' | 'address' | 'nodeId'> &
-  Partial<Pick<PortRecord, 'pxeEnabled' | 'physicalNetwork' | 'localLinkConnection' | 'extra' | 'name'>>;
+  Partial<
+    Pick<
+      PortRecord,
+      'pxeEnabled' | 'physicalNetwork' | 'localLinkConnection' | 'extra' | 'name' | 'portgroupId' | 'isSmartnic'
+    >
+  >;
 export type PortChanges = Partial<
-  Pick<PortRecord, 'address' | 'nodeId' | 'pxeEnabled' | 'physicalNetwork' | 'localLinkConnection' | 'extra' | 'name'>
+  Pick<
+    PortRecord,
+    | 'address'
+    | 'nodeId'
+    | 'pxeEnabled'
+    | 'physicalNetwork'
+    | 'localLinkConnection'
+    | 'extra'
+    | 'name'
+    | 'portgroupId'
+    | 'isSmartnic'
+  >
 >;
 
 export interface PortListQuery {
   nodeId?: number;
   address?: string;
+  portgroupId?: number;
   limit: number;
   marker?: string;
   sortKey: string;
@@ -35,6 +53,10 @@ export const PORT_SORT_EXPRESSIONS: Readonly<Record<string, string>> = {
   address: 'ports.address',
   created_at: 'ports.created_at',
   updated_at: "coalesce(ports.updated_at, '-infinity')",
+  name: "coalesce(ports.name, '')",
+  pxe_enabled: 'ports.pxe_enabled',
+  is_smartnic: 'ports.is_smartnic',
+  physical_network: "coalesce(ports.physical_network, '')",
 };
 
 /** SQL for the ports table; records carry their node's uuid. */
@@ -42,7 +64,10 @@ export class PortStore {
   constructor(private readonly db: Knex) {}
 
   private select(): Knex.QueryBuilder {
-    return this.db('ports').join('nodes', 'nodes.id', 'ports.node_id').select(PORT_COLUMNS, 'nodes.uuid as node_uuid');
+    return this.db('ports')
+      .join('nodes', 'nodes.id', 'ports.node_id')
+      .leftJoin('portgroups', 'portgroups.id', 'ports.portgroup_id')
+      .select(PORT_COLUMNS, 'nodes.uuid as node_uuid', 'portgroups.uuid as portgroup_uuid');
   }
 
   async create(port: NewPort): Promise<PortRecord> {
@@ -53,9 +78,10 @@ export class PortStore {
         .returning('*');
       const [row] = await this.db
         .with('inserted', inserted)
-        .select('inserted.*', 'nodes.uuid as node_uuid')
+        .select('inserted.*', 'nodes.uuid as node_uuid', 'portgroups.uuid as portgroup_uuid')
         .from('inserted')
-        .join('nodes', 'nodes.id', 'inserted.node_id');
+        .join('nodes', 'nodes.id', 'inserted.node_id')
+        .leftJoin('portgroups', 'portgroups.id', 'inserted.portgroup_id');
       return rowToRecord<PortRecord>(row);
     } catch (error) {
       throw this.translate(error, port);
@@ -72,6 +98,11 @@ export class PortStore {
     return row ? rowToRecord<PortRecord>(row) : undefined;
   }
 
+  async getByName(name: string): Promise<PortRecord | undefined> {
+    const row = await this.select().where('ports.name', name).first();
+    return row ? rowToRecord<PortRecord>(row) : undefined;
+  }
+
   async getByAddress(address: string): Promise<PortRecord | undefined> {
     const row = await this.select().where('ports.address', address).first();
     return row ? rowToRecord<PortRecord>(row) : undefined;
@@ -81,6 +112,7 @@ export class PortStore {
     const q = this.select();
     if (query.nodeId !== undefined) q.where('ports.node_id', query.nodeId);
     if (query.address !== undefined) q.where('ports.address', query.address);
+    if (query.portgroupId !== undefined) q.where('ports.portgroup_id', query.portgroupId);
     applyKeysetPage(q, 'ports', PORT_SORT_EXPRESSIONS, query);
     return (await q).map((row: Record<string, unknown>) => rowToRecord<PortRecord>(row));
   }
@@ -142,10 +174,14 @@ export class PortStore {
     return addresses.map((address) => byAddress.get(address));
   }
 
-  private translate(error: unknown, port: { address?: string; uuid?: string; nodeId?: number }): unknown {
+  private translate(
+    error: unknown,
+    port: { address?: string; uuid?: string; nodeId?: number; name?: string | null },
+  ): unknown {
     const constraint = isUniqueViolation(error);
     if (constraint?.includes('address')) return new MACAlreadyExists(String(port.address));
     if (constraint?.includes('uuid')) return new PortAlreadyExists(String(port.uuid));
+    if (constraint?.includes('name')) return new ResourceAlreadyExists(`A port with name ${port.name} already exists.`);
     if (isForeignKeyViolation(error)) return new NodeNotFound(String(port.nodeId));
     return error;
   }
