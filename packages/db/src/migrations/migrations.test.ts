@@ -52,7 +52,8 @@ describe('migrations', () => {
 
   it('take the resources back down on their own, leaving nodes and ports as they were', async () => {
     const node = { uuid: crypto.randomUUID(), driver: 'fake-hardware', boot_interface: 'fake' };
-    const [{ id }] = await t.db('nodes')
+    const [{ id }] = await t
+      .db('nodes')
       .insert({ ...node, deploy_interface: 'fake', power_interface: 'fake', management_interface: 'fake' })
       .returning('id');
     await t.db('ports').insert({ uuid: crypto.randomUUID(), address: '52:54:00:00:00:01', node_id: id });
