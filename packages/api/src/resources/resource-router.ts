@@ -3,6 +3,7 @@ import { buildUrl } from '../links.js';
 import { nextQuery, onlyQuery, PAGE_PARAMS, parsePage, queryString, requestedFields } from '../list-query.js';
 import { baseUrlOf, queryOf, type RouteDeps, resourceRouter } from '../route-deps.js';
 import { checkedMarker } from '../routes/nodes.js';
+import { Minor } from '../versions.js';
 import {
   checkFields,
   checkResourceVersion,
@@ -45,7 +46,10 @@ export async function listResources<R extends { id: number; uuid: string }>(
   const ctx = contextOf(options.deps, req);
   checkResourceVersion(spec, ctx.minor);
   const query = queryOf(req);
-  const fields = options.detail ? undefined : requestedFields(query, ctx.minor, spec.defaultFields);
+  // A resource that took ?detail= before 1.43 (volume lists) is read as at 1.43 for that parameter.
+  const earlyDetail = spec.detailQuerySince !== undefined && ctx.minor >= spec.detailQuerySince;
+  const detailMinor = earlyDetail ? Math.max(ctx.minor, Minor.DETAIL_QUERY) : ctx.minor;
+  const fields = options.detail ? undefined : requestedFields(query, detailMinor, spec.defaultFields);
   if (!options.detail && queryString(query, 'fields') !== undefined) checkFields(spec, fields ?? [], ctx.minor);
   const page = parsePage(query, options.deps.config.api.max_limit);
   if (spec.fields[page.sortKey] !== undefined) checkFields(spec, [page.sortKey], ctx.minor);

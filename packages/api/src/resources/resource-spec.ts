@@ -29,6 +29,8 @@ export interface ResourceSpec<R extends { id: number; uuid: string }> {
   fields: Readonly<Record<string, number>>;
   /** Fields of a list without ?fields= or detail. */
   defaultFields: readonly string[] | undefined;
+  /** Lists take `?detail=` from this version (Ironic: 1.43, volume lists since they came, 1.32). */
+  detailQuerySince?: number;
   /** Query filters of the list with the version that added each. */
   filters: Readonly<Record<string, number>>;
   store: ResourceStore<R>;

@@ -61,6 +61,9 @@ describe('/v1/volume', () => {
     expect(badType.status).toBe(400);
     const badUuid = await api.request('POST', '/v1/volume/connectors', { body: { ...body, uuid: 'x' } });
     expect(badUuid.status).toBe(400);
+    expect(fault(badUuid)).toBe('Expected UUID for uuid: x');
+    const badNode = await api.request('POST', '/v1/volume/connectors', { body: { ...body, node_uuid: 'vol-1' } });
+    expect(fault(badNode)).toBe('Expected UUID for node_uuid: vol-1');
     expect(fault(await api.request('GET', '/v1/volume/connectors/x'))).toBe('Expected UUID for uuid: x');
     await api.database.db('nodes').where({ uuid: other }).update({ power_state: 'power on' });
     const poweredOn = await api.request('POST', '/v1/volume/connectors', {
