@@ -49,10 +49,21 @@ describe.skipIf(MISSING !== '')(
     beforeAll(async () => {
       await run('npx', ['tsc', '-b', 'packages/api', 'packages/conductor'], { cwd: ROOT, timeout: 240_000 });
       database = await createTestDatabase();
-      stack = await startStack({ databaseUrl: database.url, conductors: 1, api: true, startTimeoutMs: 60_000 });
+      stack = await startStack({
+        databaseUrl: database.url,
+        conductors: 1,
+        api: true,
+        startTimeoutMs: 60_000,
+        // The qemu power interface as the default: the hardware type then has properties to list.
+        env: { BMAAS_DEFAULT__ENABLED_POWER_INTERFACES: 'qemu,fake', BMAAS_DEFAULT__DEFAULT_POWER_INTERFACE: 'qemu' },
+      });
       endpoint = stack.apiUrl as string;
       rest = new RestClient(endpoint);
-      const node = (await rest.createNode({ driver: 'fake-hardware', name: 'compat-1' })) as Json;
+      const node = (await rest.createNode({
+        driver: 'fake-hardware',
+        name: 'compat-1',
+        power_interface: 'fake',
+      })) as Json;
       nodeUuid = node.uuid as string;
     }, 300_000);
 
@@ -74,7 +85,7 @@ describe.skipIf(MISSING !== '')(
 
       const viaSdk = (await sdk(`
 c = conn.baremetal.create_chassis(description='sdk rack')
-n = conn.baremetal.create_node(driver='fake-hardware', name='in-sdk-chassis', chassis_id=c.id)
+n = conn.baremetal.create_node(driver='fake-hardware', name='in-sdk-chassis', chassis_id=c.id, power_interface='fake')
 node_chassis = conn.baremetal.get_node('in-sdk-chassis').chassis_id
 conn.baremetal.update_chassis(c, description='sdk rack 2')
 listed = [x.id for x in conn.baremetal.chassis()]
@@ -235,6 +246,20 @@ emit(out)
       expect(viaSdk.templates).toEqual([['CUSTOM_SDK', { a: 1 }]]);
       expect(viaSdk.runbooks).toEqual([expect.objectContaining({ name: 'CUSTOM_RB', public: true })]);
       expect(viaSdk).toMatchObject({ runbook_too_old: 404, after: [] });
+    });
+
+    it('driver properties with the CLI and the SDK, answered by the conductor', async () => {
+      const listed = (await baremetal(endpoint, [
+        'driver',
+        'property',
+        'list',
+        'fake-hardware',
+        '-f',
+        'json',
+      ])) as Json[];
+      expect(listed).toEqual([{ Property: 'qemu_qmp_socket', Description: expect.stringContaining('QMP') }]);
+      const viaSdk = await sdk(`emit(conn.baremetal.get('/drivers/fake-hardware/properties').json())`);
+      expect(Object.keys(viaSdk as Json)).toEqual(['qemu_qmp_socket']);
     });
 
     it('allocations with the CLI and the SDK: a node in available is chosen, then freed', async () => {

@@ -94,7 +94,7 @@ export function createConductor(deps: ConductorDeps): Conductor {
   };
   const takeover = new TakeoverCheck(checks);
   const rpcServer = new ConductorRpcServer({
-    handlers: createRpcHandlers({ runner, tasks }),
+    handlers: createRpcHandlers({ runner, tasks, registry }),
     logger: deps.logger.child({ component: 'json-rpc' }),
     tls,
     auth,

@@ -44,6 +44,12 @@ export interface ConductorRpcMethods {
    * power action clears it. Throws NodeLocked.
    */
   get_node_with_token: { params: { node_id: string }; result: AgentLookupNode };
+  /**
+   * The properties (driver_info keys, with what each means) the default
+   * interfaces of a hardware type this conductor enabled read (Ironic's
+   * get_driver_properties). Throws DriverNotFound for a type not enabled here.
+   */
+  get_driver_properties: { params: { driver_name: string }; result: Record<string, string> };
 }
 
 /** What get_node_with_token answers: the fields a lookup shows, and the token (or "******"). */

@@ -2,6 +2,7 @@ import type { Router } from 'express';
 import type { RouteDeps } from '../route-deps.js';
 import { allocationsRouter } from './allocations.js';
 import { chassisRouter } from './chassis.js';
+import { driverPropertiesRouter } from './driver-properties.js';
 import { portgroupsRouter } from './portgroups.js';
 import { deployTemplatesRouter, runbooksRouter } from './step-templates.js';
 import { volumeConnectorsRouter, volumeRootRouter, volumeTargetsRouter } from './volume.js';
@@ -17,5 +18,6 @@ export function resourceRouters(deps: RouteDeps): Router[] {
     volumeRootRouter(deps),
     volumeConnectorsRouter(deps),
     volumeTargetsRouter(deps),
+    driverPropertiesRouter(deps),
   ];
 }

@@ -1,12 +1,14 @@
 import { InvalidParameterValue } from '@bmaas/common';
 import { getNodeWithToken } from '../agent/agent-token.js';
 import type { ProvisioningRunner } from '../provisioning/runner.js';
+import type { DriverRegistry } from '../registry/driver-registry.js';
 import type { TaskManager } from '../task-manager.js';
 import type { ConductorRpcHandlers } from './json-rpc-server.js';
 
 export interface RpcHandlerDeps {
   runner: ProvisioningRunner;
   tasks: TaskManager;
+  registry: Pick<DriverRegistry, 'propertiesOf'>;
 }
 
 function requireString(params: object, key: string): string {
@@ -28,7 +30,7 @@ function optionalString(params: object, key: string): string | undefined {
 }
 
 /** The conductor's side of the method table in @bmaas/rpc-client. */
-export function createRpcHandlers({ runner, tasks }: RpcHandlerDeps): ConductorRpcHandlers {
+export function createRpcHandlers({ runner, tasks, registry }: RpcHandlerDeps): ConductorRpcHandlers {
   return {
     async do_provisioning_action(params, { requestId }) {
       await runner.doProvisioningAction(requireString(params, 'node_id'), requireString(params, 'event'), {
@@ -68,6 +70,10 @@ export function createRpcHandlers({ runner, tasks }: RpcHandlerDeps): ConductorR
 
     async get_node_with_token(params, { requestId }) {
       return getNodeWithToken(tasks, requireString(params, 'node_id'), requestId);
+    },
+
+    async get_driver_properties(params) {
+      return registry.propertiesOf(requireString(params, 'driver_name'));
     },
   };
 }
