@@ -119,4 +119,18 @@ describe('/v1/chassis', () => {
   it('is there from 1.1', async () => {
     expect((await api.request('GET', '/v1/chassis', { version: null })).status).toBe(200);
   });
+
+  it('GET /v1 links each resource from the version that added it', async () => {
+    const names = ['portgroups', 'volume', 'allocations', 'deploy_templates', 'runbooks'];
+    const at = async (version: string) => {
+      const body = (await api.request('GET', '/v1', { version })).body;
+      return names.filter((name) => body[name] !== undefined);
+    };
+    expect(await at('1.22')).toEqual([]);
+    expect(await at('1.23')).toEqual(['portgroups']);
+    expect(await at('1.55')).toEqual(['portgroups', 'volume', 'allocations', 'deploy_templates']);
+    expect(await at('1.92')).toEqual(names);
+    const body = (await api.request('GET', '/v1', { version: '1.92' })).body;
+    expect(body.runbooks[0].href).toBe(`${api.baseUrl}/v1/runbooks/`);
+  });
 });

@@ -3,9 +3,9 @@ import type { RouteDeps } from '../route-deps.js';
 import { allocationsRouter } from './allocations.js';
 import { chassisRouter } from './chassis.js';
 import { driverPropertiesRouter } from './driver-properties.js';
-import { portgroupsRouter } from './portgroups.js';
+import { nodePortgroupsRouter, portgroupsRouter } from './portgroups.js';
 import { deployTemplatesRouter, runbooksRouter } from './step-templates.js';
-import { volumeConnectorsRouter, volumeRootRouter, volumeTargetsRouter } from './volume.js';
+import { nodeVolumeRouters, volumeConnectorsRouter, volumeRootRouter, volumeTargetsRouter } from './volume.js';
 
 /** The routers of the resources around nodes, in the order the app mounts them. */
 export function resourceRouters(deps: RouteDeps): Router[] {
@@ -19,5 +19,7 @@ export function resourceRouters(deps: RouteDeps): Router[] {
     volumeConnectorsRouter(deps),
     volumeTargetsRouter(deps),
     driverPropertiesRouter(deps),
+    nodePortgroupsRouter(deps),
+    ...nodeVolumeRouters(deps),
   ];
 }

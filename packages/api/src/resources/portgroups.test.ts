@@ -43,6 +43,10 @@ describe('/v1/portgroups and the port fields that go with them', () => {
     ]);
     expect((await api.request('GET', `/v1/portgroups?node=${nodeB}`)).body.portgroups).toEqual([]);
     expect((await api.request('GET', '/v1/portgroups?address=52:54:00:aa:00:01')).body.portgroups).toHaveLength(1);
+    const ofNode = await api.request('GET', '/v1/nodes/pg-a/portgroups');
+    expect(ofNode.body.portgroups.map((p: { uuid: string }) => p.uuid)).toEqual([uuid]);
+    expect((await api.request('GET', `/v1/nodes/${nodeB}/portgroups/detail`)).body.portgroups).toEqual([]);
+    expect((await api.request('GET', '/v1/nodes/pg-a/portgroups', { version: '1.23' })).status).toBe(404);
 
     const patched = await api.request('PATCH', '/v1/portgroups/bond0', {
       body: [

@@ -15,7 +15,7 @@ import { compileSchema, schemaTypes, toBoolean } from '../validation.js';
 import { Minor } from '../versions.js';
 import { timestamp } from '../views/format.js';
 import { checkNodeUnlocked, nodeFilter, nodeNamedInBody } from './node-owned.js';
-import { resourceOf, resourceRoutes } from './resource-router.js';
+import { nodeSubCollection, resourceOf, resourceRoutes } from './resource-router.js';
 import {
   changedColumns,
   checkWriteVersions,
@@ -183,3 +183,7 @@ export function portgroupsRouter(deps: RouteDeps): Router {
     }
   });
 }
+
+/** GET /v1/nodes/{node}/portgroups (1.24+). */
+export const nodePortgroupsRouter = (deps: RouteDeps) =>
+  nodeSubCollection(portgroupSpec(deps), deps, { sub: 'portgroups', sinceMinor: Minor.PORTGROUPS_SUBCONTROLLERS });

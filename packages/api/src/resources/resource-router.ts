@@ -1,3 +1,4 @@
+import { ResourceNotFound } from '@bmaas/common';
 import type { Request, Response, Router } from 'express';
 import { buildUrl } from '../links.js';
 import { nextQuery, onlyQuery, PAGE_PARAMS, parsePage, queryString, requestedFields } from '../list-query.js';
@@ -130,5 +131,34 @@ export function resourceRoutes<R extends { id: number; uuid: string }>(
   allow(base, ['GET', 'POST']);
   allow(`${base}/detail`, ['GET']);
   allow(`${base}/:ident`, ['GET', 'PATCH', 'DELETE']);
+  return router;
+}
+
+/**
+ * A node's own list of a resource (GET /v1/nodes/{node}/<sub> and its
+ * /detail), from the version that added it (404 below, as Ironic).
+ */
+export function nodeSubCollection<R extends { id: number; uuid: string }>(
+  spec: ResourceSpec<R>,
+  deps: RouteDeps,
+  options: { sub: string; sinceMinor: number },
+): Router {
+  const { router, allow } = resourceRouter();
+  const listParams = [...PAGE_PARAMS, ...Object.keys(spec.filters)];
+  for (const detail of [false, true]) {
+    const suffix = detail ? `${options.sub}/detail` : options.sub;
+    const path = `/v1/nodes/:node/${suffix}`;
+    router.get(path, onlyQuery(...listParams, ...(detail ? [] : ['fields', 'detail'])), async (req, res) => {
+      if (req.context.minor < options.sinceMinor) throw new ResourceNotFound();
+      const node = await deps.nodes.find(req.params.node as string, req.context.minor);
+      await listResources(spec, req, res, {
+        deps,
+        detail,
+        resource: `nodes/${node.uuid}/${suffix}`,
+        scope: { nodeId: node.id },
+      });
+    });
+    allow(path, ['GET']);
+  }
   return router;
 }

@@ -36,6 +36,12 @@ describe('/v1/volume', () => {
       { uuid, node_uuid: node, type: 'iqn', connector_id: 'iqn.2017-07.org.example:01', links: expect.any(Array) },
     ]);
     expect((await api.request('GET', `/v1/volume/connectors?node=${other}`)).body.connectors).toEqual([]);
+    const ofNode = await api.request('GET', '/v1/nodes/vol-1/volume/connectors');
+    expect(ofNode.body.connectors.map((c: { uuid: string }) => c.uuid)).toEqual([uuid]);
+    expect((await api.request('GET', '/v1/nodes/vol-2/volume/connectors/detail')).body.connectors).toEqual([]);
+    const links = await api.request('GET', '/v1/nodes/vol-1/volume');
+    expect(links.body.targets[0].href).toBe(`${api.baseUrl}/v1/nodes/${node}/volume/targets`);
+    expect((await api.request('GET', '/v1/nodes/vol-1/volume/targets', { version: '1.31' })).status).toBe(404);
     const patched = await api.request('PATCH', `/v1/volume/connectors/${uuid}`, {
       body: [
         { op: 'replace', path: '/type', value: 'ip' },

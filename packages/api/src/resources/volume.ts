@@ -13,7 +13,7 @@ import { compileSchema, schemaTypes } from '../validation.js';
 import { Minor } from '../versions.js';
 import { timestamp } from '../views/format.js';
 import { checkNodeUnlocked, nodeFilter, nodeNamedInBody } from './node-owned.js';
-import { resourceRoutes } from './resource-router.js';
+import { nodeSubCollection, resourceRoutes } from './resource-router.js';
 import {
   changedColumns,
   checkResourceVersion,
@@ -218,21 +218,31 @@ export function volumeTargetSpec(deps: RouteDeps): ResourceSpec<VolumeTargetReco
   };
 }
 
-/** GET /v1/volume (1.32+): links to the connectors and targets. */
+/** GET /v1/volume and /v1/nodes/{node}/volume (1.32+): links to the connectors and targets. */
 export function volumeRootRouter(deps: RouteDeps): Router {
   const { router, allow } = resourceRouter();
-  router.get('/v1/volume', onlyQuery(), (req, res) => {
-    checkResourceVersion({ sinceMinor: Minor.VOLUME }, req.context.minor);
-    const baseUrl = baseUrlOf(req, deps);
-    res.json({
-      links: selfAndBookmark(baseUrl, 'volume', ''),
-      connectors: selfAndBookmark(baseUrl, 'volume', 'connectors'),
-      targets: selfAndBookmark(baseUrl, 'volume', 'targets'),
+  for (const path of ['/v1/volume', '/v1/nodes/:node/volume']) {
+    router.get(path, onlyQuery(), async (req, res) => {
+      checkResourceVersion({ sinceMinor: Minor.VOLUME }, req.context.minor);
+      const base = req.params.node
+        ? `nodes/${(await deps.nodes.find(req.params.node as string, req.context.minor)).uuid}/volume`
+        : 'volume';
+      const baseUrl = baseUrlOf(req, deps);
+      res.json({
+        links: selfAndBookmark(baseUrl, base, ''),
+        connectors: selfAndBookmark(baseUrl, base, 'connectors'),
+        targets: selfAndBookmark(baseUrl, base, 'targets'),
+      });
     });
-  });
-  allow('/v1/volume', ['GET']);
+    allow(path, ['GET']);
+  }
   return router;
 }
 
 export const volumeConnectorsRouter = (deps: RouteDeps) => resourceRoutes(volumeConnectorSpec(deps), deps);
 export const volumeTargetsRouter = (deps: RouteDeps) => resourceRoutes(volumeTargetSpec(deps), deps);
+/** GET /v1/nodes/{node}/volume/connectors and …/targets (1.32+). */
+export const nodeVolumeRouters = (deps: RouteDeps) => [
+  nodeSubCollection(volumeConnectorSpec(deps), deps, { sub: 'volume/connectors', sinceMinor: Minor.VOLUME }),
+  nodeSubCollection(volumeTargetSpec(deps), deps, { sub: 'volume/targets', sinceMinor: Minor.VOLUME }),
+];
