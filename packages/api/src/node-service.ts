@@ -218,6 +218,8 @@ export class NodeService {
     const next = fieldsOf(patched, '');
     // Ironic routes every update through the owning conductor: no conductor, no update.
     await this.deps.conductors.hostFor({ uuid: node.uuid, driver: next.driver, conductorGroup: next.conductorGroup });
+    // Ironic lets a node leave its chassis from 1.25 on.
+    if (node.chassisUuid && next.chassisUuid === null) requireMinor(minor, Minor.UNSET_CHASSIS_UUID);
     const changes = await this.changesFor(node, next, ops, resetInterfaces === true);
     if (Object.keys(changes).length === 0) return node;
     return this.save(node, changes);

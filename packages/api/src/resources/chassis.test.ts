@@ -72,6 +72,11 @@ describe('/v1/chassis', () => {
     expect(badNode.status).toBe(400);
     expect(fault(badNode)).toBe(`Chassis ${unknown} could not be found.`);
 
+    const tooOld = await api.request('PATCH', '/v1/nodes/in-chassis', {
+      body: [{ op: 'remove', path: '/chassis_uuid' }],
+      version: '1.24',
+    });
+    expect(tooOld.status).toBe(406);
     const moved = await api.request('PATCH', '/v1/nodes/in-chassis', {
       body: [{ op: 'remove', path: '/chassis_uuid' }],
     });
