@@ -11,6 +11,7 @@ import {
 import type { PortChanges, Stores } from '@bmaas/db';
 import { versionTooLow } from './errors.js';
 import { applyJsonPatch, parsePatch, rootField } from './json-patch.js';
+import { isResourceName } from './resources/resource-spec.js';
 import { compileSchema, isUuid, schemaTypes, toBoolean } from './validation.js';
 import { Minor } from './versions.js';
 
@@ -79,7 +80,6 @@ const PORT_WRITE_VERSIONS: Readonly<Record<string, number>> = {
   is_smartnic: Minor.PORT_SMARTNIC,
   name: Minor.PORT_NAME,
 };
-const LOGICAL_NAME = /^[A-Za-z0-9\-._~]+$/;
 
 function checkPhysicalNetwork(value: string | null | undefined): void {
   if (value === '') throw new InvalidParameterValue('A non-empty value is required when setting physical_network');
@@ -91,7 +91,7 @@ export class PortService {
 
   /** A port by UUID, or by name from 1.88 on. */
   async find(ident: string, minor = 1): Promise<PortRecord> {
-    const byName = minor >= Minor.PORT_NAME && LOGICAL_NAME.test(ident);
+    const byName = minor >= Minor.PORT_NAME && isResourceName(ident);
     if (!isUuid(ident) && !byName) {
       throw new InvalidParameterValue(`Expected a logical name or UUID but received ${ident}.`);
     }
@@ -206,7 +206,7 @@ export class PortService {
     if (isSmartnic && (!link.port_id || !link.hostname)) {
       throw new InvalidParameterValue('Smart NIC port requires both port_id and hostname in local_link_connection.');
     }
-    if (body.name != null && (!LOGICAL_NAME.test(body.name) || isUuid(body.name))) {
+    if (body.name != null && !isResourceName(body.name)) {
       throw new InvalidParameterValue(`Expected name for name: ${body.name}`);
     }
     return { portgroupId, isSmartnic, name: body.name ?? null };

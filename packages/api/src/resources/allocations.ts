@@ -8,23 +8,20 @@ import {
 } from '@bmaas/common';
 import type { Router } from 'express';
 import { MethodNotAllowed } from '../errors.js';
-import { selfAndBookmark } from '../links.js';
 import { UPDATE_ALLOWED_STATES } from '../node-service.js';
 import type { RouteDeps } from '../route-deps.js';
-import { compileSchema, isUuid, schemaTypes } from '../validation.js';
+import { compileSchema, schemaTypes } from '../validation.js';
 import { Minor } from '../versions.js';
-import { timestamp } from '../views/format.js';
 import { resourceRoutes } from './resource-router.js';
 import {
-  changedColumns,
+  CUSTOM_TRAIT,
   checkWriteVersions,
+  isResourceName,
   patchedDocument,
   type ResourceContext,
   type ResourceSpec,
+  saveChanges,
 } from './resource-spec.js';
-
-const TRAIT = { type: 'string', minLength: 1, maxLength: 255, pattern: '^CUSTOM_[A-Z0-9_]+$' } as const;
-const LOGICAL_NAME = /^[A-Za-z0-9\-._~]+$/;
 
 interface AllocationBody {
   uuid?: string | null;
@@ -43,7 +40,7 @@ const checkAllocation = compileSchema<AllocationBody>('allocation', {
     uuid: schemaTypes.nullableUuid,
     name: schemaTypes.nullableString(255),
     resource_class: schemaTypes.nullableString(80),
-    traits: { type: ['array', 'null'], items: TRAIT },
+    traits: { type: ['array', 'null'], items: CUSTOM_TRAIT },
     candidate_nodes: { type: ['array', 'null'], items: { type: 'string' } },
     extra: schemaTypes.nullableObject,
     owner: schemaTypes.nullableString(255),
@@ -61,7 +58,7 @@ const WRITE_VERSIONS = { node: Minor.ALLOCATION_BACKFILL, owner: Minor.ALLOCATIO
 export type NodeTraits = (node: NodeRecord) => readonly string[];
 
 function checkName(name: string | null | undefined): void {
-  if (name != null && (!LOGICAL_NAME.test(name) || isUuid(name))) {
+  if (name != null && !isResourceName(name)) {
     throw new InvalidParameterValue(`Cannot create allocation with invalid name '${name}'`);
   }
 }
@@ -189,7 +186,7 @@ export function allocationSpec(deps: RouteDeps, traitsOf: NodeTraits): ResourceS
       }
       return filters;
     },
-    view: (a, ctx) => ({
+    view: (a) => ({
       uuid: a.uuid,
       name: a.name,
       node_uuid: a.nodeUuid ?? null,
@@ -200,9 +197,6 @@ export function allocationSpec(deps: RouteDeps, traitsOf: NodeTraits): ResourceS
       candidate_nodes: a.candidateNodes,
       extra: a.extra,
       owner: a.owner,
-      created_at: timestamp(a.createdAt),
-      updated_at: timestamp(a.updatedAt),
-      links: selfAndBookmark(ctx.baseUrl, 'allocations', a.uuid),
     }),
     create: async (raw, ctx) => {
       const body = checkAllocation(raw);
@@ -238,9 +232,7 @@ export function allocationSpec(deps: RouteDeps, traitsOf: NodeTraits): ResourceS
         minor: ctx.minor,
       });
       checkName(next.name);
-      const changes = changedColumns(a, { name: next.name ?? null, extra: next.extra ?? {} });
-      if (Object.keys(changes).length === 0) return a;
-      return (await store.update(a.id, changes)) ?? a;
+      return saveChanges(store, a, { name: next.name ?? null, extra: next.extra ?? {} });
     },
     remove: async (a, ctx) => {
       const node = a.nodeId === null ? undefined : await ctx.deps.stores.nodes.getById(a.nodeId);

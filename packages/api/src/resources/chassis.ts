@@ -5,9 +5,8 @@ import { onlyQuery } from '../list-query.js';
 import type { RouteDeps } from '../route-deps.js';
 import { listNodes, NODE_LIST_PARAMS } from '../routes/nodes.js';
 import { compileSchema, schemaTypes } from '../validation.js';
-import { timestamp } from '../views/format.js';
 import { resourceOf, resourceRoutes } from './resource-router.js';
-import { changedColumns, patchedDocument, type ResourceSpec } from './resource-spec.js';
+import { patchedDocument, type ResourceSpec, saveChanges } from './resource-spec.js';
 
 interface ChassisBody {
   uuid?: string | null;
@@ -42,9 +41,6 @@ export function chassisSpec(deps: RouteDeps): ResourceSpec<ChassisRecord> {
       uuid: chassis.uuid,
       description: chassis.description,
       extra: chassis.extra,
-      created_at: timestamp(chassis.createdAt),
-      updated_at: timestamp(chassis.updatedAt),
-      links: selfAndBookmark(ctx.baseUrl, 'chassis', chassis.uuid),
       nodes: selfAndBookmark(ctx.baseUrl, 'chassis', `${chassis.uuid}/nodes`),
     }),
     create: async (body) => {
@@ -63,9 +59,7 @@ export function chassisSpec(deps: RouteDeps): ResourceSpec<ChassisRecord> {
         check: checkChassis,
         minor: ctx.minor,
       });
-      const changes = changedColumns(chassis, { description: next.description ?? null, extra: next.extra ?? {} });
-      if (Object.keys(changes).length === 0) return chassis;
-      return (await store.update(chassis.id, changes)) ?? chassis;
+      return saveChanges(store, chassis, { description: next.description ?? null, extra: next.extra ?? {} });
     },
     remove: async (chassis) => {
       if ((await store.countNodes(chassis.uuid)) > 0) throw new ChassisNotEmpty(chassis.uuid);

@@ -13,15 +13,15 @@ import type { RouteDeps } from '../route-deps.js';
 import { listPorts, PORT_LIST_PARAMS } from '../routes/ports.js';
 import { compileSchema, schemaTypes, toBoolean } from '../validation.js';
 import { Minor } from '../versions.js';
-import { timestamp } from '../views/format.js';
 import { checkNodeUnlocked, nodeFilter, nodeNamedInBody } from './node-owned.js';
 import { nodeSubCollection, resourceOf, resourceRoutes } from './resource-router.js';
 import {
-  changedColumns,
   checkWriteVersions,
+  isResourceName,
   patchedDocument,
   type ResourceContext,
   type ResourceSpec,
+  saveChanges,
 } from './resource-spec.js';
 
 interface PortgroupBody {
@@ -52,12 +52,10 @@ const checkPortgroup = compileSchema<PortgroupBody>('portgroup', {
 });
 
 const WRITE_VERSIONS = { mode: Minor.PORTGROUP_MODE_PROPERTIES, properties: Minor.PORTGROUP_MODE_PROPERTIES };
-const LOGICAL_NAME = /^[A-Za-z0-9\-._~]+$/;
-const UUID_LIKE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The stored columns a checked body describes; `defaultMode` is [DEFAULT]default_portgroup_mode's Ironic default. */
 async function columnsOf(body: PortgroupBody, ctx: ResourceContext) {
-  if (body.name != null && (!LOGICAL_NAME.test(body.name) || UUID_LIKE.test(body.name))) {
+  if (body.name != null && !isResourceName(body.name)) {
     throw new InvalidParameterValue(`Expected name for name: ${body.name}`);
   }
   const node = await nodeNamedInBody(body.node_uuid, ctx);
@@ -112,9 +110,6 @@ export function portgroupSpec(deps: RouteDeps): ResourceSpec<PortgroupRecord> {
       extra: pg.extra,
       mode: pg.mode,
       properties: pg.properties,
-      created_at: timestamp(pg.createdAt),
-      updated_at: timestamp(pg.updatedAt),
-      links: selfAndBookmark(ctx.baseUrl, 'portgroups', pg.uuid),
       ports: selfAndBookmark(ctx.baseUrl, 'portgroups', `${pg.uuid}/ports`),
     }),
     create: async (body, ctx) => {
@@ -148,16 +143,14 @@ export function portgroupSpec(deps: RouteDeps): ResourceSpec<PortgroupRecord> {
         writeVersions: WRITE_VERSIONS,
         minor: ctx.minor,
       });
-      const changes = changedColumns(pg, await columnsOf(next, ctx));
-      if (Object.keys(changes).length === 0) return pg;
-      await checkNodeUnlocked(pg.nodeId, ctx);
-      if (changes.nodeId !== undefined) {
+      return saveChanges(store, pg, await columnsOf(next, ctx), async (changes) => {
+        await checkNodeUnlocked(pg.nodeId, ctx);
+        if (changes.nodeId === undefined) return;
         if ((await store.countPorts(pg.id)) > 0) {
           throw new InvalidParameterValue(`Portgroup ${pg.uuid} has ports: its node cannot change.`);
         }
         await checkNodeUnlocked(changes.nodeId as number, ctx);
-      }
-      return (await store.update(pg.id, changes)) ?? pg;
+      });
     },
     remove: async (pg, ctx) => {
       await checkNodeUnlocked(pg.nodeId, ctx);

@@ -12,6 +12,7 @@ import {
   type ResourceContext,
   type ResourceSpec,
   renderResource,
+  type StoredResource,
 } from './resource-spec.js';
 
 function contextOf(deps: RouteDeps, req: Request): ResourceContext {
@@ -38,7 +39,7 @@ function filterValues(
  * A list of a resource (the collection, its /detail, or a sub-collection when
  * `scope` adds column filters): ?fields=, ?detail=, filters, pages and the next link.
  */
-export async function listResources<R extends { id: number; uuid: string }>(
+export async function listResources<R extends StoredResource>(
   spec: ResourceSpec<R>,
   req: Request,
   res: Response,
@@ -70,16 +71,13 @@ export async function listResources<R extends { id: number; uuid: string }>(
 }
 
 /** Looks a resource up by the path's identifier, after the version gate. */
-export async function resourceOf<R extends { id: number; uuid: string }>(
-  spec: ResourceSpec<R>,
-  req: Request,
-): Promise<R> {
+export async function resourceOf<R extends StoredResource>(spec: ResourceSpec<R>, req: Request): Promise<R> {
   checkResourceVersion(spec, req.context.minor);
   return findResource(spec, req.params.ident as string);
 }
 
 /** GET/POST /v1/<path>, GET /v1/<path>/detail, GET/PATCH/DELETE /v1/<path>/<ident>. */
-export function resourceRoutes<R extends { id: number; uuid: string }>(
+export function resourceRoutes<R extends StoredResource>(
   spec: ResourceSpec<R>,
   deps: RouteDeps,
   extend?: (router: Router, allow: (path: string, methods: readonly string[]) => void) => void,
@@ -138,7 +136,7 @@ export function resourceRoutes<R extends { id: number; uuid: string }>(
  * A node's own list of a resource (GET /v1/nodes/{node}/<sub> and its
  * /detail), from the version that added it (404 below, as Ironic).
  */
-export function nodeSubCollection<R extends { id: number; uuid: string }>(
+export function nodeSubCollection<R extends StoredResource>(
   spec: ResourceSpec<R>,
   deps: RouteDeps,
   options: { sub: string; sinceMinor: number },

@@ -2,9 +2,20 @@ import { InvalidParameterValue, ResourceNotFound } from '@bmaas/common';
 import type { ColumnFilters, ResourceStore } from '@bmaas/db';
 import { versionTooLow } from '../errors.js';
 import { applyJsonPatch, parsePatch } from '../json-patch.js';
+import { selfAndBookmark } from '../links.js';
+import { isValidLogicalName } from '../node-names.js';
 import type { RouteDeps } from '../route-deps.js';
 import { isUuid } from '../validation.js';
-import { pickFields } from '../views/format.js';
+import { Minor } from '../versions.js';
+import { pickFields, timestamp } from '../views/format.js';
+
+/** What every stored resource has; the router answers these fields itself. */
+export interface StoredResource {
+  id: number;
+  uuid: string;
+  createdAt: Date;
+  updatedAt: Date | null;
+}
 
 /** What a resource's rules see of the request. */
 export interface ResourceContext {
@@ -18,7 +29,7 @@ export interface ResourceContext {
  * path, microversions, fields and rules. The generic router
  * (resource-router.ts) serves every resource from its spec.
  */
-export interface ResourceSpec<R extends { id: number; uuid: string }> {
+export interface ResourceSpec<R extends StoredResource> {
   /** Path under /v1 (`portgroups`, `volume/connectors`). */
   path: string;
   /** Key of the list in collection answers (`portgroups`, `connectors`). */
@@ -39,24 +50,30 @@ export interface ResourceSpec<R extends { id: number; uuid: string }> {
   notFound(ident: string): Error;
   /** Column filters for the list's query parameters (only known ones given). */
   listFilters(query: Readonly<Record<string, string>>, ctx: ResourceContext): Promise<ColumnFilters>;
-  /** Every field of a record as Ironic answers it (versions and ?fields= applied by the router). */
+  /**
+   * The fields of a record as Ironic answers them, but created_at, updated_at
+   * and links, which the router adds (versions and ?fields= applied by it too).
+   */
   view(record: R, ctx: ResourceContext): Record<string, unknown>;
   create(body: unknown, ctx: ResourceContext): Promise<R>;
   patch(record: R, body: unknown, ctx: ResourceContext): Promise<R>;
   remove(record: R, ctx: ResourceContext): Promise<void>;
 }
 
-const LOGICAL_NAME = /^[A-Za-z0-9\-._~]+$/;
+/** A custom trait (what deploy template and runbook names and allocation traits are): `CUSTOM_` and upper-case. */
+export const CUSTOM_TRAIT = { type: 'string', minLength: 1, maxLength: 255, pattern: '^CUSTOM_[A-Z0-9_]+$' } as const;
+
+/** A name a resource may have: RFC 3986 unreserved characters, at most 255, not a UUID (Ironic's logical names). */
+export function isResourceName(name: string): boolean {
+  return isValidLogicalName(name, Minor.UNRESTRICTED_NODE_NAME) && !isUuid(name);
+}
 
 /** A resource by UUID (or by name when the resource has names); 400 for a malformed identifier. */
-export async function findResource<R extends { id: number; uuid: string }>(
-  spec: ResourceSpec<R>,
-  ident: string,
-): Promise<R> {
+export async function findResource<R extends StoredResource>(spec: ResourceSpec<R>, ident: string): Promise<R> {
   let record: R | undefined;
   if (isUuid(ident)) record = await spec.store.getByUuid(ident);
   else if (!spec.byName) throw new InvalidParameterValue(`Expected UUID for uuid: ${ident}`);
-  else if (!LOGICAL_NAME.test(ident)) {
+  else if (!isResourceName(ident)) {
     throw new InvalidParameterValue(`Expected a logical name or UUID but received ${ident}.`);
   } else record = await spec.store.getByName(ident);
   if (!record) throw spec.notFound(ident);
@@ -83,13 +100,19 @@ export function checkFields(
 }
 
 /** The answer for one record: fields of the request's version, then ?fields=. */
-export function renderResource<R extends { id: number; uuid: string }>(
+export function renderResource<R extends StoredResource>(
   spec: ResourceSpec<R>,
   record: R,
   ctx: ResourceContext,
   fields?: readonly string[],
 ): Record<string, unknown> {
-  const view = pickFields(spec.view(record, ctx), fields);
+  const full = {
+    ...spec.view(record, ctx),
+    created_at: timestamp(record.createdAt),
+    updated_at: timestamp(record.updatedAt),
+    links: selfAndBookmark(ctx.baseUrl, spec.path, record.uuid),
+  };
+  const view = pickFields(full, fields);
   for (const field of Object.keys(view)) {
     if (ctx.minor < (spec.fields[field] ?? 0)) delete view[field];
   }
@@ -116,6 +139,23 @@ export function patchedDocument<T>(options: {
     if (since !== undefined && options.minor < since) throw versionTooLow(since);
   }
   return options.check(applyJsonPatch(options.document, ops, options.defaults));
+}
+
+/**
+ * Saves what a patch changed: the columns of `next` that differ from the
+ * record (JSON compared by value); `beforeSave` may refuse the changes.
+ * Unchanged, the record is answered as it is.
+ */
+export async function saveChanges<R extends StoredResource>(
+  store: ResourceStore<R>,
+  record: R,
+  next: Record<string, unknown>,
+  beforeSave?: (changes: Record<string, unknown>) => Promise<void>,
+): Promise<R> {
+  const changes = changedColumns(record, next);
+  if (Object.keys(changes).length === 0) return record;
+  await beforeSave?.(changes);
+  return (await store.update(record.id, changes)) ?? record;
 }
 
 /** The changed columns between a record and its patched values (JSON compared by value). */

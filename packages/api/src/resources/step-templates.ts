@@ -7,16 +7,13 @@ import {
   type StepRecord,
 } from '@bmaas/common';
 import type { ResourceStore } from '@bmaas/db';
-import { selfAndBookmark } from '../links.js';
 import type { RouteDeps } from '../route-deps.js';
 import { compileSchema, schemaTypes } from '../validation.js';
 import { Minor } from '../versions.js';
-import { maskSecrets, timestamp } from '../views/format.js';
+import { maskSecrets } from '../views/format.js';
 import { resourceRoutes } from './resource-router.js';
-import { changedColumns, patchedDocument, type ResourceSpec } from './resource-spec.js';
+import { CUSTOM_TRAIT, patchedDocument, type ResourceSpec, saveChanges } from './resource-spec.js';
 
-/** Names of deploy templates and runbooks are custom traits, as Ironic's (`CUSTOM_` and upper-case). */
-const CUSTOM_TRAIT = { type: 'string', minLength: 1, maxLength: 255, pattern: '^CUSTOM_[A-Z0-9_]+$' } as const;
 /** Interfaces whose steps a template or runbook may name. */
 const STEP_INTERFACES = ['bios', 'deploy', 'firmware', 'management', 'power', 'raid'];
 const STEP_NUMBER = {
@@ -137,15 +134,12 @@ function stepTemplateSpec<R extends DeployTemplateRecord | RunbookRecord>(
     byName: true,
     notFound,
     listFilters: async () => ({}),
-    view: (record, ctx) => ({
+    view: (record) => ({
       uuid: record.uuid,
       name: record.name,
       steps: record.steps.map((step) => ({ ...step, args: maskSecrets(step.args) })),
       extra: record.extra,
       ...own.document(record),
-      created_at: timestamp(record.createdAt),
-      updated_at: timestamp(record.updatedAt),
-      links: selfAndBookmark(ctx.baseUrl, kind.path, record.uuid),
     }),
     create: async (body) => {
       const template = check(body);
@@ -159,9 +153,7 @@ function stepTemplateSpec<R extends DeployTemplateRecord | RunbookRecord>(
         check,
         minor: ctx.minor,
       });
-      const changes = changedColumns(record, columnsOf(next));
-      if (Object.keys(changes).length === 0) return record;
-      return (await store.update(record.id, changes)) ?? record;
+      return saveChanges(store, record, columnsOf(next));
     },
     remove: async (record) => {
       await store.destroy(record.id);

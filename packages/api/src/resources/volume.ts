@@ -11,15 +11,14 @@ import { onlyQuery } from '../list-query.js';
 import { baseUrlOf, type RouteDeps, resourceRouter } from '../route-deps.js';
 import { compileSchema, schemaTypes } from '../validation.js';
 import { Minor } from '../versions.js';
-import { timestamp } from '../views/format.js';
 import { checkNodeUnlocked, nodeFilter, nodeNamedInBody } from './node-owned.js';
 import { nodeSubCollection, resourceRoutes } from './resource-router.js';
 import {
-  changedColumns,
   checkResourceVersion,
   patchedDocument,
   type ResourceContext,
   type ResourceSpec,
+  saveChanges,
 } from './resource-spec.js';
 
 /** Connector types Ironic knows. */
@@ -87,6 +86,16 @@ async function checkNodeWritable(nodeId: number, ctx: ResourceContext): Promise<
   }
 }
 
+/** The node a connector or target is on, and the one a patch moves it to, must both be writable. */
+async function checkNodesWritable(
+  nodeId: number,
+  changes: Record<string, unknown>,
+  ctx: ResourceContext,
+): Promise<void> {
+  await checkNodeWritable(nodeId, ctx);
+  if (changes.nodeId !== undefined) await checkNodeWritable(changes.nodeId as number, ctx);
+}
+
 export function volumeConnectorSpec(deps: RouteDeps): ResourceSpec<VolumeConnectorRecord> {
   const store = deps.stores.volumeConnectors;
   const columnsOf = async (body: ConnectorBody, ctx: ResourceContext) => {
@@ -110,15 +119,12 @@ export function volumeConnectorSpec(deps: RouteDeps): ResourceSpec<VolumeConnect
     byName: false,
     notFound: (ident) => new VolumeConnectorNotFound(ident),
     listFilters: nodeFilter,
-    view: (c, ctx) => ({
+    view: (c) => ({
       uuid: c.uuid,
       node_uuid: c.nodeUuid,
       type: c.type,
       connector_id: c.connectorId,
       extra: c.extra,
-      created_at: timestamp(c.createdAt),
-      updated_at: timestamp(c.updatedAt),
-      links: selfAndBookmark(ctx.baseUrl, 'volume/connectors', c.uuid),
     }),
     create: async (body, ctx) => {
       const connector = checkConnector(body);
@@ -134,11 +140,7 @@ export function volumeConnectorSpec(deps: RouteDeps): ResourceSpec<VolumeConnect
         check: checkConnector,
         minor: ctx.minor,
       });
-      const changes = changedColumns(c, await columnsOf(next, ctx));
-      if (Object.keys(changes).length === 0) return c;
-      await checkNodeWritable(c.nodeId, ctx);
-      if (changes.nodeId !== undefined) await checkNodeWritable(changes.nodeId as number, ctx);
-      return (await store.update(c.id, changes)) ?? c;
+      return saveChanges(store, c, await columnsOf(next, ctx), (changes) => checkNodesWritable(c.nodeId, changes, ctx));
     },
     remove: async (c, ctx) => {
       await checkNodeWritable(c.nodeId, ctx);
@@ -172,7 +174,7 @@ export function volumeTargetSpec(deps: RouteDeps): ResourceSpec<VolumeTargetReco
     byName: false,
     notFound: (ident) => new VolumeTargetNotFound(ident),
     listFilters: nodeFilter,
-    view: (t, ctx) => ({
+    view: (t) => ({
       uuid: t.uuid,
       node_uuid: t.nodeUuid,
       volume_type: t.volumeType,
@@ -180,9 +182,6 @@ export function volumeTargetSpec(deps: RouteDeps): ResourceSpec<VolumeTargetReco
       boot_index: t.bootIndex,
       volume_id: t.volumeId,
       extra: t.extra,
-      created_at: timestamp(t.createdAt),
-      updated_at: timestamp(t.updatedAt),
-      links: selfAndBookmark(ctx.baseUrl, 'volume/targets', t.uuid),
     }),
     create: async (body, ctx) => {
       const target = checkTarget(body);
@@ -205,11 +204,7 @@ export function volumeTargetSpec(deps: RouteDeps): ResourceSpec<VolumeTargetReco
         check: checkTarget,
         minor: ctx.minor,
       });
-      const changes = changedColumns(t, await columnsOf(next, ctx));
-      if (Object.keys(changes).length === 0) return t;
-      await checkNodeWritable(t.nodeId, ctx);
-      if (changes.nodeId !== undefined) await checkNodeWritable(changes.nodeId as number, ctx);
-      return (await store.update(t.id, changes)) ?? t;
+      return saveChanges(store, t, await columnsOf(next, ctx), (changes) => checkNodesWritable(t.nodeId, changes, ctx));
     },
     remove: async (t, ctx) => {
       await checkNodeWritable(t.nodeId, ctx);
