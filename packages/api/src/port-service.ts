@@ -156,7 +156,7 @@ export class PortService {
     const extra = next.extra ?? {};
     if (JSON.stringify(extra) !== JSON.stringify(port.extra)) changes.extra = extra;
     const membership = await this.membership(next, node);
-    for (const key of ['portgroupId', 'isSmartnic', 'name'] as const) {
+    for (const key of ['portgroupUuid', 'isSmartnic', 'name'] as const) {
       if (membership[key] !== (port[key] ?? null)) Object.assign(changes, { [key]: membership[key] });
     }
     if (Object.keys(changes).length === 0) return port;
@@ -191,15 +191,15 @@ export class PortService {
   private async membership(
     body: PortBody,
     node: NodeRecord,
-  ): Promise<{ portgroupId: number | null; isSmartnic: boolean; name: string | null }> {
-    let portgroupId: number | null = null;
+  ): Promise<{ portgroupUuid: string | null; isSmartnic: boolean; name: string | null }> {
+    let portgroupUuid: string | null = null;
     if (body.portgroup_uuid != null) {
       const portgroup = await this.stores.portgroups.getByUuid(body.portgroup_uuid);
       if (!portgroup) throw new InvalidParameterValue(`Portgroup ${body.portgroup_uuid} could not be found.`);
       if (portgroup.nodeId !== node.id) {
         throw new InvalidParameterValue('Port can not be added to a portgroup on a different node.');
       }
-      portgroupId = portgroup.id;
+      portgroupUuid = portgroup.uuid;
     }
     const isSmartnic = body.is_smartnic == null ? false : toBoolean(body.is_smartnic);
     const link = body.local_link_connection ?? {};
@@ -209,7 +209,7 @@ export class PortService {
     if (body.name != null && !isResourceName(body.name)) {
       throw new InvalidParameterValue(`Expected name for name: ${body.name}`);
     }
-    return { portgroupId, isSmartnic, name: body.name ?? null };
+    return { portgroupUuid, isSmartnic, name: body.name ?? null };
   }
 
   /** The node a port names; a missing node is a bad request here, not a missing resource. */

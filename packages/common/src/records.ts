@@ -49,8 +49,7 @@ export interface PortRecord {
   localLinkConnection: JsonObject;
   extra: JsonObject;
   name: string | null;
-  portgroupId?: number | null;
-  /** The portgroup's uuid, read with the port where the API answers it. */
+  /** The portgroup the port is in. */
   portgroupUuid?: string | null;
   isSmartnic?: boolean;
   createdAt: Date;

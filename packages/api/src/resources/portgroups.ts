@@ -146,7 +146,7 @@ export function portgroupSpec(deps: RouteDeps): ResourceSpec<PortgroupRecord> {
       return saveChanges(store, pg, await columnsOf(next, ctx), async (changes) => {
         await checkNodeUnlocked(pg.nodeId, ctx);
         if (changes.nodeId === undefined) return;
-        if ((await store.countPorts(pg.id)) > 0) {
+        if ((await store.countPorts(pg.uuid)) > 0) {
           throw new InvalidParameterValue(`Portgroup ${pg.uuid} has ports: its node cannot change.`);
         }
         await checkNodeUnlocked(changes.nodeId as number, ctx);
@@ -154,7 +154,7 @@ export function portgroupSpec(deps: RouteDeps): ResourceSpec<PortgroupRecord> {
     },
     remove: async (pg, ctx) => {
       await checkNodeUnlocked(pg.nodeId, ctx);
-      if ((await store.countPorts(pg.id)) > 0) throw new PortgroupNotEmpty(pg.uuid);
+      if ((await store.countPorts(pg.uuid)) > 0) throw new PortgroupNotEmpty(pg.uuid);
       await store.destroy(pg.id);
     },
   };

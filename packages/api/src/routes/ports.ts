@@ -39,7 +39,7 @@ export async function listPorts(deps: RouteDeps, req: Request, res: Response, sc
   const address = queryString(query, 'address');
   if (address !== undefined) filter.address = parseMac(address);
   const portgroup = scope.portgroup ?? (await deps.ports.portgroupFilter(queryString(query, 'portgroup'), minor));
-  if (portgroup) filter.portgroupId = portgroup.id;
+  if (portgroup) filter.portgroupUuid = portgroup.uuid;
   if (page.marker !== undefined) await deps.ports.find(checkedMarker(page.marker));
   const ports = await deps.stores.ports.list({ ...filter, ...page });
   const baseUrl = baseUrlOf(req, deps);

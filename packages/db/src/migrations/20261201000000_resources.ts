@@ -3,8 +3,8 @@ import type { Knex } from 'knex';
 /**
  * Chassis, portgroups, allocations, deploy templates, runbooks and volume
  * connectors and targets; ports gain a portgroup, a smartNIC flag and unique
- * names; nodes a chassis and an allocation. Nodes point at their chassis and
- * allocation by uuid (what the API answers), so reading a node needs no join.
+ * names; nodes a chassis and an allocation. Nodes and ports point at these by
+ * uuid (what the API answers), so reading a node or a port needs no join.
  */
 export async function up(knex: Knex): Promise<void> {
   const timestamps = (t: Knex.CreateTableBuilder) => {
@@ -38,7 +38,8 @@ export async function up(knex: Knex): Promise<void> {
   });
 
   await knex.schema.alterTable('ports', (t) => {
-    t.integer('portgroup_id').references('id').inTable('portgroups').index();
+    // By uuid, like a node's chassis: answering a port needs no join.
+    t.uuid('portgroup_uuid').references('uuid').inTable('portgroups').index();
     t.boolean('is_smartnic').notNullable().defaultTo(false);
     t.unique(['name'], { indexName: 'ports_name_unique' });
   });
@@ -118,7 +119,7 @@ export async function down(knex: Knex): Promise<void> {
   await knex.schema.alterTable('ports', (t) => {
     t.dropUnique(['name'], 'ports_name_unique');
     t.dropColumn('is_smartnic');
-    t.dropColumn('portgroup_id');
+    t.dropColumn('portgroup_uuid');
   });
   await knex.schema.dropTable('portgroups');
   await knex.schema.dropTable('chassis');

@@ -42,7 +42,7 @@ describe('migrations', () => {
       'volume_targets',
     ]);
     expect(await columns('nodes')).toEqual(expect.arrayContaining(['chassis_uuid', 'allocation_uuid']));
-    expect(await columns('ports')).toEqual(expect.arrayContaining(['portgroup_id', 'is_smartnic']));
+    expect(await columns('ports')).toEqual(expect.arrayContaining(['portgroup_uuid', 'is_smartnic']));
     expect(await upgradeSchema(t.db)).toEqual([]);
     expect(await downgradeSchema(t.db)).toEqual([...ALL].reverse());
     expect(await tables()).toEqual([]);
@@ -60,7 +60,7 @@ describe('migrations', () => {
     await t.db.migrate.down({ migrationSource, tableName: 'bmaas_migrations' });
     expect(await schemaVersion(t.db)).toBe('20261130000000');
     expect(await columns('nodes')).not.toContain('chassis_uuid');
-    expect(await columns('ports')).not.toContain('portgroup_id');
+    expect(await columns('ports')).not.toContain('portgroup_uuid');
     expect(await t.db('ports').select('address')).toEqual([{ address: '52:54:00:00:00:01' }]);
     expect(await upgradeSchema(t.db)).toEqual(['20261201000000_resources']);
   });

@@ -19,7 +19,7 @@ export type NewPort = Pick<PortRecord, 'uuid' | 'address' | 'nodeId'> &
   Partial<
     Pick<
       PortRecord,
-      'pxeEnabled' | 'physicalNetwork' | 'localLinkConnection' | 'extra' | 'name' | 'portgroupId' | 'isSmartnic'
+      'pxeEnabled' | 'physicalNetwork' | 'localLinkConnection' | 'extra' | 'name' | 'portgroupUuid' | 'isSmartnic'
     >
   >;
 export type PortChanges = Partial<
@@ -32,7 +32,7 @@ export type PortChanges = Partial<
     | 'localLinkConnection'
     | 'extra'
     | 'name'
-    | 'portgroupId'
+    | 'portgroupUuid'
     | 'isSmartnic'
   >
 >;
@@ -40,7 +40,7 @@ export type PortChanges = Partial<
 export interface PortListQuery {
   nodeId?: number;
   address?: string;
-  portgroupId?: number;
+  portgroupUuid?: string;
   limit: number;
   marker?: string;
   sortKey: string;
@@ -64,10 +64,7 @@ export class PortStore {
   constructor(private readonly db: Knex) {}
 
   private select(): Knex.QueryBuilder {
-    return this.db('ports')
-      .join('nodes', 'nodes.id', 'ports.node_id')
-      .leftJoin('portgroups', 'portgroups.id', 'ports.portgroup_id')
-      .select(PORT_COLUMNS, 'nodes.uuid as node_uuid', 'portgroups.uuid as portgroup_uuid');
+    return this.db('ports').join('nodes', 'nodes.id', 'ports.node_id').select(PORT_COLUMNS, 'nodes.uuid as node_uuid');
   }
 
   async create(port: NewPort): Promise<PortRecord> {
@@ -78,10 +75,9 @@ export class PortStore {
         .returning('*');
       const [row] = await this.db
         .with('inserted', inserted)
-        .select('inserted.*', 'nodes.uuid as node_uuid', 'portgroups.uuid as portgroup_uuid')
+        .select('inserted.*', 'nodes.uuid as node_uuid')
         .from('inserted')
-        .join('nodes', 'nodes.id', 'inserted.node_id')
-        .leftJoin('portgroups', 'portgroups.id', 'inserted.portgroup_id');
+        .join('nodes', 'nodes.id', 'inserted.node_id');
       return rowToRecord<PortRecord>(row);
     } catch (error) {
       throw this.translate(error, port);
@@ -112,7 +108,7 @@ export class PortStore {
     const q = this.select();
     if (query.nodeId !== undefined) q.where('ports.node_id', query.nodeId);
     if (query.address !== undefined) q.where('ports.address', query.address);
-    if (query.portgroupId !== undefined) q.where('ports.portgroup_id', query.portgroupId);
+    if (query.portgroupUuid !== undefined) q.where('ports.portgroup_uuid', query.portgroupUuid);
     applyKeysetPage(q, 'ports', PORT_SORT_EXPRESSIONS, query);
     return (await q).map((row: Record<string, unknown>) => rowToRecord<PortRecord>(row));
   }

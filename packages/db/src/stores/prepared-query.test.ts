@@ -25,8 +25,7 @@ describe('prepared statements on the boot path', () => {
     expect(await nodes.getByUuid(randomUUID())).toBeUndefined();
     const listed = await ports.listByNode(node.id);
     expect(listed.map((p) => p.address)).toEqual(['52:54:00:0f:00:02', '52:54:00:0f:00:01']);
-    // The boot path reads the port rows alone; the portgroup's uuid is joined only where the API answers ports.
-    expect(listed[0]).toEqual({ ...(await ports.getByAddress('52:54:00:0f:00:02')), portgroupUuid: undefined });
+    expect(listed[0]).toEqual(await ports.getByAddress('52:54:00:0f:00:02'));
     expect(await ports.bootLookup('52:54:00:0f:00:01')).toMatchObject({ nodeId: node.id, nodeUuid: node.uuid });
     await ports.update(listed[0]!.id, { extra: { rack: 'r1' }, localLinkConnection: { port_id: 'eth1' } });
     expect(await nodes.getByUuidWithPorts(node.uuid)).toEqual({

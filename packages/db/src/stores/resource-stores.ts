@@ -56,8 +56,10 @@ export class PortgroupStore extends ResourceStore<PortgroupRecord> {
     });
   }
 
-  async countPorts(portgroupId: number): Promise<number> {
-    const row = await this.db('ports').where({ portgroup_id: portgroupId }).count<{ count: string }[]>('* as count');
+  async countPorts(portgroupUuid: string): Promise<number> {
+    const row = await this.db('ports')
+      .where({ portgroup_uuid: portgroupUuid })
+      .count<{ count: string }[]>('* as count');
     return Number(row[0]?.count ?? 0);
   }
 }
