@@ -114,6 +114,21 @@ describe('/v1/allocations', () => {
     expect(fault(activeNode)).toContain('because the node is active (and maintenance mode is off)');
   });
 
+  it('goes with its node when the node is deleted (in maintenance)', async () => {
+    const doomed = (await api.request('POST', '/v1/nodes', { body: { driver: 'fake-hardware', name: 'alloc-doomed' } }))
+      .body.uuid;
+    await api.database
+      .db('nodes')
+      .where({ uuid: doomed })
+      .update({ provision_state: 'available', power_state: 'power off', resource_class: 'doomed' });
+    const allocation = await allocate({ resource_class: 'doomed' });
+    expect(allocation.body.node_uuid).toBe(doomed);
+    expect((await api.request('DELETE', `/v1/nodes/${doomed}`)).status).toBe(409);
+    await api.request('PUT', `/v1/nodes/${doomed}/maintenance`, { body: { reason: 'retire' } });
+    expect((await api.request('DELETE', `/v1/nodes/${doomed}`)).status).toBe(204);
+    expect((await api.request('GET', `/v1/allocations/${allocation.body.uuid}`)).status).toBe(404);
+  });
+
   it('refuses bad input with Ironic texts', async () => {
     expect(fault(await allocate({}))).toBe('The resource_class field is mandatory when not backfilling');
     expect(fault(await allocate({ resource_class: 'x', name: 'a b' }))).toBe(

@@ -137,6 +137,18 @@ describe('/v1/portgroups and the port fields that go with them', () => {
     );
   });
 
+  it('go with their node, ports and all, when the node is deleted', async () => {
+    const node = (await api.request('POST', '/v1/nodes', { body: { driver: 'fake-hardware', name: 'pg-doomed' } })).body
+      .uuid;
+    const pg = (await createPortgroup({ node_uuid: node, name: 'doomed-bond' })).body.uuid;
+    await api.request('POST', '/v1/ports', {
+      body: { address: '52:54:00:ee:00:01', node_uuid: node, portgroup_uuid: pg },
+    });
+    expect((await api.request('DELETE', `/v1/nodes/${node}`)).status).toBe(204);
+    expect((await api.request('GET', `/v1/portgroups/${pg}`)).status).toBe(404);
+    expect((await api.request('GET', '/v1/ports?address=52:54:00:ee:00:01')).body.ports).toEqual([]);
+  });
+
   it('refuses bad input', async () => {
     const badMac = await createPortgroup({ node_uuid: nodeA, address: 'zz' });
     expect(badMac.status).toBe(400);
