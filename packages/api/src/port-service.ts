@@ -7,6 +7,7 @@ import {
   PortNotFound,
   type PortRecord,
   parseMac,
+  ResourceConflict,
 } from '@bmaas/common';
 import type { PortChanges, Stores } from '@bmaas/db';
 import { versionTooLow } from './errors.js';
@@ -199,12 +200,17 @@ export class PortService {
       if (portgroup.nodeId !== node.id) {
         throw new InvalidParameterValue('Port can not be added to a portgroup on a different node.');
       }
+      if (!portgroup.standalonePortsSupported && body.pxe_enabled != null && toBoolean(body.pxe_enabled)) {
+        throw new ResourceConflict(
+          `Port group ${portgroup.uuid} doesn't support standalone ports. This port cannot be created as a member of that portgroup as the port's 'pxe_enabled' field was set to True.`,
+        );
+      }
       portgroupUuid = portgroup.uuid;
     }
     const isSmartnic = body.is_smartnic == null ? false : toBoolean(body.is_smartnic);
     const link = body.local_link_connection ?? {};
     if (isSmartnic && (!link.port_id || !link.hostname)) {
-      throw new InvalidParameterValue('Smart NIC port requires both port_id and hostname in local_link_connection.');
+      throw new InvalidParameterValue('Smart NIC port must have port_id and hostname in local_link_connection');
     }
     if (body.name != null && !isResourceName(body.name)) {
       throw new InvalidParameterValue(`Expected name for name: ${body.name}`);

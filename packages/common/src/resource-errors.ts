@@ -4,7 +4,7 @@ import { BmaasError } from './errors.js';
 abstract class ResourceMissing extends BmaasError {
   static override readonly status: number = 404;
 }
-abstract class ResourceConflict extends BmaasError {
+abstract class ConflictError extends BmaasError {
   static override readonly status: number = 409;
 }
 abstract class ResourceInvalid extends BmaasError {
@@ -59,9 +59,13 @@ export class PortgroupNotEmpty extends ResourceInvalid {
 }
 
 /** A uuid, name or other unique value is already taken; the message says which, as Ironic's does. */
-export class ResourceAlreadyExists extends ResourceConflict {}
-/** The node is already allocated or associated with an instance (Ironic's NodeAssociated for allocations). */
-export class AllocationConflict extends ResourceConflict {}
+export class ResourceAlreadyExists extends ConflictError {}
+/**
+ * The request conflicts with the state of what it touches: a node already
+ * allocated or associated with an instance, a portgroup without standalone
+ * ports (Ironic's Conflict and NodeAssociated).
+ */
+export class ResourceConflict extends ConflictError {}
 
 /** Every class above with its status and meaning, for docs/errors.md. */
 export const RESOURCE_ERRORS: ReadonlyArray<{ code: string; status: number; meaning: string }> = [
@@ -79,5 +83,9 @@ export const RESOURCE_ERRORS: ReadonlyArray<{ code: string; status: number; mean
     status: 409,
     meaning: 'A UUID, name, MAC, connector ID or boot index is already taken; the message names it.',
   },
-  { code: 'AllocationConflict', status: 409, meaning: 'The node already has an allocation or an instance.' },
+  {
+    code: 'ResourceConflict',
+    status: 409,
+    meaning: 'The request conflicts with the state of the node or portgroup it touches (already allocated, …).',
+  },
 ];

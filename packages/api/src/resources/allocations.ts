@@ -1,10 +1,10 @@
 import {
-  AllocationConflict,
   AllocationNotFound,
   type AllocationRecord,
   InvalidParameterValue,
   NodeInWrongState,
   type NodeRecord,
+  ResourceConflict,
 } from '@bmaas/common';
 import type { Router } from 'express';
 import { MethodNotAllowed } from '../errors.js';
@@ -126,10 +126,10 @@ async function backfill(body: AllocationBody, node: NodeRecord, ctx: ResourceCon
   }
   if (errors.length > 0) throw new InvalidParameterValue(errors.join('; '));
   if (node.allocationUuid)
-    throw new AllocationConflict(`Node ${node.uuid} already has an allocation ${node.allocationUuid}.`);
+    throw new ResourceConflict(`Node ${node.uuid} already has an allocation ${node.allocationUuid}.`);
   const uuid = body.uuid?.toLowerCase() ?? node.instanceUuid ?? crypto.randomUUID();
   if (node.instanceUuid && node.instanceUuid !== uuid) {
-    throw new AllocationConflict(`Node ${node.uuid} is associated with instance ${node.instanceUuid}.`);
+    throw new ResourceConflict(`Node ${node.uuid} is associated with instance ${node.instanceUuid}.`);
   }
   const store = ctx.deps.stores.allocations;
   const allocation = await store.create({
@@ -145,7 +145,7 @@ async function backfill(body: AllocationBody, node: NodeRecord, ctx: ResourceCon
   const done = await store.backfill(allocation, node);
   if (done) return done;
   await store.destroy(allocation.id);
-  throw new AllocationConflict(`Node ${node.uuid} already has an allocation or another instance.`);
+  throw new ResourceConflict(`Node ${node.uuid} already has an allocation or another instance.`);
 }
 
 export function allocationSpec(deps: RouteDeps, traitsOf: NodeTraits): ResourceSpec<AllocationRecord> {

@@ -90,6 +90,15 @@ describe('/v1/portgroups and the port fields that go with them', () => {
     expect(otherNode.status).toBe(400);
     expect(fault(otherNode)).toBe('Port can not be added to a portgroup on a different node.');
 
+    const standalone = await api.request('POST', '/v1/portgroups', {
+      body: { node_uuid: nodeA, name: 'no-standalone', standalone_ports_supported: false },
+    });
+    const pxeMember = await api.request('POST', '/v1/ports', {
+      body: { address: '52:54:00:bb:00:04', node_uuid: nodeA, portgroup_uuid: standalone.body.uuid, pxe_enabled: true },
+    });
+    expect(pxeMember.status).toBe(409);
+    expect(fault(pxeMember)).toContain("doesn't support standalone ports");
+
     const detached = await api.request('PATCH', `/v1/ports/${port.body.uuid}`, {
       body: [{ op: 'remove', path: '/portgroup_uuid' }],
     });

@@ -1,10 +1,10 @@
 import {
-  AllocationConflict,
   type AllocationRecord,
   type ChassisRecord,
   type DeployTemplateRecord,
   type PortgroupRecord,
   ResourceAlreadyExists,
+  ResourceConflict,
   type RunbookRecord,
   type VolumeConnectorRecord,
   type VolumeTargetRecord,
@@ -96,7 +96,7 @@ export function createResourceStores(db: Knex) {
       hasName: true,
       conflict: (constraint, v) => {
         if (constraint.includes('name')) return exists(`An allocation with name ${v.name} already exists.`);
-        if (constraint.includes('node_id')) return new AllocationConflict('The node already has an allocation.');
+        if (constraint.includes('node_id')) return new ResourceConflict('The node already has an allocation.');
         return exists(`An allocation with UUID ${v.uuid} already exists.`);
       },
     }),
