@@ -22,8 +22,8 @@ export class PortgroupNotFound extends ResourceMissing {
   }
 }
 export class AllocationNotFound extends ResourceMissing {
-  constructor(allocation: string) {
-    super(`Allocation ${allocation} could not be found.`, { allocation });
+  constructor(allocation: string, message = `Allocation ${allocation} could not be found.`) {
+    super(message, { allocation });
   }
 }
 export class DeployTemplateNotFound extends ResourceMissing {

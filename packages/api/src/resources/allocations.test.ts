@@ -64,12 +64,21 @@ describe('/v1/allocations', () => {
       links: expect.any(Array),
     });
 
+    const ofNode = await api.request('GET', '/v1/nodes/alloc-gpu/allocation?fields=uuid,state');
+    expect(ofNode.body).toEqual({ uuid: created.body.uuid, state: 'active', links: expect.any(Array) });
+    const none = await api.request('GET', '/v1/nodes/alloc-1/allocation');
+    expect(none.status).toBe(404);
+    expect(faultOf(none.body).faultstring).toBe('Allocation for node alloc-1 was not found');
+    expect((await api.request('GET', '/v1/nodes/alloc-gpu/allocation', { version: '1.51' })).status).toBe(404);
+    expect((await api.request('PATCH', '/v1/nodes/alloc-gpu/allocation', { body: [] })).status).toBe(405);
+
     const patched = await api.request('PATCH', '/v1/allocations/job-1', {
       body: [{ op: 'replace', path: '/name', value: 'job-renamed' }],
     });
     expect(patched.body.name).toBe('job-renamed');
 
-    expect((await api.request('DELETE', '/v1/allocations/job-renamed')).status).toBe(204);
+    expect((await api.request('DELETE', '/v1/nodes/alloc-gpu/allocation')).status).toBe(204);
+    expect((await api.request('GET', '/v1/allocations/job-renamed')).status).toBe(404);
     const freed = await api.request('GET', '/v1/nodes/alloc-gpu');
     expect(freed.body.instance_uuid).toBeNull();
     expect(freed.body.allocation_uuid).toBeNull();

@@ -6,15 +6,17 @@ import {
   type NodeRecord,
   ResourceConflict,
 } from '@bmaas/common';
-import type { Router } from 'express';
+import type { Request, Router } from 'express';
 import { MethodNotAllowed } from '../errors.js';
+import { onlyQuery } from '../list-query.js';
 import { UPDATE_ALLOWED_STATES } from '../node-service.js';
 import type { RouteDeps } from '../route-deps.js';
 import { compileSchema, schemaTypes } from '../validation.js';
 import { Minor } from '../versions.js';
-import { resourceRoutes } from './resource-router.js';
+import { contextOf, resourceRoutes, sendOne } from './resource-router.js';
 import {
   CUSTOM_TRAIT,
+  checkResourceVersion,
   checkWriteVersions,
   isResourceName,
   patchedDocument,
@@ -253,7 +255,34 @@ export function allocationSpec(deps: RouteDeps, traitsOf: NodeTraits): ResourceS
   };
 }
 
-/** /v1/allocations (1.52+); PATCH from 1.57, backfilling (`node`) from 1.58, `owner` from 1.60. */
+/**
+ * /v1/allocations (1.52+); PATCH from 1.57, backfilling (`node`) from 1.58,
+ * `owner` from 1.60. And a node's own allocation, /v1/nodes/{node}/allocation
+ * (GET, DELETE; 1.52+).
+ */
 export function allocationsRouter(deps: RouteDeps, traitsOf: NodeTraits = () => []): Router {
-  return resourceRoutes(allocationSpec(deps, traitsOf), deps);
+  const spec = allocationSpec(deps, traitsOf);
+  const router = resourceRoutes(spec, deps);
+  const path = '/v1/nodes/:node/allocation';
+  const allocationOf = async (req: Request): Promise<AllocationRecord> => {
+    checkResourceVersion(spec, req.context.minor);
+    const ident = req.params.node as string;
+    const node = await deps.nodes.find(ident, req.context.minor);
+    const [allocation] = await spec.store.list({ nodeId: node.id }, { limit: 1, sortKey: 'id', sortDir: 'asc' });
+    if (!allocation) throw new AllocationNotFound(ident, `Allocation for node ${ident} was not found`);
+    return allocation;
+  };
+  router.get(path, onlyQuery('fields'), async (req, res) => {
+    sendOne(spec, deps, req, res, await allocationOf(req));
+  });
+  router.delete(path, onlyQuery(), async (req, res) => {
+    const allocation = await allocationOf(req);
+    await spec.remove(allocation, contextOf(deps, req));
+    req.context.logger.info('allocation deleted', { uuid: allocation.uuid });
+    res.status(204).end();
+  });
+  router.all(path, (req) => {
+    throw new MethodNotAllowed(req.method, ['GET', 'DELETE']);
+  });
+  return router;
 }

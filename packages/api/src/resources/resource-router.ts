@@ -15,7 +15,7 @@ import {
   type StoredResource,
 } from './resource-spec.js';
 
-function contextOf(deps: RouteDeps, req: Request): ResourceContext {
+export function contextOf(deps: RouteDeps, req: Request): ResourceContext {
   return { deps, minor: req.context.minor, baseUrl: baseUrlOf(req, deps) };
 }
 
@@ -70,6 +70,21 @@ export async function listResources<R extends StoredResource>(
   res.json(body);
 }
 
+/** Answers one record, with the request's `?fields=`. */
+export function sendOne<R extends StoredResource>(
+  spec: ResourceSpec<R>,
+  deps: RouteDeps,
+  req: Request,
+  res: Response,
+  record: R,
+): void {
+  const ctx = contextOf(deps, req);
+  const query = queryOf(req);
+  const fields = queryString(query, 'fields') !== undefined ? requestedFields(query, ctx.minor, undefined) : undefined;
+  if (fields) checkFields(spec, fields, ctx.minor);
+  res.json(renderResource(spec, record, ctx, fields));
+}
+
 /** Looks a resource up by the path's identifier, after the version gate. */
 export async function resourceOf<R extends StoredResource>(spec: ResourceSpec<R>, req: Request): Promise<R> {
   checkResourceVersion(spec, req.context.minor);
@@ -103,13 +118,7 @@ export function resourceRoutes<R extends StoredResource>(
   });
   extend?.(router, allow);
   router.get(`${base}/:ident`, onlyQuery('fields'), async (req, res) => {
-    const ctx = contextOf(deps, req);
-    const record = await resourceOf(spec, req);
-    const query = queryOf(req);
-    const fields =
-      queryString(query, 'fields') !== undefined ? requestedFields(query, ctx.minor, undefined) : undefined;
-    if (fields) checkFields(spec, fields, ctx.minor);
-    res.json(renderResource(spec, record, ctx, fields));
+    sendOne(spec, deps, req, res, await resourceOf(spec, req));
   });
   router.patch(`${base}/:ident`, onlyQuery(), async (req, res) => {
     const ctx = contextOf(deps, req);
