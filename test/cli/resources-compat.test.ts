@@ -35,6 +35,8 @@ if (MISSING && process.env.CI === 'true') {
 
 describe.skipIf(MISSING !== '')(
   `the resources through the real clients${MISSING ? ` (skipped: no ${MISSING})` : ''}`,
+  // Each test runs several CLI and Python processes: generous on a busy machine.
+  { timeout: 240_000 },
   () => {
     let database: TestDatabase;
     let stack: Stack;
