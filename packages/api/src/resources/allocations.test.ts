@@ -84,6 +84,15 @@ describe('/v1/allocations', () => {
     expect(freed.body.allocation_uuid).toBeNull();
   });
 
+  it('never gives one node to two allocations made at once', async () => {
+    const answers = await Promise.all(Array.from({ length: 6 }, () => allocate({ resource_class: 'gpu' })));
+    const active = answers.filter((a) => a.body.state === 'active');
+    expect(active).toHaveLength(1);
+    expect(active[0]?.body.node_uuid).toBe(nodes['alloc-gpu']);
+    expect(answers.filter((a) => a.body.state === 'error')).toHaveLength(5);
+    expect((await api.request('GET', '/v1/nodes/alloc-gpu')).body.instance_uuid).toBe(active[0]?.body.uuid);
+  });
+
   it('chooses among candidate nodes, prefers the node named like the allocation, skips busy nodes', async () => {
     await api.database.db('nodes').where({ name: 'alloc-1' }).update({ maintenance: true });
     const only = await allocate({ resource_class: 'baremetal', candidate_nodes: ['alloc-1'] });
