@@ -6,7 +6,8 @@ describe('/v1/portgroups and the port fields that go with them', () => {
   let nodeA: string;
   let nodeB: string;
   beforeAll(async () => {
-    api = await ApiHarness.start();
+    // A mode other than the default one: portgroups created without a mode get [DEFAULT]default_portgroup_mode.
+    api = await ApiHarness.start({ overrides: { DEFAULT: { default_portgroup_mode: 'balance-alb' } } });
     await api.registerConductor('cond-1');
     nodeA = (await api.request('POST', '/v1/nodes', { body: { driver: 'fake-hardware', name: 'pg-a' } })).body.uuid;
     nodeB = (await api.request('POST', '/v1/nodes', { body: { driver: 'fake-hardware', name: 'pg-b' } })).body.uuid;
@@ -29,7 +30,7 @@ describe('/v1/portgroups and the port fields that go with them', () => {
       name: 'bond0',
       address: '52:54:00:aa:00:01',
       node_uuid: nodeA,
-      mode: 'active-backup',
+      mode: 'balance-alb',
       properties: {},
       standalone_ports_supported: true,
       internal_info: {},

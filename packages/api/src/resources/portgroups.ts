@@ -53,7 +53,7 @@ const checkPortgroup = compileSchema<PortgroupBody>('portgroup', {
 
 const WRITE_VERSIONS = { mode: Minor.PORTGROUP_MODE_PROPERTIES, properties: Minor.PORTGROUP_MODE_PROPERTIES };
 
-/** The stored columns a checked body describes; `defaultMode` is [DEFAULT]default_portgroup_mode's Ironic default. */
+/** The stored columns a checked body describes; a portgroup without a mode gets [DEFAULT]default_portgroup_mode. */
 async function columnsOf(body: PortgroupBody, ctx: ResourceContext) {
   if (body.name != null && !isResourceName(body.name)) {
     throw new InvalidParameterValue(`Expected name for name: ${body.name}`);
@@ -63,7 +63,7 @@ async function columnsOf(body: PortgroupBody, ctx: ResourceContext) {
     nodeId: node.id,
     name: body.name ?? null,
     address: body.address == null ? null : parseMac(body.address),
-    mode: body.mode ?? 'active-backup',
+    mode: body.mode ?? ctx.deps.config.DEFAULT.default_portgroup_mode,
     properties: body.properties ?? {},
     standalonePortsSupported:
       body.standalone_ports_supported == null ? true : toBoolean(body.standalone_ports_supported),
