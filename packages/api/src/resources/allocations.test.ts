@@ -84,6 +84,18 @@ describe('/v1/allocations', () => {
     expect(freed.body.allocation_uuid).toBeNull();
   });
 
+  it('goes when its node loses its instance (a patch here; undeploy in the conductor writes the same)', async () => {
+    const allocation = await allocate({ resource_class: 'gpu' });
+    expect(allocation.body.state).toBe('active');
+    const patched = await api.request('PATCH', '/v1/nodes/alloc-gpu', {
+      body: [{ op: 'remove', path: '/instance_uuid' }],
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body).toMatchObject({ instance_uuid: null, allocation_uuid: null });
+    expect((await api.request('GET', `/v1/allocations/${allocation.body.uuid}`)).status).toBe(404);
+    expect((await allocate({ resource_class: 'gpu' })).body.state).toBe('active');
+  });
+
   it('never gives one node to two allocations made at once', async () => {
     const answers = await Promise.all(Array.from({ length: 6 }, () => allocate({ resource_class: 'gpu' })));
     const active = answers.filter((a) => a.body.state === 'active');

@@ -174,11 +174,23 @@ export class NodeStore {
   async update(id: number, changes: NodeChanges, expect: NodeChanges = {}): Promise<NodeRecord | undefined> {
     const where: Record<string, unknown> = { id };
     for (const [key, value] of Object.entries(expect)) where[toSnake(key)] = value;
-    try {
-      const [row] = await this.db('nodes')
+    const write = async (db: Knex | Knex.Transaction, extra: Record<string, unknown> = {}) => {
+      const [row] = await db('nodes')
         .where(where)
-        .update({ ...recordToColumns(changes, JSON_COLUMNS), updated_at: this.db.fn.now() })
+        .update({ ...recordToColumns(changes, JSON_COLUMNS), ...extra, updated_at: this.db.fn.now() })
         .returning('*');
+      return row as Record<string, unknown> | undefined;
+    };
+    try {
+      // A node whose instance goes (undeploy, a patch removing instance_uuid) loses its allocation too, as in Ironic.
+      const row =
+        changes.instanceUuid === null
+          ? await this.db.transaction(async (trx) => {
+              const updated = await write(trx, { allocation_uuid: null });
+              if (updated) await trx('allocations').where({ node_id: id }).delete();
+              return updated;
+            })
+          : await write(this.db);
       return row ? rowToRecord<NodeRecord>(row) : undefined;
     } catch (error) {
       throw this.translate(error, changes);
