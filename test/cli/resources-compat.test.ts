@@ -219,7 +219,7 @@ emit(out)
       expect(viaSdk).toEqual({ connectors: ['192.0.2.2'], targets: [2], after: [] });
     });
 
-    it('deploy templates with the CLI and the SDK; runbooks through the SDK session', async () => {
+    it('deploy templates with the CLI and the SDK; runbooks through plain SDK requests', async () => {
       const steps = JSON.stringify([{ interface: 'bios', step: 'apply_configuration', args: {}, priority: 150 }]);
       const template = await cli('deploy', 'template', 'create', 'CUSTOM_HT_ON', '--steps', steps);
       expect(template).toMatchObject({ name: 'CUSTOM_HT_ON', steps: JSON.parse(steps) });
@@ -234,7 +234,7 @@ d = conn.baremetal.create_deploy_template(name='CUSTOM_SDK', steps=steps)
 conn.baremetal.update_deploy_template(d, extra={'a': 1})
 out = {'templates': [(x.name, x.extra) for x in conn.baremetal.deploy_templates(details=True)]}
 conn.baremetal.delete_deploy_template(d, ignore_missing=False)
-# Runbooks (1.92) are newer than this SDK's resource classes: its versioned session serves them.
+# Runbooks (1.92) are newer than this SDK's resource classes: its baremetal proxy's own requests serve them.
 rb = {'name': 'CUSTOM_RB', 'steps': [{'interface': 'bios', 'step': 'factory_reset', 'args': {}, 'order': 1}]}
 created = conn.baremetal.post('/runbooks', json=rb, microversion='1.92').json()
 conn.baremetal.patch('/runbooks/CUSTOM_RB', json=[{'op': 'replace', 'path': '/public', 'value': True}],
