@@ -97,7 +97,7 @@ describe('API basics: versions, request ids, errors', () => {
   });
 
   it('answers unknown paths 404 in the Ironic error format, with version headers', async () => {
-    const res = await api.request('GET', '/v1/chassis');
+    const res = await api.request('GET', '/v1/no-such-resource');
     expect(res.status).toBe(404);
     expect(res.headers.get('x-openstack-ironic-api-version')).toBe('1.78');
     expect(res.body).toEqual({

@@ -15,6 +15,7 @@ import { refuseNulInUrl } from './middleware/url-guard.js';
 import { negotiateVersion } from './middleware/version.js';
 import { NodeService } from './node-service.js';
 import { PortService } from './port-service.js';
+import { resourceRouters } from './resources/index.js';
 import type { RouteDeps } from './route-deps.js';
 import { conductorsRouter } from './routes/conductors.js';
 import { driversRouter } from './routes/drivers.js';
@@ -103,6 +104,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(conductorsRouter(routeDeps));
   app.use(driversRouter(routeDeps));
   app.use(agentRouter(routeDeps));
+  for (const router of resourceRouters(routeDeps)) app.use(router);
   app.use(notFound);
   app.use(errorHandler(logger));
   return app;

@@ -39,6 +39,7 @@ const NODE_PROPERTIES = {
   parent_node: schemaTypes.nullableString(255),
   boot_mode: { anyOf: [{ type: 'null' }, { type: 'string', enum: ['bios', 'uefi'] }] },
   secure_boot: schemaTypes.nullableBooleanLike,
+  chassis_uuid: schemaTypes.nullableUuid,
 } as const;
 
 /** A node as a PATCH leaves it: every stored field. */
@@ -85,6 +86,7 @@ export interface NodeBody extends InterfaceFields {
   parent_node?: string | null;
   boot_mode?: 'bios' | 'uefi' | null;
   secure_boot?: BooleanLike;
+  chassis_uuid?: string | null;
 }
 
 /** Node fields a PATCH may change (Ironic's PATCH_ALLOWED_FIELDS, less chassis_uuid and instance_name). */
@@ -116,6 +118,7 @@ export const NODE_FIELD_DEFAULTS: Readonly<Record<string, unknown>> = {
   disable_power_off: false,
   shard: null,
   parent_node: null,
+  chassis_uuid: null,
 };
 
 /** Fields a create or patch may not set before the version that added them (the versions their answers use). */

@@ -34,7 +34,7 @@ import { Minor } from './versions.js';
 
 const S = ProvisionState;
 /** States a node in a transition may still be updated in (Ironic's UPDATE_ALLOWED_STATES). */
-const UPDATE_ALLOWED_STATES: ReadonlySet<string> = new Set([
+export const UPDATE_ALLOWED_STATES: ReadonlySet<string> = new Set([
   S.DEPLOY_FAILED,
   S.INSPECTING,
   S.INSPECT_FAILED,
@@ -77,7 +77,7 @@ export interface NodeServiceDeps {
 type NodeFields = Pick<
   NodeRecord,
   (typeof SCALAR_FIELDS)[number] | (typeof JSON_FIELDS)[number] | 'maintenance' | 'bootMode' | 'secureBoot'
-> & { requestedInterfaces: Record<InterfaceType, string | null> };
+> & { requestedInterfaces: Record<InterfaceType, string | null>; chassisUuid: string | null };
 
 /** Scalar fields a patch compares and writes as they are. */
 const SCALAR_FIELDS = [
@@ -129,6 +129,7 @@ function fieldsOf(body: NodeBody, defaultGroup: string): NodeFields {
     parentNode: body.parent_node ?? null,
     bootMode: body.boot_mode ?? null,
     secureBoot: nullableBoolean(body.secure_boot),
+    chassisUuid: body.chassis_uuid?.toLowerCase() ?? null,
   };
 }
 
@@ -160,6 +161,7 @@ function patchDocument(node: NodeRecord): Record<string, unknown> {
     disable_power_off: node.disablePowerOff,
     shard: node.shard,
     parent_node: node.parentNode,
+    chassis_uuid: node.chassisUuid ?? null,
   };
 }
 
@@ -245,6 +247,7 @@ export class NodeService {
       parentNode: fields.parentNode,
       bootMode: fields.bootMode,
       secureBoot: fields.secureBoot,
+      chassisUuid: fields.chassisUuid,
     });
   }
 
@@ -294,6 +297,8 @@ export class NodeService {
     checkProtection(node, next, ops);
     // Ironic routes every update through the owning conductor: no conductor, no update.
     await this.deps.conductors.hostFor({ uuid: node.uuid, driver: next.driver, conductorGroup: next.conductorGroup });
+    // Ironic lets a node leave its chassis from 1.25 on.
+    if (node.chassisUuid && next.chassisUuid === null) requireMinor(minor, Minor.UNSET_CHASSIS_UUID);
     const changes = await this.changesFor(node, next, ops, resetInterfaces === true);
     if (Object.keys(changes).length === 0) return node;
     return this.save(node, changes);
@@ -318,6 +323,7 @@ export class NodeService {
   ): Promise<NodeChanges> {
     const changes: NodeChanges = {};
     for (const key of SCALAR_FIELDS) if (next[key] !== node[key]) Object.assign(changes, { [key]: next[key] });
+    if (next.chassisUuid !== (node.chassisUuid ?? null)) changes.chassisUuid = next.chassisUuid;
     if (next.maintenance !== node.maintenance) {
       changes.maintenance = next.maintenance;
       // Leaving maintenance clears the reason and the fault, as upstream.

@@ -2,13 +2,17 @@ import {
   InvalidParameterValue,
   NodeLocked,
   type NodeRecord,
+  PortgroupNotFound,
+  type PortgroupRecord,
   PortNotFound,
   type PortRecord,
   parseMac,
+  ResourceConflict,
 } from '@bmaas/common';
 import type { PortChanges, Stores } from '@bmaas/db';
 import { versionTooLow } from './errors.js';
 import { applyJsonPatch, parsePatch, rootField } from './json-patch.js';
+import { isResourceName } from './resources/resource-spec.js';
 import { compileSchema, isUuid, schemaTypes, toBoolean } from './validation.js';
 import { Minor } from './versions.js';
 
@@ -18,6 +22,7 @@ const LOCAL_LINK_CONNECTION = {
     switch_id: { type: 'string' },
     port_id: { type: 'string' },
     switch_info: { type: 'string' },
+    hostname: { type: 'string' },
     network_type: { type: 'string', enum: ['managed', 'unmanaged'] },
   },
   additionalProperties: false,
@@ -31,6 +36,9 @@ const PORT_PROPERTIES = {
   physical_network: schemaTypes.nullableString(64),
   local_link_connection: LOCAL_LINK_CONNECTION,
   extra: schemaTypes.nullableObject,
+  portgroup_uuid: schemaTypes.nullableUuid,
+  is_smartnic: schemaTypes.nullableBooleanLike,
+  name: schemaTypes.nullableString(255),
 } as const;
 
 interface PortBody {
@@ -41,6 +49,9 @@ interface PortBody {
   physical_network?: string | null;
   local_link_connection?: Record<string, unknown> | null;
   extra?: Record<string, unknown> | null;
+  portgroup_uuid?: string | null;
+  is_smartnic?: boolean | string | null;
+  name?: string | null;
 }
 
 const checkPortBody = compileSchema<PortBody>('port', {
@@ -53,11 +64,22 @@ const checkPortBody = compileSchema<PortBody>('port', {
 const PORT_PATCH_FIELDS = Object.keys(PORT_PROPERTIES)
   .filter((field) => field !== 'uuid')
   .sort();
-const PORT_FIELD_DEFAULTS = { pxe_enabled: true, physical_network: null, local_link_connection: {}, extra: {} };
+const PORT_FIELD_DEFAULTS = {
+  pxe_enabled: true,
+  physical_network: null,
+  local_link_connection: {},
+  extra: {},
+  portgroup_uuid: null,
+  is_smartnic: false,
+  name: null,
+};
 const PORT_WRITE_VERSIONS: Readonly<Record<string, number>> = {
   pxe_enabled: Minor.PORT_ADVANCED_NET_FIELDS,
   local_link_connection: Minor.PORT_ADVANCED_NET_FIELDS,
   physical_network: Minor.PORT_PHYSICAL_NETWORK,
+  portgroup_uuid: Minor.PORTGROUPS_SUBCONTROLLERS,
+  is_smartnic: Minor.PORT_SMARTNIC,
+  name: Minor.PORT_NAME,
 };
 
 function checkPhysicalNetwork(value: string | null | undefined): void {
@@ -68,9 +90,15 @@ function checkPhysicalNetwork(value: string | null | undefined): void {
 export class PortService {
   constructor(private readonly stores: Stores) {}
 
-  async find(ident: string): Promise<PortRecord> {
-    if (!isUuid(ident)) throw new InvalidParameterValue(`Expected a logical name or UUID but received ${ident}.`);
-    const port = await this.stores.ports.getByUuid(ident.toLowerCase());
+  /** A port by UUID, or by name from 1.88 on. */
+  async find(ident: string, minor = 1): Promise<PortRecord> {
+    const byName = minor >= Minor.PORT_NAME && isResourceName(ident);
+    if (!isUuid(ident) && !byName) {
+      throw new InvalidParameterValue(`Expected a logical name or UUID but received ${ident}.`);
+    }
+    const port = isUuid(ident)
+      ? await this.stores.ports.getByUuid(ident.toLowerCase())
+      : await this.stores.ports.getByName(ident);
     if (!port) throw new PortNotFound(ident);
     return port;
   }
@@ -83,7 +111,9 @@ export class PortService {
     checkPhysicalNetwork(port.physical_network);
     const address = parseMac(port.address);
     const node = await this.nodeForPort(port.node_uuid);
+    const membership = await this.membership(port, node);
     return this.stores.ports.create({
+      ...membership,
       uuid: port.uuid?.toLowerCase() ?? crypto.randomUUID(),
       address,
       nodeId: node.id,
@@ -107,6 +137,9 @@ export class PortService {
       physical_network: port.physicalNetwork,
       local_link_connection: port.localLinkConnection,
       extra: port.extra,
+      portgroup_uuid: port.portgroupUuid ?? null,
+      is_smartnic: port.isSmartnic ?? false,
+      name: port.name,
     };
     const next = checkPortBody(applyJsonPatch(doc, ops, PORT_FIELD_DEFAULTS));
     checkPhysicalNetwork(next.physical_network);
@@ -123,6 +156,10 @@ export class PortService {
     if (JSON.stringify(localLink) !== JSON.stringify(port.localLinkConnection)) changes.localLinkConnection = localLink;
     const extra = next.extra ?? {};
     if (JSON.stringify(extra) !== JSON.stringify(port.extra)) changes.extra = extra;
+    const membership = await this.membership(next, node);
+    for (const key of ['portgroupUuid', 'isSmartnic', 'name'] as const) {
+      if (membership[key] !== (port[key] ?? null)) Object.assign(changes, { [key]: membership[key] });
+    }
     if (Object.keys(changes).length === 0) return port;
     await this.checkNodeUnlocked(port.nodeId);
     if (changes.nodeId !== undefined) await this.checkNodeUnlocked(changes.nodeId);
@@ -134,6 +171,51 @@ export class PortService {
   async delete(port: PortRecord): Promise<void> {
     await this.checkNodeUnlocked(port.nodeId);
     if (!(await this.stores.ports.destroy(port.id))) throw new PortNotFound(port.uuid);
+  }
+
+  /** `?portgroup=<uuid or name>` of a port list (1.24+). */
+  async portgroupFilter(ident: string | undefined, minor: number): Promise<PortgroupRecord | undefined> {
+    if (ident === undefined) return undefined;
+    if (minor < Minor.PORTGROUPS_SUBCONTROLLERS) throw versionTooLow(Minor.PORTGROUPS_SUBCONTROLLERS);
+    const portgroup = isUuid(ident)
+      ? await this.stores.portgroups.getByUuid(ident)
+      : await this.stores.portgroups.getByName(ident);
+    if (!portgroup) throw new PortgroupNotFound(ident);
+    return portgroup;
+  }
+
+  /**
+   * The portgroup, smartNIC flag and name a port body sets, checked as Ironic
+   * checks them: the portgroup is on the port's node, a smartNIC port names
+   * its switch port and host, a name is a logical name.
+   */
+  private async membership(
+    body: PortBody,
+    node: NodeRecord,
+  ): Promise<{ portgroupUuid: string | null; isSmartnic: boolean; name: string | null }> {
+    let portgroupUuid: string | null = null;
+    if (body.portgroup_uuid != null) {
+      const portgroup = await this.stores.portgroups.getByUuid(body.portgroup_uuid);
+      if (!portgroup) throw new InvalidParameterValue(`Portgroup ${body.portgroup_uuid} could not be found.`);
+      if (portgroup.nodeId !== node.id) {
+        throw new InvalidParameterValue('Port can not be added to a portgroup on a different node.');
+      }
+      if (!portgroup.standalonePortsSupported && body.pxe_enabled != null && toBoolean(body.pxe_enabled)) {
+        throw new ResourceConflict(
+          `Port group ${portgroup.uuid} doesn't support standalone ports. This port cannot be created as a member of that portgroup as the port's 'pxe_enabled' field was set to True.`,
+        );
+      }
+      portgroupUuid = portgroup.uuid;
+    }
+    const isSmartnic = body.is_smartnic == null ? false : toBoolean(body.is_smartnic);
+    const link = body.local_link_connection ?? {};
+    if (isSmartnic && (!link.port_id || !link.hostname)) {
+      throw new InvalidParameterValue('Smart NIC port must have port_id and hostname in local_link_connection');
+    }
+    if (body.name != null && !isResourceName(body.name)) {
+      throw new InvalidParameterValue(`Expected name for name: ${body.name}`);
+    }
+    return { portgroupUuid, isSmartnic, name: body.name ?? null };
   }
 
   /** The node a port names; a missing node is a bad request here, not a missing resource. */

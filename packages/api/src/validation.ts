@@ -45,7 +45,11 @@ export function compileSchema<T>(name: string, schema: AnySchema): (value: unkno
   const validate = ajv.compile(schema);
   return (value: unknown): T => {
     if (!validate(value)) {
-      throw new InvalidParameterValue(`Schema error for ${name}: ${describe(mostTelling(validate.errors ?? []))}`);
+      const errors = validate.errors ?? [];
+      const badUuid = errors.find((e) => e.keyword === 'format' && e.params.format === 'uuid');
+      // Ironic checks UUIDs after its schema, with its own words: clients match them.
+      if (badUuid) throw new InvalidParameterValue(`Expected UUID for ${fieldOf(badUuid)}: ${valueAt(value, badUuid)}`);
+      throw new InvalidParameterValue(`Schema error for ${name}: ${describe(mostTelling(errors))}`);
     }
     return value as T;
   };
@@ -60,9 +64,19 @@ function mostTelling(errors: readonly ErrorObject[]): ErrorObject | undefined {
   );
 }
 
+function fieldOf(error: ErrorObject): string {
+  return error.instancePath.replace(/^\//, '').replace(/\//g, '.');
+}
+
+function valueAt(document: unknown, error: ErrorObject): unknown {
+  let value = document;
+  for (const key of error.instancePath.split('/').slice(1)) value = (value as Record<string, unknown>)?.[key];
+  return value;
+}
+
 function describe(error: ErrorObject | undefined): string {
   if (!error) return 'invalid value';
-  const field = error.instancePath.replace(/^\//, '').replace(/\//g, '.');
+  const field = fieldOf(error);
   switch (error.keyword) {
     case 'additionalProperties':
       return `Additional properties are not allowed ('${error.params.additionalProperty}' was unexpected)`;

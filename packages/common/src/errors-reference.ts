@@ -1,4 +1,5 @@
 import { DOCUMENTED_ERRORS } from './errors.js';
+import { RESOURCE_ERRORS } from './resource-errors.js';
 
 /** docs/errors.md, generated from the error table (a test fails when the file is stale). */
 export function renderErrorReference(): string {
@@ -18,7 +19,7 @@ export function renderErrorReference(): string {
     '',
     '| code | status | meaning |',
     '| --- | --- | --- |',
-    ...DOCUMENTED_ERRORS.map((e) => `| \`${e.code}\` | ${e.status} | ${e.meaning} |`),
+    ...[...DOCUMENTED_ERRORS, ...RESOURCE_ERRORS].map((e) => `| \`${e.code}\` | ${e.status} | ${e.meaning} |`),
   ];
   return `${lines.join('\n')}\n`;
 }

@@ -9,5 +9,7 @@ export * from './install-credentials.js';
 export * from './logging.js';
 export * from './mac.js';
 export * from './records.js';
+export * from './resource-errors.js';
+export * from './resource-records.js';
 export * from './states.js';
 export * from './turn-batcher.js';

@@ -57,6 +57,9 @@ export interface NodeRecord {
   consoleEnabled: boolean;
   raidConfig: JsonObject;
   targetRaidConfig: JsonObject;
+  /** The chassis and allocation the node belongs to (uuids, read with the node at no cost). */
+  chassisUuid?: string | null;
+  allocationUuid?: string | null;
   createdAt: Date;
   updatedAt: Date | null;
 }
@@ -87,6 +90,9 @@ export interface PortRecord {
   localLinkConnection: JsonObject;
   extra: JsonObject;
   name: string | null;
+  /** The portgroup the port is in. */
+  portgroupUuid?: string | null;
+  isSmartnic?: boolean;
   createdAt: Date;
   updatedAt: Date | null;
 }

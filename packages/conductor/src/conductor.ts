@@ -106,7 +106,7 @@ export function createConductor(deps: ConductorDeps): Conductor {
   };
   const takeover = new TakeoverCheck(checks);
   const rpcServer = new ConductorRpcServer({
-    handlers: createRpcHandlers({ runner, tasks, history }),
+    handlers: createRpcHandlers({ runner, tasks, history, registry }),
     logger: deps.logger.child({ component: 'json-rpc' }),
     tls,
     auth,

@@ -8,6 +8,7 @@ export {
 export { EmbeddedPostgresServer, loadEmbeddedPostgres, traversableByOthers } from './embedded-postgres.js';
 export { downgradeSchema, migrationSource, schemaVersion, upgradeSchema } from './migrations/index.js';
 export { type ResolvedDatabase, resolveDatabaseUrl } from './resolve.js';
+export { AllocationStore, type CandidateQuery } from './stores/allocation-store.js';
 export {
   type AliveConductor,
   type ConductorRegistration,
@@ -31,3 +32,5 @@ export {
   type PortListQuery,
   PortStore,
 } from './stores/port-store.js';
+export { type ColumnFilters, ResourceStore, type ResourceTableSpec } from './stores/resource-store.js';
+export { ChassisStore, PortgroupStore, type ResourceStores } from './stores/resource-stores.js';

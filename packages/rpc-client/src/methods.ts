@@ -48,6 +48,12 @@ export interface ConductorRpcMethods {
    */
   get_node_with_token: { params: { node_id: string }; result: AgentLookupNode };
   /**
+   * The properties (driver_info keys, with what each means) the default
+   * interfaces of a hardware type this conductor enabled read (Ironic's
+   * get_driver_properties). Throws DriverNotFound for a type not enabled here.
+   */
+  get_driver_properties: { params: { driver_name: string }; result: Record<string, string> };
+  /**
    * Sets the node's next boot device through its management interface, under
    * the exclusive lock, and answers when the hardware took it. Throws
    * InvalidParameterValue (device not supported), NodeLocked, IPMIFailure.

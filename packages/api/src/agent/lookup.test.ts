@@ -4,7 +4,10 @@ import { createRootLogger, NodeLocked, type NodeRecord } from '@bmaas/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOOT_NOT_FOUND_BODY } from '../boot/boot-config-router.js';
 import { ApiHarness, faultOf } from '../testing/api-harness.js';
-import { MAX_VERSION } from '../versions.js';
+import { MAX_MINOR, MAX_VERSION } from '../versions.js';
+
+/** A version newer than ours, as agents built for a newer Ironic ask for. */
+const ABOVE_MAX = `1.${MAX_MINOR + 4}`;
 
 /** Headers that legitimately differ between two answers. */
 const VARYING = new Set(['date', 'openstack-request-id', 'x-openstack-request-id', 'content-length']);
@@ -99,7 +102,7 @@ describe('GET /v1/lookup', () => {
       instanceInfo: { image_source: 'img', image_url: 'http://images/secret-temp-url', configdrive: 'H4sI' },
       driverInternalInfo: { deploy_boot_mode: 'bios' },
     });
-    const first = await api.request('GET', `/v1/lookup?addresses=${mac}`, { version: '1.99' });
+    const first = await api.request('GET', `/v1/lookup?addresses=${mac}`, { version: ABOVE_MAX });
     expect(first.status).toBe(200);
     expect(first.headers.get('x-openstack-ironic-api-version')).toBe(MAX_VERSION);
     expect(first.headers.get('x-openstack-ironic-api-minimum-version')).toBe('1.1');
@@ -138,7 +141,7 @@ describe('GET /v1/lookup', () => {
     expect(calls.at(-1)?.options.requestId).toBe(first.headers.get('openstack-request-id'));
 
     const callsBefore = calls.length;
-    const second = await api.request('GET', `/v1/lookup?addresses=${mac}`, { version: '1.99' });
+    const second = await api.request('GET', `/v1/lookup?addresses=${mac}`, { version: ABOVE_MAX });
     expect(second.status).toBe(200);
     expect(second.body.config.agent_token).toBe('******');
     expect(second.body.node.driver_internal_info.agent_secret_token).toBe('******');

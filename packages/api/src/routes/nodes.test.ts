@@ -103,7 +103,6 @@ describe('/v1/nodes', () => {
 
     it.each([
       [{}, "'driver' is a required property"],
-      [{ driver: 'fake-hardware', chassis_uuid: null }, "('chassis_uuid' was unexpected)"],
       [{ driver: 'fake-hardware', protected: true }, "('protected' was unexpected)"],
       [{ driver: 'fake-hardware', uuid: 'not-a-uuid' }, 'uuid'],
       [{ driver: 'fake-hardware', extra: 'x' }, 'extra'],

@@ -110,6 +110,8 @@ const FILTER_PARAMS = [
 function wantsTraits(minor: number, fields: readonly string[] | undefined): boolean {
   return nodeFieldAllowed('traits', minor) && (!fields || fields.includes('traits'));
 }
+/** Query parameters of node lists besides fields and detail. */
+export const NODE_LIST_PARAMS = [...PAGE_PARAMS, ...FILTER_PARAMS];
 
 export async function nodeJson(
   deps: RouteDeps,
@@ -132,7 +134,14 @@ async function servedBy(deps: RouteDeps, nodes: NodeRecord[], conductor: string 
   return nodes.filter((_, index) => owners[index] === conductor);
 }
 
-async function listNodes(deps: RouteDeps, req: Request, res: Response, detail: boolean): Promise<void> {
+/** Lists nodes; `scope` narrows to a chassis's nodes (GET /v1/chassis/{id}/nodes) and names the list's path. */
+export async function listNodes(
+  deps: RouteDeps,
+  req: Request,
+  res: Response,
+  detail: boolean,
+  scope: { chassisUuid?: string; resource?: string } = {},
+): Promise<void> {
   const minor = req.context.minor;
   const query = queryOf(req);
   const userFields = detail ? undefined : queryString(query, 'fields');
@@ -144,6 +153,7 @@ async function listNodes(deps: RouteDeps, req: Request, res: Response, detail: b
   const conductor = queryString(query, 'conductor');
   if (conductor !== undefined) requireMinor(minor, Minor.CONDUCTORS);
   if (page.marker !== undefined) await deps.nodes.find(checkedMarker(page.marker), minor);
+  if (scope.chassisUuid !== undefined) filters.chassisUuid = scope.chassisUuid;
   const listed = await deps.stores.nodes.list({ ...filters, ...page });
   const nodes = await servedBy(deps, listed, conductor);
   // One query for the traits of the whole page, and only when the answer shows them.
@@ -157,7 +167,7 @@ async function listNodes(deps: RouteDeps, req: Request, res: Response, detail: b
     for (const name of [...FILTER_PARAMS, 'detail', 'fields']) params[name] = queryString(query, name);
     body.next = buildUrl(
       baseUrlOf(req, deps),
-      detail ? 'nodes/detail' : 'nodes',
+      scope.resource ?? (detail ? 'nodes/detail' : 'nodes'),
       nextQuery(params, page.limit, last.uuid),
     );
   }

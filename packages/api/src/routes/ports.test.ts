@@ -70,7 +70,7 @@ describe('/v1/ports', () => {
     [{ address: 'not-a-mac', node_uuid: 'NODE_A' }, 'Expected a MAC address'],
     [{ address: '52:54:00:aa:bb', node_uuid: 'NODE_A' }, 'Expected a MAC address'],
     [{ address: '52:54:00:aa:bb:01' }, "'node_uuid' is a required property"],
-    [{ address: '52:54:00:aa:bb:01', node_uuid: 'NODE_A', name: 'p' }, "('name' was unexpected)"],
+    [{ address: '52:54:00:aa:bb:01', node_uuid: 'NODE_A', owner: 'p' }, "('owner' was unexpected)"],
     [{ address: '52:54:00:aa:bb:01', node_uuid: 'NODE_A', physical_network: '' }, 'non-empty'],
     [{ address: '52:54:00:aa:bb:01', node_uuid: 'NODE_A', local_link_connection: { cable: 1 } }, 'cable'],
     [{ address: '52:54:00:aa:bb:01', node_uuid: '11111111-2222-4333-8444-555555555555' }, 'could not be found'],

@@ -1,4 +1,4 @@
-import { type NodeRecord, parseMac } from '@bmaas/common';
+import { type NodeRecord, type PortgroupRecord, parseMac } from '@bmaas/common';
 import type { PortListQuery } from '@bmaas/db';
 import type { Request, Response, Router } from 'express';
 import { buildUrl } from '../links.js';
@@ -8,11 +8,13 @@ import { checkPortFields, checkPortSortKey, PORT_DEFAULT_FIELDS, portView } from
 import { checkedMarker } from './nodes.js';
 
 /** Query parameters of port lists besides fields and detail. */
-export const PORT_LIST_PARAMS = [...PAGE_PARAMS, 'node', 'node_uuid', 'address'];
+export const PORT_LIST_PARAMS = [...PAGE_PARAMS, 'node', 'node_uuid', 'address', 'portgroup'];
 
 export interface PortListScope {
   /** Only this node's ports (the /v1/nodes/{id}/ports sub-collection). */
   node?: NodeRecord;
+  /** Only this portgroup's ports (the /v1/portgroups/{id}/ports sub-collection). */
+  portgroup?: PortgroupRecord;
   detail: boolean;
   /** Path under /v1 for the next link. */
   resource: string;
@@ -36,6 +38,8 @@ export async function listPorts(deps: RouteDeps, req: Request, res: Response, sc
   if (node) filter.nodeId = node.id;
   const address = queryString(query, 'address');
   if (address !== undefined) filter.address = parseMac(address);
+  const portgroup = scope.portgroup ?? (await deps.ports.portgroupFilter(queryString(query, 'portgroup'), minor));
+  if (portgroup) filter.portgroupUuid = portgroup.uuid;
   if (page.marker !== undefined) await deps.ports.find(checkedMarker(page.marker));
   const ports = await deps.stores.ports.list({ ...filter, ...page });
   const baseUrl = baseUrlOf(req, deps);
@@ -43,7 +47,8 @@ export async function listPorts(deps: RouteDeps, req: Request, res: Response, sc
   const last = ports[ports.length - 1];
   if (last && ports.length === page.limit) {
     const params: Record<string, string | undefined> = { sort_key: page.sortKey, sort_dir: page.sortDir };
-    for (const name of ['node', 'node_uuid', 'address', 'detail', 'fields']) params[name] = queryString(query, name);
+    for (const name of ['node', 'node_uuid', 'address', 'portgroup', 'detail', 'fields'])
+      params[name] = queryString(query, name);
     body.next = buildUrl(baseUrl, scope.resource, nextQuery(params, page.limit, last.uuid));
   }
   res.json(body);
@@ -69,7 +74,7 @@ export function portsRouter(deps: RouteDeps): Router {
 
   router.get('/v1/ports/:ident', onlyQuery('fields'), async (req, res) => {
     const minor = req.context.minor;
-    const port = await deps.ports.find(req.params.ident as string);
+    const port = await deps.ports.find(req.params.ident as string, minor);
     const query = queryOf(req);
     const fields = queryString(query, 'fields') !== undefined ? requestedFields(query, minor, undefined) : undefined;
     checkPortFields(fields, minor);
@@ -77,7 +82,7 @@ export function portsRouter(deps: RouteDeps): Router {
   });
 
   router.patch('/v1/ports/:ident', onlyQuery(), async (req, res) => {
-    const port = await deps.ports.find(req.params.ident as string);
+    const port = await deps.ports.find(req.params.ident as string, req.context.minor);
     const updated = await deps.ports.patch(port, req.body, req.context.minor);
     req.context.logger.info('port updated', { port: port.uuid });
     res.json(portView(updated, { minor: req.context.minor, baseUrl: baseUrlOf(req, deps) }));

@@ -51,6 +51,14 @@ export function rootRouter(deps: RouteDeps): Router {
       version: defaultVersion(baseUrl),
     };
     if (req.context.minor >= Minor.CONDUCTORS) body.conductors = resourceLinks(baseUrl, 'conductors');
+    const versioned: Array<[string, number]> = [
+      ['portgroups', Minor.PORTGROUPS],
+      ['volume', Minor.VOLUME],
+      ['allocations', Minor.ALLOCATION],
+      ['deploy_templates', Minor.DEPLOY_TEMPLATES],
+      ['runbooks', Minor.RUNBOOKS],
+    ];
+    for (const [name, since] of versioned) if (req.context.minor >= since) body[name] = resourceLinks(baseUrl, name);
     res.json(body);
   });
 

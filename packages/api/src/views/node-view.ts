@@ -235,8 +235,8 @@ export function nodeView(node: NodeRecord, options: NodeViewOptions): Record<str
     vendor_interface: node.vendorInterface,
     links: selfAndBookmark(baseUrl, 'nodes', node.uuid),
     conductor: options.conductor,
-    allocation_uuid: null,
-    chassis_uuid: null,
+    allocation_uuid: node.allocationUuid ?? null,
+    chassis_uuid: node.chassisUuid ?? null,
   };
   const view = pickFields(full, options.fields);
   for (const field of Object.keys(view)) {

@@ -14,6 +14,7 @@ const VERSIONED_PORT_FIELDS: Readonly<Record<string, number>> = {
   portgroup_uuid: Minor.PORTGROUPS_SUBCONTROLLERS,
   physical_network: Minor.PORT_PHYSICAL_NETWORK,
   is_smartnic: Minor.PORT_SMARTNIC,
+  name: Minor.PORT_NAME,
 };
 
 export const PORT_FIELDS = [
@@ -29,6 +30,7 @@ export const PORT_FIELDS = [
   'pxe_enabled',
   'node_uuid',
   'portgroup_uuid',
+  'name',
 ] as const;
 
 export function portFieldAllowed(field: string, minor: number): boolean {
@@ -64,13 +66,14 @@ export function portView(port: PortRecord, options: PortViewOptions): Record<str
     address: port.address,
     extra: port.extra,
     internal_info: {},
-    is_smartnic: false,
+    is_smartnic: port.isSmartnic ?? false,
     local_link_connection: port.localLinkConnection,
     physical_network: port.physicalNetwork,
     pxe_enabled: port.pxeEnabled,
     node_uuid: port.nodeUuid,
     links: selfAndBookmark(options.baseUrl, 'ports', port.uuid),
-    portgroup_uuid: null,
+    portgroup_uuid: port.portgroupUuid ?? null,
+    name: port.name,
   };
   const view = pickFields(full, options.fields);
   for (const field of Object.keys(view)) {

@@ -139,6 +139,12 @@ export const configSchema = {
       default: '',
       env: 'BMAAS_DEFAULT__DEFAULT_CONDUCTOR_GROUP',
     },
+    default_portgroup_mode: {
+      doc: 'Bonding mode of a portgroup created without one (Linux bonding modes: active-backup, 802.3ad, balance-rr, …).',
+      format: String,
+      default: 'active-backup',
+      env: 'BMAAS_DEFAULT__DEFAULT_PORTGROUP_MODE',
+    },
     enabled_hardware_types: {
       doc: 'Hardware types (drivers) this conductor loads and registers.',
       format: 'string-list',

@@ -37,7 +37,7 @@ beforeAll(async () => {
     logger: createSilentLogger(),
   });
   const runner = new ProvisioningRunner({ tasks, automatedClean: false });
-  rpc = createRpcHandlers({ runner, tasks });
+  rpc = createRpcHandlers({ runner, tasks, registry });
 });
 afterAll(async () => {
   await database?.drop();

@@ -207,6 +207,14 @@ describe('DriverRegistry', () => {
       'power_interface "ipmitool" is not enabled for hardware type fake-hardware (enabled: fake)',
     );
   });
+
+  it("answers the properties of a hardware type's default interfaces", () => {
+    const qemu = create(configWith({ enabled_power_interfaces: ['qemu', 'fake'], default_power_interface: 'qemu' }));
+    expect(Object.keys(qemu.propertiesOf('fake-hardware'))).toEqual(['qemu_qmp_socket']);
+    const fake = create(configWith({ enabled_power_interfaces: ['fake', 'qemu'] }));
+    expect(fake.propertiesOf('fake-hardware')).toEqual({});
+    expect(() => fake.propertiesOf('ipmi')).toThrow(DriverNotFound);
+  });
 });
 
 describe('ipmi and manual-management hardware types', () => {

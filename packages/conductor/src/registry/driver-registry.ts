@@ -139,6 +139,18 @@ export class DriverRegistry {
     );
   }
 
+  /** What the default interfaces of a hardware type read from driver_info, key -> description (merged). */
+  propertiesOf(hardwareType: string): Record<string, string> {
+    const hw = this.hardwareTypes.get(hardwareType);
+    if (!hw) throw new DriverNotFound(hardwareType);
+    const properties: Record<string, string> = {};
+    for (const kind of INTERFACE_TYPES) {
+      const instance = this.instances[kind].get(hw.interfaces[kind][0] as string);
+      Object.assign(properties, instance?.getProperties());
+    }
+    return properties;
+  }
+
   /**
    * The interface instances a node names. DriverNotFound when its hardware
    * type is not enabled here; InvalidParameterValue when one of its

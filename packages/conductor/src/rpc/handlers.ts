@@ -3,6 +3,7 @@ import { getNodeWithToken } from '../agent/agent-token.js';
 import { bootConfigServed } from '../history/history-events.js';
 import type { NodeHistoryWriter } from '../history/node-history-writer.js';
 import type { ProvisioningRunner } from '../provisioning/runner.js';
+import type { DriverRegistry } from '../registry/driver-registry.js';
 import type { TaskManager } from '../task-manager.js';
 import type { ConductorRpcHandlers } from './json-rpc-server.js';
 import { createManagementHandlers } from './management-handlers.js';
@@ -14,10 +15,11 @@ export interface RpcHandlerDeps {
   tasks: TaskManager;
   /** Records each served boot configuration (node history). */
   history?: Pick<NodeHistoryWriter, 'record'>;
+  registry: Pick<DriverRegistry, 'propertiesOf'>;
 }
 
 /** The conductor's side of the method table in @bmaas/rpc-client. */
-export function createRpcHandlers({ runner, tasks, history }: RpcHandlerDeps): ConductorRpcHandlers {
+export function createRpcHandlers({ runner, tasks, history, registry }: RpcHandlerDeps): ConductorRpcHandlers {
   return {
     ...createManagementHandlers(tasks),
 
@@ -71,5 +73,8 @@ export function createRpcHandlers({ runner, tasks, history }: RpcHandlerDeps): C
     },
 
     ...createNodeHardwareHandlers(tasks),
+    async get_driver_properties(params) {
+      return registry.propertiesOf(requireString(params, 'driver_name'));
+    },
   };
 }

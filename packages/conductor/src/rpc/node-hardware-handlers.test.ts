@@ -54,7 +54,7 @@ beforeAll(async () => {
     history,
   });
   runner = new ProvisioningRunner({ tasks, automatedClean: false });
-  handlers = createRpcHandlers({ runner, tasks, history });
+  handlers = createRpcHandlers({ runner, tasks, history, registry });
 });
 afterAll(async () => {
   await history?.close();

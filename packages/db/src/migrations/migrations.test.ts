@@ -2,7 +2,8 @@ import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { downgradeSchema, migrationSource, schemaVersion, upgradeSchema } from './index.js';
 
-const ALL = ['20261130000000_initial_schema', '20261201000000_node_api_parity'];
+const ALL = ['20261130000000_initial_schema', '20261201000000_node_api_parity', '20261201000100_resources'];
+const LATEST = (ALL.at(-1) as string).slice(0, 14);
 
 describe('migrations', () => {
   let t: TestDatabase;
@@ -17,37 +18,70 @@ describe('migrations', () => {
         "select tablename from pg_tables where schemaname = 'public' and tablename not like 'bmaas_migrations%' order by 1",
       )
     ).rows.map((r) => r.tablename);
+  const columns = async (table: string) =>
+    (
+      await t.db.raw<{ rows: { column_name: string }[] }>(
+        'select column_name from information_schema.columns where table_name = ? order by 1',
+        [table],
+      )
+    ).rows.map((r) => r.column_name);
+  /** Takes the newest migrations back one by one until `version` is the schema's. */
+  const downTo = async (version: string) => {
+    while ((await schemaVersion(t.db)) !== version) {
+      await t.db.migrate.down({ migrationSource, tableName: 'bmaas_migrations' });
+    }
+  };
+  const applied = (from: string) => ALL.filter((name) => name.slice(0, 14) > from);
 
   it('go up, down and up again', async () => {
     expect(await schemaVersion(t.db)).toBeNull();
     expect(await upgradeSchema(t.db)).toEqual(ALL);
     expect(await tables()).toEqual([
+      'allocations',
+      'chassis',
       'conductor_hardware_interfaces',
       'conductors',
+      'deploy_templates',
       'node_history',
       'node_traits',
       'nodes',
+      'portgroups',
       'ports',
+      'runbooks',
+      'volume_connectors',
+      'volume_targets',
     ]);
+    expect(await columns('nodes')).toEqual(expect.arrayContaining(['chassis_uuid', 'allocation_uuid', 'fault']));
+    expect(await columns('ports')).toEqual(expect.arrayContaining(['portgroup_uuid', 'is_smartnic']));
     expect(await upgradeSchema(t.db)).toEqual([]);
     expect(await downgradeSchema(t.db)).toEqual([...ALL].reverse());
     expect(await tables()).toEqual([]);
     expect(await upgradeSchema(t.db)).toEqual(ALL);
-    expect(await schemaVersion(t.db)).toBe('20261201000000');
+    expect(await schemaVersion(t.db)).toBe(LATEST);
+  });
+
+  it('take the resources back down on their own, leaving nodes and ports as they were', async () => {
+    const node = { uuid: crypto.randomUUID(), driver: 'fake-hardware', boot_interface: 'fake' };
+    const [{ id }] = await t
+      .db('nodes')
+      .insert({ ...node, deploy_interface: 'fake', power_interface: 'fake', management_interface: 'fake' })
+      .returning('id');
+    await t.db('ports').insert({ uuid: crypto.randomUUID(), address: '52:54:00:00:00:01', node_id: id });
+    await downTo('20261201000000');
+    expect(await columns('nodes')).not.toContain('chassis_uuid');
+    expect(await columns('ports')).not.toContain('portgroup_uuid');
+    expect(await t.db('ports').select('address')).toEqual([{ address: '52:54:00:00:00:01' }]);
+    expect(await upgradeSchema(t.db)).toEqual(applied('20261201000000'));
   });
 
   it('the node parity migration keeps existing nodes and goes down to the initial schema', async () => {
-    await t.db.raw(`insert into nodes (uuid, driver, boot_interface, deploy_interface, power_interface, management_interface)
-      values ('11111111-2222-4333-8444-555555555555', 'fake-hardware', 'fake', 'fake', 'fake', 'fake')`);
     const [node] = await t.db('nodes').select('raid_interface', 'network_interface', 'protected', 'network_data');
     expect(node).toEqual({ raid_interface: 'no-raid', network_interface: 'noop', protected: false, network_data: {} });
     await t.db('node_traits').insert({ node_id: t.db('nodes').select('id').limit(1), trait: 'CUSTOM_A' });
-    await t.db.migrate.down({ migrationSource, tableName: 'bmaas_migrations' });
-    expect(await schemaVersion(t.db)).toBe('20261130000000');
+    await downTo('20261130000000');
     expect(await tables()).not.toContain('node_traits');
-    const columns = Object.keys(await t.db('nodes').columnInfo());
-    expect(columns).not.toContain('owner');
+    expect(await columns('nodes')).not.toContain('owner');
     expect(Number((await t.db('nodes').count('* as n'))[0]?.n)).toBe(1);
-    expect(await upgradeSchema(t.db)).toEqual(['20261201000000_node_api_parity']);
+    expect(await upgradeSchema(t.db)).toEqual(applied('20261130000000'));
   });
 });

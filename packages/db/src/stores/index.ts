@@ -4,8 +4,9 @@ import { NodeHistoryStore } from './node-history-store.js';
 import { NodeStore } from './node-store.js';
 import { NodeTraitStore } from './node-trait-store.js';
 import { PortStore } from './port-store.js';
+import { createResourceStores, type ResourceStores } from './resource-stores.js';
 
-export interface Stores {
+export interface Stores extends ResourceStores {
   nodes: NodeStore;
   ports: PortStore;
   conductors: ConductorStore;
@@ -20,5 +21,6 @@ export function createStores(db: Knex): Stores {
     conductors: new ConductorStore(db),
     nodeTraits: new NodeTraitStore(db),
     nodeHistory: new NodeHistoryStore(db),
+    ...createResourceStores(db),
   };
 }

@@ -9,7 +9,7 @@ import {
 import type { Knex } from 'knex';
 import { recordToColumns, rowToRecord, toSnake } from './case.js';
 import { applyKeysetPage } from './keyset-page.js';
-import { isUniqueViolation } from './pg-errors.js';
+import { isForeignKeyViolation, isUniqueViolation } from './pg-errors.js';
 import { portFromJson } from './port-store.js';
 import { queryPrepared } from './prepared-query.js';
 
@@ -69,6 +69,7 @@ export type NewNode = Pick<
       | 'parentNode'
       | 'bootMode'
       | 'secureBoot'
+      | 'chassisUuid'
     >
   >;
 
@@ -98,6 +99,7 @@ export interface NodeListQuery {
   /** Only the children of this node (its uuid); without it and includeChildren, child nodes are left out. */
   parentNode?: string;
   includeChildren?: boolean;
+  chassisUuid?: string;
   limit: number;
   /** uuid of the last item of the previous page. */
   marker?: string;
@@ -221,6 +223,7 @@ export class NodeStore {
     if (query.maintenance !== undefined) q.where('maintenance', query.maintenance);
     if (query.resourceClass !== undefined) q.where('resource_class', query.resourceClass);
     if (query.reservation !== undefined) q.where('reservation', query.reservation);
+    if (query.chassisUuid !== undefined) q.where('chassis_uuid', query.chassisUuid);
     if (query.associated !== undefined) {
       if (query.associated) q.whereNotNull('instance_uuid');
       else q.whereNull('instance_uuid');
@@ -257,11 +260,23 @@ export class NodeStore {
   async update(id: number, changes: NodeChanges, expect: NodeChanges = {}): Promise<NodeRecord | undefined> {
     const where: Record<string, unknown> = { id };
     for (const [key, value] of Object.entries(expect)) where[toSnake(key)] = value;
-    try {
-      const [row] = await this.db('nodes')
+    const write = async (db: Knex | Knex.Transaction, extra: Record<string, unknown> = {}) => {
+      const [row] = await db('nodes')
         .where(where)
-        .update({ ...recordToColumns(changes, JSON_COLUMNS), updated_at: this.db.fn.now() })
+        .update({ ...recordToColumns(changes, JSON_COLUMNS), ...extra, updated_at: this.db.fn.now() })
         .returning('*');
+      return row as Record<string, unknown> | undefined;
+    };
+    try {
+      // A node whose instance goes (undeploy, a patch removing instance_uuid) loses its allocation too, as in Ironic.
+      const row =
+        changes.instanceUuid === null
+          ? await this.db.transaction(async (trx) => {
+              const updated = await write(trx, { allocation_uuid: null });
+              if (updated) await trx('allocations').where({ node_id: id }).delete();
+              return updated;
+            })
+          : await write(this.db);
       return row ? rowToRecord<NodeRecord>(row) : undefined;
     } catch (error) {
       throw this.translate(error, changes);
@@ -326,13 +341,19 @@ export class NodeStore {
     return Number(row?.count ?? 0);
   }
 
-  private translate(error: unknown, node: { uuid?: string; name?: string | null }): unknown {
+  private translate(
+    error: unknown,
+    node: { uuid?: string; name?: string | null; chassisUuid?: string | null },
+  ): unknown {
     const constraint = isUniqueViolation(error);
     if (constraint?.includes('name')) return new DuplicateName(String(node.name));
     if (constraint?.includes('instance_uuid')) {
       return new InvalidParameterValue('instance_uuid is already associated with another node');
     }
     if (constraint?.includes('uuid')) return new NodeAlreadyExists(String(node.uuid));
+    // The one foreign key a node create or update writes: its chassis.
+    if (isForeignKeyViolation(error))
+      return new InvalidParameterValue(`Chassis ${node.chassisUuid} could not be found.`);
     return error;
   }
 }

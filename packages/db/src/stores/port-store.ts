@@ -4,6 +4,7 @@ import {
   NodeNotFound,
   PortAlreadyExists,
   type PortRecord,
+  ResourceAlreadyExists,
   TurnBatcher,
 } from '@bmaas/common';
 import type { Knex } from 'knex';
@@ -16,14 +17,31 @@ const JSON_COLUMNS = new Set(['local_link_connection', 'extra']);
 const PORT_COLUMNS = 'ports.*';
 
 export type NewPort = Pick<PortRecord, 'uuid' | 'address' | 'nodeId'> &
-  Partial<Pick<PortRecord, 'pxeEnabled' | 'physicalNetwork' | 'localLinkConnection' | 'extra' | 'name'>>;
+  Partial<
+    Pick<
+      PortRecord,
+      'pxeEnabled' | 'physicalNetwork' | 'localLinkConnection' | 'extra' | 'name' | 'portgroupUuid' | 'isSmartnic'
+    >
+  >;
 export type PortChanges = Partial<
-  Pick<PortRecord, 'address' | 'nodeId' | 'pxeEnabled' | 'physicalNetwork' | 'localLinkConnection' | 'extra' | 'name'>
+  Pick<
+    PortRecord,
+    | 'address'
+    | 'nodeId'
+    | 'pxeEnabled'
+    | 'physicalNetwork'
+    | 'localLinkConnection'
+    | 'extra'
+    | 'name'
+    | 'portgroupUuid'
+    | 'isSmartnic'
+  >
 >;
 
 export interface PortListQuery {
   nodeId?: number;
   address?: string;
+  portgroupUuid?: string;
   limit: number;
   marker?: string;
   sortKey: string;
@@ -36,6 +54,10 @@ export const PORT_SORT_EXPRESSIONS: Readonly<Record<string, string>> = {
   address: 'ports.address',
   created_at: 'ports.created_at',
   updated_at: "coalesce(ports.updated_at, '-infinity')",
+  name: "coalesce(ports.name, '')",
+  pxe_enabled: 'ports.pxe_enabled',
+  is_smartnic: 'ports.is_smartnic',
+  physical_network: "coalesce(ports.physical_network, '')",
 };
 
 /** SQL for the ports table; records carry their node's uuid. */
@@ -78,6 +100,11 @@ export class PortStore {
     return row ? rowToRecord<PortRecord>(row) : undefined;
   }
 
+  async getByName(name: string): Promise<PortRecord | undefined> {
+    const row = await this.select().where('ports.name', name).first();
+    return row ? rowToRecord<PortRecord>(row) : undefined;
+  }
+
   async getByAddress(address: string): Promise<PortRecord | undefined> {
     const row = await this.select().where('ports.address', address).first();
     return row ? rowToRecord<PortRecord>(row) : undefined;
@@ -87,6 +114,7 @@ export class PortStore {
     const q = this.select();
     if (query.nodeId !== undefined) q.where('ports.node_id', query.nodeId);
     if (query.address !== undefined) q.where('ports.address', query.address);
+    if (query.portgroupUuid !== undefined) q.where('ports.portgroup_uuid', query.portgroupUuid);
     applyKeysetPage(q, 'ports', PORT_SORT_EXPRESSIONS, query);
     return (await q).map((row: Record<string, unknown>) => rowToRecord<PortRecord>(row));
   }
@@ -151,10 +179,14 @@ export class PortStore {
     return addresses.map((address) => byAddress.get(address));
   }
 
-  private translate(error: unknown, port: { address?: string; uuid?: string; nodeId?: number }): unknown {
+  private translate(
+    error: unknown,
+    port: { address?: string; uuid?: string; nodeId?: number; name?: string | null },
+  ): unknown {
     const constraint = isUniqueViolation(error);
     if (constraint?.includes('address')) return new MACAlreadyExists(String(port.address));
     if (constraint?.includes('uuid')) return new PortAlreadyExists(String(port.uuid));
+    if (constraint?.includes('name')) return new ResourceAlreadyExists(`A port with name ${port.name} already exists.`);
     if (isForeignKeyViolation(error)) return new NodeNotFound(String(port.nodeId));
     return error;
   }

@@ -1,0 +1,86 @@
+/** Records of the resources around nodes, as the stores return them (camelCase). */
+import type { JsonObject } from './records.js';
+
+interface Stored {
+  id: number;
+  uuid: string;
+  createdAt: Date;
+  updatedAt: Date | null;
+}
+
+/** A resource that belongs to one node (its uuid read with it). */
+interface NodeOwned extends Stored {
+  nodeId: number;
+  nodeUuid: string;
+}
+
+export interface ChassisRecord extends Stored {
+  description: string | null;
+  extra: JsonObject;
+}
+
+export interface PortgroupRecord extends NodeOwned {
+  name: string | null;
+  address: string | null;
+  mode: string;
+  properties: JsonObject;
+  standalonePortsSupported: boolean;
+  internalInfo: JsonObject;
+  extra: JsonObject;
+}
+
+export type AllocationState = 'allocating' | 'active' | 'error';
+
+export interface AllocationRecord extends Stored {
+  name: string | null;
+  /** Null until a node is chosen, and when allocation failed. */
+  nodeId: number | null;
+  nodeUuid: string | null;
+  state: AllocationState;
+  lastError: string | null;
+  resourceClass: string | null;
+  traits: string[];
+  /** Node uuids the allocation may choose from (empty: any). */
+  candidateNodes: string[];
+  extra: JsonObject;
+  owner: string | null;
+}
+
+/** A deploy or runbook step: which interface runs which step, with what arguments. */
+export interface StepRecord {
+  interface: string;
+  step: string;
+  args: JsonObject;
+  /** Deploy templates order steps by priority, runbooks by order. */
+  priority?: number;
+  order?: number;
+}
+
+export interface DeployTemplateRecord extends Stored {
+  name: string;
+  steps: StepRecord[];
+  extra: JsonObject;
+}
+
+export interface RunbookRecord extends Stored {
+  name: string;
+  steps: StepRecord[];
+  disableRamdisk: boolean;
+  public: boolean;
+  owner: string | null;
+  extra: JsonObject;
+}
+
+export interface VolumeConnectorRecord extends NodeOwned {
+  type: string;
+  connectorId: string;
+  extra: JsonObject;
+}
+
+export interface VolumeTargetRecord extends NodeOwned {
+  volumeType: string;
+  properties: JsonObject;
+  bootIndex: number;
+  volumeId: string;
+  extra: JsonObject;
+}
