@@ -31,6 +31,10 @@ export interface NodeRecord {
   resourceClass: string | null;
   description: string | null;
   automatedClean: boolean | null;
+  /** The deploy step running now ({} when none). */
+  deployStep: JsonObject;
+  /** The clean step running now ({} when none). */
+  cleanStep: JsonObject;
   createdAt: Date;
   updatedAt: Date | null;
 }

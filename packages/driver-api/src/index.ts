@@ -1,4 +1,5 @@
 export * from './boot.js';
 export * from './fake/index.js';
 export * from './interfaces.js';
+export * from './rescue-steps.js';
 export * from './task.js';

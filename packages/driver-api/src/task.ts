@@ -14,6 +14,8 @@ export type NodeUpdate = Partial<
     | 'conductorAffinity'
     | 'provisionState'
     | 'targetProvisionState'
+    | 'deployStep'
+    | 'cleanStep'
   >
 >;
 

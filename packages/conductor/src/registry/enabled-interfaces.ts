@@ -1,8 +1,9 @@
 import type { InterfaceType } from '@bmaas/common';
+import { directDeployInterface } from '@bmaas/direct-deploy-interface';
 import { fakeBootInterface, fakeDeployInterface, fakeManagementInterface, fakePowerInterface } from '@bmaas/driver-api';
 import { ipxeBootInterface } from '@bmaas/ipxe-boot-interface';
 import { qemuPowerInterface } from '@bmaas/qemu-power-interface';
-import { directDeployInterface } from '../deploy/direct-deploy.js';
+
 import type { DriverCatalog, InterfaceCatalog } from './catalog.js';
 
 /**

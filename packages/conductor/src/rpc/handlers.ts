@@ -62,6 +62,7 @@ export function createRpcHandlers({ runner, tasks }: RpcHandlerDeps): ConductorR
         callbackUrl: typeof params.callback_url === 'string' ? params.callback_url : undefined,
         agentVersion: typeof params.agent_version === 'string' ? params.agent_version : undefined,
         agentToken: optionalString(params, 'agent_token'),
+        agentVerifyCa: optionalString(params, 'agent_verify_ca'),
       });
       return null;
     },

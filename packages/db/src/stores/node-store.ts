@@ -12,7 +12,15 @@ import { isUniqueViolation } from './pg-errors.js';
 import { portFromJson } from './port-store.js';
 import { queryPrepared } from './prepared-query.js';
 
-const JSON_COLUMNS = new Set(['driver_info', 'driver_internal_info', 'instance_info', 'properties', 'extra']);
+const JSON_COLUMNS = new Set([
+  'driver_info',
+  'driver_internal_info',
+  'instance_info',
+  'properties',
+  'extra',
+  'deploy_step',
+  'clean_step',
+]);
 const NODE_BY_UUID_SQL = 'select * from nodes where uuid = $1 limit 1';
 const NODE_WITH_PORTS_SQL = `select n.*,
   coalesce((select json_agg(p order by p.id) from ports p where p.node_id = n.id), '[]'::json) as bmaas_ports

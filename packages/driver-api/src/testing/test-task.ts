@@ -16,6 +16,8 @@ const UPDATABLE_FIELDS = new Set<string>([
   'conductorAffinity',
   'provisionState',
   'targetProvisionState',
+  'deployStep',
+  'cleanStep',
 ] satisfies (keyof NodeUpdate)[]);
 
 /** A complete node record with test defaults (fake interfaces, enroll state, random uuid). */
@@ -49,6 +51,8 @@ export function createTestNode(overrides: Partial<NodeRecord> = {}): NodeRecord 
     resourceClass: null,
     description: null,
     automatedClean: null,
+    deployStep: {},
+    cleanStep: {},
     createdAt: new Date(),
     updatedAt: null,
     ...overrides,
