@@ -16,8 +16,24 @@ export interface ConductorRpcMethods {
    * background under the lock. Throws NodeLocked, InvalidStateRequested.
    */
   do_provisioning_action: {
-    params: { node_id: string; event: string; clean_steps?: unknown[]; rescue_password?: string };
+    params: {
+      node_id: string;
+      event: string;
+      clean_steps?: unknown[];
+      rescue_password?: string;
+      /** deploy/rebuild: base64 of a gzipped ISO, a URL, or the object form; stored in instance_info.configdrive. */
+      configdrive?: string | Record<string, unknown>;
+    };
     result: null;
+  };
+  /**
+   * Every interface's validate() for the node, under a shared lock (Ironic's
+   * validate_driver_interfaces): per interface `result` (true, false, or null
+   * when the node has no such interface) and `reason` when not true.
+   */
+  validate_driver_interfaces: {
+    params: { node_id: string };
+    result: Record<string, { result: boolean | null; reason?: string }>;
   };
   /** Sets the node's power state (power on, power off, rebooting, …), asynchronously like the above. */
   change_node_power_state: { params: { node_id: string; new_state: string }; result: null };

@@ -1,3 +1,4 @@
+import { gunzipSync } from 'node:zlib';
 import { AgentDouble } from '@bmaas/agent-client/testing';
 import {
   createSilentLogger,
@@ -254,7 +255,9 @@ describe('ProvisioningRunner with the direct deploy interface and an agent', () 
       { deployInterface: 'direct', instanceInfo: IMAGE },
       { provisionState: 'available' },
     );
-    const waiting = await act(plain, node, 'deploy');
+    const configdrive = { meta_data: { hostname: 'web-1' } };
+    const waiting = await act(plain, node, 'deploy', { configdrive });
+    expect(waiting.instanceInfo.configdrive).toEqual(configdrive);
     expect(waiting).toMatchObject({
       provisionState: 'wait call-back',
       targetProvisionState: 'active',
@@ -273,9 +276,12 @@ describe('ProvisioningRunner with the direct deploy interface and an agent', () 
       step: 'write_image',
       args: {
         image_info: { id: 'disk.img', urls: [IMAGE.image_source], disk_format: 'raw', os_hash_algo: 'sha256' },
-        configdrive: null,
       },
     });
+    // the object form went to the agent as the gzipped ISO labelled config-2, base64
+    const { args } = (sent as unknown as { params: { step: { args: { configdrive: string } } } }).params.step;
+    const iso = gunzipSync(Buffer.from(args.configdrive, 'base64'));
+    expect(iso.toString('latin1', 16 * 2048 + 40, 16 * 2048 + 48)).toBe('config-2');
     // still writing: the node keeps waiting
     expect(await heartbeat(plain, node)).toMatchObject({ provisionState: 'wait call-back', deployStep: WRITE_IMAGE });
     agent.finish('execute_deploy_step', 'SUCCEEDED', { deploy_step: WRITE_IMAGE, deploy_result: null });

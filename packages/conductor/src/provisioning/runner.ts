@@ -32,6 +32,8 @@ export interface ProvisioningRequest {
   requestId?: string | undefined;
   cleanSteps?: unknown[] | undefined;
   rescuePassword?: string | undefined;
+  /** deploy/rebuild: the config drive, stored as upstream in instance_info.configdrive. */
+  configdrive?: string | Record<string, unknown> | undefined;
 }
 
 /** What an agent's heartbeat carries, as the API checked it. */
@@ -276,6 +278,10 @@ export class ProvisioningRunner {
         throw new MissingParameterValue('A non-empty rescue_password is required to rescue a node.');
       }
       return (node) => ({ instanceInfo: { ...node.instanceInfo, rescue_password: password } });
+    }
+    if ((event === 'deploy' || event === 'rebuild') && request.configdrive !== undefined) {
+      const { configdrive } = request;
+      return (node) => ({ instanceInfo: { ...node.instanceInfo, configdrive } });
     }
     return () => ({});
   }

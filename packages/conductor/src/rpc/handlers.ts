@@ -1,6 +1,7 @@
 import { InvalidParameterValue } from '@bmaas/common';
 import { getNodeWithToken } from '../agent/agent-token.js';
 import type { ProvisioningRunner } from '../provisioning/runner.js';
+import { validateInterfaces } from '../provisioning/validate-interfaces.js';
 import type { TaskManager } from '../task-manager.js';
 import type { ConductorRpcHandlers } from './json-rpc-server.js';
 
@@ -35,8 +36,17 @@ export function createRpcHandlers({ runner, tasks }: RpcHandlerDeps): ConductorR
         requestId,
         cleanSteps: params.clean_steps,
         rescuePassword: params.rescue_password,
+        configdrive: params.configdrive,
       });
       return null;
+    },
+
+    async validate_driver_interfaces(params, { requestId }) {
+      return tasks.withTask(
+        requireString(params, 'node_id'),
+        { shared: true, purpose: 'validate driver interfaces', requestId },
+        (task) => validateInterfaces(task),
+      );
     },
 
     async change_node_power_state(params, { requestId }) {
