@@ -1,11 +1,16 @@
-// The same boot as multi-conductor-boot.test.ts, without root: the machine is on QEMU
-// user-mode networking (restrict=on), gets the conductor's boot.ipxe from QEMU's own DHCP and
-// reaches the API and the file server only through guestfwd. Runs wherever QEMU is installed.
+// The same deploy as deploy.test.ts, without root: the machine is on QEMU user-mode
+// networking (restrict=on), gets the conductor's boot.ipxe from QEMU's own DHCP and reaches
+// the API and the file server (which also serves the instance image) only through guestfwd;
+// the conductor reaches its agent through a host port forward, which the agent advertises
+// (ipa-advertise-host/-port). Runs wherever QEMU is installed.
 import { randomUUID } from 'node:crypto';
+import { copyFile, mkdir, truncate, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import { createTestDatabase, freePort, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, afterEach, beforeAll, describe, it } from 'vitest';
 import { bootConfigServed, fileRequests, hexhyp, nodeLines } from './lib/evidence.js';
+import { buildInstanceImage, type InstanceImage } from './lib/instance-image.js';
 import { missingLabTools } from './lib/prerequisites.js';
 import { nodeBodyFor, type ProductLab, startUserModeProductLab } from './lib/product-lab.js';
 import { GUESTFWD_ADDRESS } from './lib/qemu.js';
@@ -15,7 +20,7 @@ import { createWorkDir, finishWorkDir } from './lib/work-dir.js';
 const LABEL = 'user-mode-boot';
 const CACHE_DIR = process.env.BMAAS_E2E_CACHE ?? fileURLToPath(new URL('./.cache', import.meta.url));
 /** One machine alone boots in 10-25 s; other suites may be emulating machines at the same time. */
-const BOOT_TIMEOUT_MS = 180_000;
+const BOOT_TIMEOUT_MS = 300_000;
 const ACTION_TIMEOUT_MS = 60_000;
 /** QEMU's user-mode DHCP gives its first guest this address. */
 const SLIRP_GUEST_IP = '10.0.2.15';
@@ -27,17 +32,31 @@ if (problem) console.warn(`[${LABEL}] SKIPPING: ${problem}`);
 describe.skipIf(problem !== null)('an iPXE machine on QEMU user-mode networking (no root needed)', () => {
   let database: TestDatabase | undefined;
   let ramdisk: TestRamdisk;
+  let image: InstanceImage;
+  let agentPort: number;
   let lab: ProductLab;
   let workDir: string | undefined;
   let failed = true; // until the set-up is done
 
   beforeAll(async () => {
     ramdisk = await buildTestRamdisk(CACHE_DIR);
+    image = await buildInstanceImage(CACHE_DIR);
     database = await createTestDatabase();
     workDir = await createWorkDir();
-    lab = await startUserModeProductLab({ databaseUrl: database.url, workDir, conductors: 1 });
+    agentPort = await freePort();
+    lab = await startUserModeProductLab({
+      databaseUrl: database.url,
+      workDir,
+      conductors: 1,
+      agentPort,
+      // the active node's iPXE script boots its disk (sanboot)
+      env: { BMAAS_API__RESTRICT_BOOT_CONFIG: 'false' },
+    });
+    // the conductor's file server doubles as the image server
+    await mkdir(join(workDir, 'http-0', 'e2e-images'), { recursive: true });
+    await copyFile(image.path, join(workDir, 'http-0', 'e2e-images', 'instance.img'));
     failed = false;
-  }, 300_000);
+  }, 480_000);
 
   afterEach((context) => {
     if (context.task.result?.state === 'fail') failed = true;
@@ -49,34 +68,39 @@ describe.skipIf(problem !== null)('an iPXE machine on QEMU user-mode networking 
     await finishWorkDir(workDir, failed, LABEL);
   }, 120_000);
 
-  it('deploys: DHCP and boot.ipxe from QEMU, the script through the boot API, lookup, heartbeat, active', async ({
+  it('deploys: DHCP and boot.ipxe from QEMU, the script through the boot API, the agent writes the image, the disk boots', async ({
     expect,
   }) => {
     const mac = '52:54:00:e2:e2:01';
     const uuid = randomUUID();
-    const machine = await lab.addMachine('slirp', mac);
+    const disk = join(workDir as string, 'slirp.disk');
+    await writeFile(disk, '');
+    await truncate(disk, 128 * 1024 * 1024);
+    const machine = await lab.addMachine('slirp', mac, { disk });
     const events = await machine.qmp();
-    await lab.api.expect(
-      201,
-      'POST',
-      '/v1/nodes',
-      nodeBodyFor(machine, ramdisk, { uuid, name: 'slirp', automatedClean: false }),
-    );
+    const [conductor] = lab.stack.conductors;
+    await lab.api.expect(201, 'POST', '/v1/nodes', {
+      ...nodeBodyFor(machine, ramdisk, { uuid, name: 'slirp', automatedClean: false }),
+      instance_info: {
+        image_source: `${conductor?.httpUrl}/e2e-images/instance.img`,
+        image_checksum: image.md5,
+      },
+    });
     await lab.api.expect(201, 'POST', '/v1/ports', { address: mac, node_uuid: uuid });
     expect((await lab.api.provision(uuid, 'manage', 'manageable', ACTION_TIMEOUT_MS)).power_state).toBe('power off');
     await lab.api.provision(uuid, 'provide', 'available', ACTION_TIMEOUT_MS);
     expect((await events.queryStatus()).status).toBe('prelaunch');
     const node = await lab.api.provision(uuid, 'active', 'active', BOOT_TIMEOUT_MS);
+    await machine.waitForSerial(/INSTANCE-BOOTED/, BOOT_TIMEOUT_MS);
     await machine.stop();
 
-    const [conductor] = lab.stack.conductors;
     expect(node).toMatchObject({ provision_state: 'active', conductor: conductor?.hostname, power_state: 'power on' });
-    expect(node.driver_internal_info).toMatchObject({
-      agent_url: `http://${SLIRP_GUEST_IP}:9999`,
-      agent_version: 'e2e-ramdisk',
-      agent_secret_token: '******',
-    });
+    expect(node.driver_internal_info).toMatchObject({ agent_version: 'e2e-ramdisk' });
     const serial = await machine.readSerial();
+    expect(serial).toContain(`E2E-AGENT listening port=9999 callback=http://127.0.0.1:${agentPort}`);
+    // the legacy image_checksum (an MD5 digest) still verifies the image
+    expect(serial).toContain(`E2E-AGENT image written and verified md5=${image.md5}`);
+    expect(serial).toContain('E2E-POWEROFF by standby.power_off');
     expect(serial).toContain(`http://${GUESTFWD_ADDRESS}:${conductor?.httpPort}/boot.ipxe... ok`);
     expect(serial).toContain(`${lab.stack.publicApiUrl}/v1/boot/${hexhyp(mac)}/boot.ipxe... ok`);
     expect(serial).toContain(`${conductor?.httpUrl}/${uuid}/deploy_kernel`);
@@ -89,7 +113,12 @@ describe.skipIf(problem !== null)('an iPXE machine on QEMU user-mode networking 
       (request) => `${request.url} ${request.status}`,
     );
     expect(served).toEqual(
-      expect.arrayContaining(['/boot.ipxe 200', `/${uuid}/deploy_kernel 200`, `/${uuid}/deploy_ramdisk 200`]),
+      expect.arrayContaining([
+        '/boot.ipxe 200',
+        `/${uuid}/deploy_kernel 200`,
+        `/${uuid}/deploy_ramdisk 200`,
+        '/e2e-images/instance.img 200',
+      ]),
     );
     const apiLines = nodeLines(lab.stack.api.lines, uuid);
     expect(apiLines).toContainEqual(expect.objectContaining({ message: 'agent lookup answered', tokenIssued: true }));
@@ -99,5 +128,5 @@ describe.skipIf(problem !== null)('an iPXE machine on QEMU user-mode networking 
     );
     // Powered by the product through QMP: on for the ramdisk, on again for the instance.
     expect(events.events.filter((event) => event.event === 'RESUME').length).toBeGreaterThanOrEqual(2);
-  }, 300_000);
+  }, 480_000);
 });

@@ -191,8 +191,12 @@ export class ProvisioningRunner {
           ...(work ? { provisionUpdatedAt: this.ctx.now() } : {}),
           driverInternalInfo: { ...node.driverInternalInfo, ...agent },
         });
-        task.logger.debug('agent heartbeat', { state: waitState });
-        if (work) task.spawnAfter((t) => this.runWork(t, work));
+        if (work) {
+          task.logger.info('agent called back', { from: waitState });
+          task.spawnAfter((t) => this.runWork(t, work));
+        } else {
+          task.logger.debug('agent alive', { state: waitState });
+        }
       },
     );
   }
