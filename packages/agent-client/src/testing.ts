@@ -68,7 +68,7 @@ export class AgentDouble {
       res.writeHead(status, { 'Content-Type': 'application/json' });
       res.end(JSON.stringify(payload));
     };
-    if (url.searchParams.get('agent_token') !== this.token) {
+    if ((url.searchParams.get('agent_token') ?? '') !== this.token) {
       send(401, { faultcode: 'Client', faultstring: 'Token invalid.' });
       return;
     }
