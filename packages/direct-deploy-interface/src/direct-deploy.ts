@@ -4,6 +4,7 @@ import {
   InvalidParameterValue,
   type JsonObject,
   type Logger,
+  MissingParameterValue,
   PowerState,
   ProvisionState as S,
 } from '@bmaas/common';
@@ -19,6 +20,7 @@ import type {
 import { agentNodeOf, agentPortsOf, flattenAgentSteps, stepName, stepStatus } from './agent-steps.js';
 import { configDriveForAgent } from './configdrive.js';
 import { imageInfoFor, instanceImageOf } from './image-info.js';
+import { sha512Crypt } from './rescue-password.js';
 
 /** States whose next boot is the deploy ramdisk: a new owner must prepare it again. */
 const NEEDS_DEPLOY_RAMDISK: ReadonlySet<string> = new Set([
@@ -191,7 +193,17 @@ export class DirectDeployInterface implements DeployInterface, RescueSteps {
     return 'wait';
   }
 
+  /**
+   * The rescue agent is up: it gets the rescue password as a SHA-512 crypt
+   * hash (rescue.finalize_rescue, hashed), sets it and stops serving.
+   */
   async finishRescue(task: Task): Promise<void> {
+    const password = task.node.instanceInfo.rescue_password;
+    if (typeof password !== 'string' || password === '') {
+      throw new MissingParameterValue('instance_info.rescue_password is missing: rescue the node again.');
+    }
+    const result = await this.agent.finalizeRescue(task.node, sha512Crypt(password));
+    this.agent.requireSuccess(result, 'rescue.finalize_rescue');
     await task.driver.boot.cleanUpRamdisk(task);
   }
 

@@ -165,6 +165,7 @@ export const CONTINUE_BY_WAIT: Readonly<Partial<Record<ProvisionState, ActionWor
   [S.RESCUE_WAIT]: async (task, ctx) => {
     await advance(task, 'resume', ctx.now);
     await rescueStepsOf(task.driver.deploy)?.finishRescue(task);
-    await advance(task, 'done', ctx.now);
+    // the rescue agent stopped serving its API: its session ends here
+    await advance(task, 'done', ctx.now, { driverInternalInfo: withoutAgentSession(task.node.driverInternalInfo) });
   },
 };

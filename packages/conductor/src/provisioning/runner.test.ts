@@ -147,6 +147,7 @@ function agentLikeIpa(): void {
     },
   });
   agent.behaviours.set('clean.execute_clean_step', { kind: 'async' });
+  agent.behaviours.set('rescue.finalize_rescue', { kind: 'sync' });
 }
 
 beforeAll(async () => {
@@ -424,6 +425,7 @@ describe('ProvisioningRunner with the direct deploy interface and an agent', () 
   });
 
   it('rescues through rescue wait and unrescues back to the instance', async () => {
+    agentLikeIpa();
     const node = await createNode(stores, { deployInterface: 'direct' }, { provisionState: 'active' });
     expect(await act(plain, node, 'rescue', { rescuePassword: 'pw' })).toMatchObject({
       provisionState: 'rescue wait',
@@ -432,6 +434,10 @@ describe('ProvisioningRunner with the direct deploy interface and an agent', () 
     const rescued = await heartbeat(plain, node);
     expect(rescued.lastError).toBeNull();
     expect(rescued.provisionState).toBe('rescue');
+    // the agent got the password hashed, never in clear
+    const finalize = agent.received.find((r) => r.name === 'rescue.finalize_rescue');
+    expect(finalize?.params).toMatchObject({ hashed: true, rescue_password: expect.stringMatching(/^\$6\$/) });
+    expect(JSON.stringify(finalize?.params)).not.toContain('"pw"');
     expect(await act(plain, node, 'unrescue')).toMatchObject({
       provisionState: 'active',
       instanceInfo: {},
