@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, afterEach, beforeAll, describe, it } from 'vitest';
+import { UNFETCHED_INSTANCE_INFO } from '../support/instance-image.js';
 import { bootConfigRefusals, bootConfigServed, filesServedTo, nodeLines } from './lib/evidence.js';
 import { netnsUnavailableReason } from './lib/netns.js';
 import { missingLabTools } from './lib/prerequisites.js';
@@ -71,7 +72,11 @@ describe.skipIf(problem !== null)(
       const machine = await lab.addMachine(name, mac);
       const events = await machine.qmp();
       const uuid = fields.uuid ?? randomUUID();
-      await lab.api.expect(201, 'POST', '/v1/nodes', nodeBodyFor(machine, ramdisk, { uuid, name, ...fields }));
+      await lab.api.expect(201, 'POST', '/v1/nodes', {
+        ...nodeBodyFor(machine, ramdisk, { uuid, name, ...fields }),
+        // what deploy validates; these scenarios never get as far as downloading it
+        instance_info: UNFETCHED_INSTANCE_INFO,
+      });
       await lab.api.expect(201, 'POST', '/v1/ports', { address: mac, node_uuid: uuid });
       return { machine, uuid, events };
     }
@@ -85,7 +90,7 @@ describe.skipIf(problem !== null)(
     }
 
     it.concurrent(
-      'hands the agent token out once: a second caller of lookup cannot heartbeat, the guest powers itself off, the holder finishes',
+      'hands the agent token out once: a second caller of lookup cannot heartbeat, the guest locks itself down, the holder has no agent',
       async ({ expect }) => {
         const mac = '52:54:00:e2:e1:11';
         const { machine, uuid, events } = await machineWithNode('token', mac, { automatedClean: false });

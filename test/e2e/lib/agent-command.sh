@@ -72,9 +72,17 @@ write_image() {
   esac
   [ -b $DISK ] || finished FAILED null "No suitable device was found for deployment: $DISK missing"
   log "write_image url=$url algo=$algo"
-  rm -f /tmp/download.failed
-  # stream: HTTP -> disk, hashing on the way (the image never sits in RAM)
-  got=$({ wget -q -O - "$url" 2>/tmp/download.err || echo "$?" >/tmp/download.failed; } | tee $DISK | "${algo}sum" | cut -d' ' -f1)
+  # stream: HTTP -> disk, hashing on the way (the image never sits in RAM); a connection that
+  # fails before an HTTP answer is tried again, as IPA retries downloads
+  attempt=1
+  while :; do
+    rm -f /tmp/download.failed
+    got=$({ wget -q -O - "$url" 2>/tmp/download.err || echo "$?" >/tmp/download.failed; } | tee $DISK | "${algo}sum" | cut -d' ' -f1)
+    [ -f /tmp/download.failed ] && ! grep -q 'server returned error' /tmp/download.err && [ $attempt -lt 3 ] || break
+    log "download attempt $attempt failed: $(cat /tmp/download.err), retrying"
+    attempt=$((attempt + 1))
+    sleep 2
+  done
   sync
   if [ -f /tmp/download.failed ]; then
     finished FAILED null "Image download failed. URL: $url; Error: $(cat /tmp/download.err)"
