@@ -83,7 +83,8 @@ describe.skipIf(problem !== null)('an iPXE machine on QEMU user-mode networking 
       ...nodeBodyFor(machine, ramdisk, { uuid, name: 'slirp', automatedClean: false }),
       instance_info: {
         image_source: `${conductor?.httpUrl}/e2e-images/instance.img`,
-        image_checksum: image.md5,
+        // the legacy field: a SHA-256 digest (IPA tells the algorithm by length; MD5 only when enabled)
+        image_checksum: image.sha256,
       },
     });
     await lab.api.expect(201, 'POST', '/v1/ports', { address: mac, node_uuid: uuid });
@@ -98,8 +99,8 @@ describe.skipIf(problem !== null)('an iPXE machine on QEMU user-mode networking 
     expect(node.driver_internal_info).toMatchObject({ agent_version: 'e2e-ramdisk' });
     const serial = await machine.readSerial();
     expect(serial).toContain(`E2E-AGENT listening port=9999 callback=http://127.0.0.1:${agentPort}`);
-    // the legacy image_checksum (an MD5 digest) still verifies the image
-    expect(serial).toContain(`E2E-AGENT image written and verified md5=${image.md5}`);
+    // the legacy image_checksum still verifies the image
+    expect(serial).toContain(`E2E-AGENT image written and verified sha256=${image.sha256}`);
     expect(serial).toContain('E2E-POWEROFF by standby.power_off');
     expect(serial).toContain(`http://${GUESTFWD_ADDRESS}:${conductor?.httpPort}/boot.ipxe... ok`);
     expect(serial).toContain(`${lab.stack.publicApiUrl}/v1/boot/${hexhyp(mac)}/boot.ipxe... ok`);

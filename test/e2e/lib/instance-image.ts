@@ -15,7 +15,6 @@ export interface InstanceImage {
   path: string;
   size: number;
   sha256: string;
-  md5: string;
 }
 
 const IMAGE_FILE = 'instance.img';
@@ -46,8 +45,7 @@ export async function buildInstanceImage(cacheDir: string): Promise<InstanceImag
     marker: IMAGE_FILE,
   });
   const path = join(entry, IMAGE_FILE);
-  const [sha256, md5] = await Promise.all([digestOf(path, 'sha256'), digestOf(path, 'md5')]);
-  return { path, size: (await stat(path)).size, sha256, md5 };
+  return { path, size: (await stat(path)).size, sha256: await sha256Of(path) };
 }
 
 /** MBR with SYSLINUX's boot code, partition 1 (FAT16, bootable) at 1 MiB with kernel, initrd, syslinux.cfg. */
@@ -73,9 +71,9 @@ async function writeDiskImage(entry: string): Promise<void> {
   await rm(partition);
 }
 
-function digestOf(path: string, algorithm: 'sha256' | 'md5'): Promise<string> {
+function sha256Of(path: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const hash = createHash(algorithm);
+    const hash = createHash('sha256');
     createReadStream(path)
       .on('data', (chunk) => hash.update(chunk))
       .on('error', reject)
