@@ -345,6 +345,7 @@ describe.skipIf(problem !== null)('real deploys through the agent (namespace + d
 
       // the same node, a new machine process on the same disk and QMP socket: deploys
       const revived = await lab.addMachine('killed2', mac, { disk, qmpSocket: machine.qmpSocket });
+      await revived.qmp(); // QEMU is up with its QMP sockets before the product powers it on
       const { node } = await deployWatching(uuid, null, 'active');
       expect(node).toMatchObject({ provision_state: 'active', last_error: null });
       await revived.waitForSerial(/INSTANCE-BOOTED node=none/, DEPLOY_TIMEOUT_MS);
