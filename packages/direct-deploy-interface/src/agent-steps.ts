@@ -1,4 +1,4 @@
-import type { AgentCommandResult, AgentNode } from '@bmaas/agent-client';
+import type { AgentCommandResult } from '@bmaas/agent-client';
 import { AgentCommandFailed } from '@bmaas/agent-client';
 import type { JsonObject, PortRecord } from '@bmaas/common';
 import type { ProvisionStep, StepOutcome, Task } from '@bmaas/driver-api';
@@ -39,10 +39,6 @@ export function agentPortsOf(task: Task): JsonObject[] {
     local_link_connection: port.localLinkConnection,
     extra: port.extra,
   }));
-}
-
-export function agentNode(task: Task): AgentNode {
-  return task.node;
 }
 
 /** "deploy.write_image" */
