@@ -7,8 +7,16 @@ import type { TaskManager } from '../task-manager.js';
 export { AGENT_TOKEN_KEY };
 /** What every lookup after the first one gets instead of the token. */
 export const MASKED_AGENT_TOKEN = '******';
-/** Facts about one running agent; a new action (a new boot) makes them stale. */
-const AGENT_SESSION_KEYS: readonly string[] = [AGENT_TOKEN_KEY, AGENT_URL_KEY, AGENT_VERIFY_CA_KEY];
+/**
+ * Facts about one running agent (token, URL, certificate, the steps it
+ * offered); a new action (a new boot) makes them stale, as upstream wipes them.
+ */
+const AGENT_SESSION_KEYS: readonly string[] = [
+  AGENT_TOKEN_KEY,
+  AGENT_URL_KEY,
+  AGENT_VERIFY_CA_KEY,
+  'agent_cached_deploy_steps',
+];
 
 /** 256 random bits, URL-safe (the agent sends it back in JSON). */
 export function newAgentToken(): string {

@@ -319,6 +319,8 @@ describe('ProvisioningRunner with the direct deploy interface and an agent', () 
     expect(failed.lastError).toBe(
       `Failed to deploy node ${node.uuid}: Deploy step deploy.write_image failed: Image checksum mismatch: expected aaa, got bbb`,
     );
+    // the next deploy's agent is asked for its steps again
+    expect(failed.driverInternalInfo.agent_cached_deploy_steps).toBeUndefined();
   });
 
   it('sends write_image again at the next heartbeat when the agent was busy', async () => {
