@@ -19,6 +19,13 @@ export interface DeployImages {
   ramdisk: string;
 }
 
+/** A whole-disk image by URL and checksum, as the direct deploy interface requires. */
+const BENCH_INSTANCE_IMAGE = {
+  image_source: 'http://127.0.0.1:9/bench-image.raw',
+  image_os_hash_algo: 'sha256',
+  image_os_hash_value: '0'.repeat(64),
+};
+
 /**
  * Creates `count` nodes through the REST API, each followed by its one port,
  * `concurrency` nodes at a time: what an operator's enrolment script does.
@@ -40,6 +47,8 @@ export async function enrolNodes(
       power_interface: 'fake',
       management_interface: 'fake',
       driver_info: { deploy_kernel: options.images.kernel, deploy_ramdisk: options.images.ramdisk },
+      // what deploy validates; nothing ever downloads it (the nodes stop in wait call-back)
+      instance_info: BENCH_INSTANCE_IMAGE,
     });
     const mac = macForIndex(index);
     await api.expect(201, 'POST', '/v1/ports', { address: mac, node_uuid: node.uuid });

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase, freePort, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UNFETCHED_INSTANCE_INFO } from '../support/instance-image.js';
 import { comparable, type RawAnswer, rawGet } from '../support/raw-http.js';
 import { ironicFault, RestClient } from '../support/rest-client.js';
 import { type ConductorProcess, type LogLine, type Stack, startStack } from '../support/stack.js';
@@ -138,6 +139,7 @@ describe('boot configuration API, three conductors with separate HTTP roots', ()
           power_interface: 'fake',
           management_interface: 'fake',
           driver_info: { deploy_kernel: kernel, deploy_ramdisk: ramdisk },
+          instance_info: UNFETCHED_INSTANCE_INFO,
         });
         await rest.createPort(node.uuid, mac);
         await rest.deployToWaitCallBack(node.uuid);

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { AgentDouble } from '@bmaas/agent-client/testing';
 import {
   createSilentLogger,
   InvalidStateRequested,
@@ -10,6 +11,7 @@ import { createStores, type Stores } from '@bmaas/db';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { ConductorRing, JsonRpcConductorClient } from '@bmaas/rpc-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UNFETCHED_INSTANCE_INFO } from '../support/instance-image.js';
 import { type ConductorProcess, type Stack, startStack } from '../support/stack.js';
 import { mapLimit, waitFor } from '../support/wait-for.js';
 
@@ -27,6 +29,8 @@ let stores: Stores;
 let stack: Stack;
 let client: JsonRpcConductorClient;
 let nodes: NodeRecord[];
+/** One agent for every node (the nodes carry no token): it offers write_image and takes it at once. */
+let agent: AgentDouble;
 /** Registered hostname -> conductor id. */
 const idOf = new Map<string, number>();
 
@@ -34,13 +38,16 @@ async function reload(node: NodeRecord): Promise<NodeRecord> {
   return (await stores.nodes.getById(node.id)) as NodeRecord;
 }
 
-type NodeState = Pick<NodeRecord, 'id' | 'provisionState' | 'reservation' | 'conductorAffinity' | 'driverInternalInfo'>;
+type NodeState = Pick<
+  NodeRecord,
+  'id' | 'provisionState' | 'reservation' | 'conductorAffinity' | 'driverInternalInfo' | 'deployStep'
+>;
 
 /** The state of the nodes now, in the given order, in one query (it is polled: keep the database load low). */
 async function reloadAll(list: readonly NodeRecord[]): Promise<NodeState[]> {
   const rows = await database
     .db('nodes')
-    .select('id', 'provision_state', 'reservation', 'conductor_affinity', 'driver_internal_info')
+    .select('id', 'provision_state', 'reservation', 'conductor_affinity', 'driver_internal_info', 'deploy_step')
     .whereIn(
       'id',
       list.map((n) => n.id),
@@ -54,6 +61,7 @@ async function reloadAll(list: readonly NodeRecord[]): Promise<NodeState[]> {
         reservation: row.reservation as string | null,
         conductorAffinity: row.conductor_affinity as number | null,
         driverInternalInfo: row.driver_internal_info as Record<string, unknown>,
+        deployStep: row.deploy_step as Record<string, unknown>,
       },
     ]),
   );
@@ -69,6 +77,7 @@ async function insertNodes(count: number, fields: Partial<NodeRecord>): Promise<
     power_interface: 'fake',
     management_interface: 'fake',
     provision_state: fields.provisionState ?? 'available',
+    instance_info: JSON.stringify(UNFETCHED_INSTANCE_INFO),
   }));
   const inserted = await database.db('nodes').insert(rows).returning('id');
   return Promise.all(inserted.map((row: { id: number }) => stores.nodes.getById(row.id) as Promise<NodeRecord>));
@@ -92,6 +101,12 @@ function describeStates(list: NodeState[]): string {
 beforeAll(async () => {
   database = await createTestDatabase();
   stores = createStores(database.db);
+  agent = await AgentDouble.start('');
+  agent.behaviours.set('deploy.get_deploy_steps', {
+    kind: 'sync',
+    result: { deploy_steps: { Generic: [{ interface: 'deploy', step: 'write_image', priority: 0 }] } },
+  });
+  agent.behaviours.set('deploy.execute_deploy_step', { kind: 'sync' });
   stack = await startStack({
     databaseUrl: database.url,
     conductors: 3,
@@ -101,6 +116,8 @@ beforeAll(async () => {
       BMAAS_CONDUCTOR__AUTOMATED_CLEAN: 'false',
       BMAAS_DEFAULT__ENABLED_BOOT_INTERFACES: 'fake',
       BMAAS_DEFAULT__ENABLED_DEPLOY_INTERFACES: 'fake,direct',
+      // the agent below serves plain HTTP on loopback
+      BMAAS_AGENT__REQUIRE_TLS: 'false',
     },
   });
   for (const c of await stores.conductors.list(HEARTBEAT_TIMEOUT)) idOf.set(c.hostname, c.id);
@@ -118,6 +135,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await agent?.stop();
   await client?.close();
   await stack?.stop();
   await database?.drop();
@@ -243,13 +261,15 @@ describe('three conductors', () => {
     );
     for (const node of orphaned) expect(tookOver.has(node.uuid)).toBe(true);
 
-    // Acting on them: the agent's call-back reaches the new owner, which finishes the deployment.
+    // Acting on them: the agent's call-back reaches the new owner, which goes on with the deployment
+    // (reads the agent's steps, sends write_image) and waits for it.
     await waitFor(
       'the client ring to forget the dead conductor',
       async () => {
         try {
           await client.callForNode(orphaned[0] as NodeRecord, 'heartbeat', {
             node_id: (orphaned[0] as NodeRecord).uuid,
+            callback_url: agent.url,
           });
           return true;
         } catch (error) {
@@ -260,18 +280,24 @@ describe('three conductors', () => {
       { timeoutMs: 10_000, intervalMs: 200 },
     );
     await mapLimit(orphaned.slice(1), 20, (node) =>
-      client.callForNode(node, 'heartbeat', { node_id: node.uuid }, { requestId: `req-callback-${node.uuid}` }),
+      client.callForNode(
+        node,
+        'heartbeat',
+        { node_id: node.uuid, callback_url: agent.url },
+        { requestId: `req-callback-${node.uuid}` },
+      ),
     );
     const finished = await waitFor(
-      "the victim's nodes to become active",
+      "the victim's nodes to wait for write_image",
       async () => {
         const now = await reloadAll(orphaned);
-        return now.every((n) => n.provisionState === 'active' && n.reservation === null) ? now : undefined;
+        return now.every((n) => n.deployStep.step === 'write_image' && n.reservation === null) ? now : undefined;
       },
-      { timeoutMs: 15_000, intervalMs: 200 },
+      { timeoutMs: 30_000, intervalMs: 200 },
     );
     for (const [i, node] of finished.entries()) {
-      expect(node.driverInternalInfo.fake_boot).toBe('instance');
+      expect(node.provisionState).toBe('wait call-back');
+      expect(node.driverInternalInfo.agent_url).toBe(agent.url);
       expect(idOf.get(await client.hostFor(orphaned[i] as NodeRecord))).toBe(node.conductorAffinity);
     }
     console.info(`takeover of ${orphaned.length} nodes done ${takeoverSeconds.toFixed(1)} s after kill -9`);

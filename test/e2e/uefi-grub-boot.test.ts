@@ -53,7 +53,7 @@ describe.skipIf(missingPrerequisite(LABEL, problem))(
           machines.map(async (spec, index) => {
             const owner = lab.stack.conductors[index] as (typeof lab.stack.conductors)[number];
             const uuid = uuids.get(owner.hostname) as string;
-            const machine = await lab.addMachine(spec.name, spec.mac, spec.firmware);
+            const machine = await lab.addMachine(spec.name, spec.mac, { firmware: spec.firmware });
             const events = await machine.qmp();
             const body = nodeBodyFor(machine, ramdisk, { uuid, name: spec.name, bootInterface: spec.boot });
             await lab.api.expect(201, 'POST', '/v1/nodes', { ...body, automated_clean: false });
@@ -133,7 +133,7 @@ describe.skipIf(missingPrerequisite(LABEL, problem))(
       async ({ expect }) => {
         const { lab } = suite;
         const mac = '52:54:00:e3:f1:21';
-        const machine = await lab.addMachine('stranger-uefi', mac, 'uefi');
+        const machine = await lab.addMachine('stranger-uefi', mac, { firmware: 'uefi' });
         const events = await machine.qmp();
         await events.cont(); // no node, so nothing in the product will power it on
         await machine.waitForSerial(/bmaas: no boot configuration for \S+: the GRUB fallback/, BOOT_TIMEOUT_MS);

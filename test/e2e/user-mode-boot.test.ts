@@ -1,18 +1,27 @@
-// The same boot as multi-conductor-boot.test.ts, without root: the machine is on QEMU
-// user-mode networking (restrict=on), gets the conductor's boot.ipxe from QEMU's own DHCP and
-// reaches the API and the file server only through guestfwd. Runs wherever QEMU is installed.
+// The same deploy as deploy.test.ts, without root: the machine is on QEMU user-mode
+// networking (restrict=on), gets the conductor's boot.ipxe from QEMU's own DHCP and reaches
+// the API and the file server (which also serves the instance image) only through guestfwd;
+// the conductor reaches its agent through a host port forward, which the agent advertises
+// (ipa-advertise-host/-port). Runs wherever QEMU is installed.
 import { randomUUID } from 'node:crypto';
-import { describe, it } from 'vitest';
+import { copyFile, mkdir, truncate, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createTestDatabase, freePort, type TestDatabase } from '@bmaas/db/testing';
+import { afterAll, afterEach, beforeAll, describe, it } from 'vitest';
 import { missingPrerequisite } from '../support/prerequisites.js';
 import { bootConfigServed, fileRequests, hexhyp, nodeLines } from './lib/evidence.js';
-import { useProductLab } from './lib/lab-suite.js';
+import { buildInstanceImage, type InstanceImage } from './lib/instance-image.js';
 import { missingLabTools } from './lib/prerequisites.js';
-import { nodeBodyFor, startUserModeProductLab } from './lib/product-lab.js';
+import { nodeBodyFor, type ProductLab, startUserModeProductLab } from './lib/product-lab.js';
 import { GUESTFWD_ADDRESS } from './lib/qemu.js';
+import { buildTestRamdisk, type TestRamdisk } from './lib/ramdisk.js';
+import { createWorkDir, finishWorkDir } from './lib/work-dir.js';
 
 const LABEL = 'user-mode-boot';
+const CACHE_DIR = process.env.BMAAS_E2E_CACHE ?? fileURLToPath(new URL('./.cache', import.meta.url));
 /** One machine alone boots in 10-25 s; other suites may be emulating machines at the same time. */
-const BOOT_TIMEOUT_MS = 180_000;
+const BOOT_TIMEOUT_MS = 300_000;
 const ACTION_TIMEOUT_MS = 60_000;
 /** QEMU's user-mode DHCP gives its first guest this address. */
 const SLIRP_GUEST_IP = '10.0.2.15';
@@ -23,57 +32,103 @@ const problem = missingTools.length > 0 ? `missing ${missingTools.join(', ')} (s
 describe.skipIf(missingPrerequisite(LABEL, problem))(
   'an iPXE machine on QEMU user-mode networking (no root needed)',
   () => {
-    const suite = useProductLab(LABEL, (base) => startUserModeProductLab({ ...base, conductors: 1 }));
+    let database: TestDatabase | undefined;
+    let ramdisk: TestRamdisk;
+    let image: InstanceImage;
+    let agentPort: number;
+    let lab: ProductLab;
+    let workDir: string | undefined;
+    let failed = true; // until the set-up is done
 
-    it('deploys: DHCP and boot.ipxe from QEMU, the script through the boot API, lookup, heartbeat, active', async ({
+    beforeAll(async () => {
+      ramdisk = await buildTestRamdisk(CACHE_DIR);
+      image = await buildInstanceImage(CACHE_DIR);
+      database = await createTestDatabase();
+      workDir = await createWorkDir();
+      agentPort = await freePort();
+      lab = await startUserModeProductLab({
+        imagesDir: dirname(ramdisk.kernel),
+        databaseUrl: database.url,
+        workDir,
+        conductors: 1,
+        agentPort,
+        // the active node's iPXE script boots its disk (sanboot)
+        env: { BMAAS_API__RESTRICT_BOOT_CONFIG: 'false' },
+      });
+      // the conductor's file server doubles as the image server
+      await mkdir(join(workDir, 'http-0', 'e2e-images'), { recursive: true });
+      await copyFile(image.path, join(workDir, 'http-0', 'e2e-images', 'instance.img'));
+      failed = false;
+    }, 480_000);
+
+    afterEach((context) => {
+      if (context.task.result?.state === 'fail') failed = true;
+    });
+
+    afterAll(async () => {
+      await lab?.stop();
+      await database?.drop();
+      await finishWorkDir(workDir, failed, LABEL);
+    }, 120_000);
+
+    it('deploys: DHCP and boot.ipxe from QEMU, the script through the boot API, the agent writes the image, the disk boots', async ({
       expect,
     }) => {
       const mac = '52:54:00:e2:e2:01';
       const uuid = randomUUID();
-      const machine = await suite.lab.addMachine('slirp', mac);
+      const disk = join(workDir as string, 'slirp.disk');
+      await writeFile(disk, '');
+      await truncate(disk, 128 * 1024 * 1024);
+      const machine = await lab.addMachine('slirp', mac, { disk });
       const events = await machine.qmp();
-      await suite.lab.api.expect(
-        201,
-        'POST',
-        '/v1/nodes',
-        nodeBodyFor(machine, suite.ramdisk, { uuid, name: 'slirp', automatedClean: false }),
-      );
-      await suite.lab.api.expect(201, 'POST', '/v1/ports', { address: mac, node_uuid: uuid });
-      expect((await suite.lab.api.provision(uuid, 'manage', 'manageable', ACTION_TIMEOUT_MS)).power_state).toBe(
-        'power off',
-      );
-      await suite.lab.api.provision(uuid, 'provide', 'available', ACTION_TIMEOUT_MS);
+      const [conductor] = lab.stack.conductors;
+      await lab.api.expect(201, 'POST', '/v1/nodes', {
+        ...nodeBodyFor(machine, ramdisk, { uuid, name: 'slirp', automatedClean: false }),
+        instance_info: {
+          image_source: `${conductor?.httpUrl}/e2e-images/instance.img`,
+          // the legacy field: a SHA-256 digest (IPA tells the algorithm by length; MD5 only when enabled)
+          image_checksum: image.sha256,
+        },
+      });
+      await lab.api.expect(201, 'POST', '/v1/ports', { address: mac, node_uuid: uuid });
+      expect((await lab.api.provision(uuid, 'manage', 'manageable', ACTION_TIMEOUT_MS)).power_state).toBe('power off');
+      await lab.api.provision(uuid, 'provide', 'available', ACTION_TIMEOUT_MS);
       expect((await events.queryStatus()).status).toBe('prelaunch');
-      const node = await suite.lab.api.provision(uuid, 'active', 'active', BOOT_TIMEOUT_MS);
+      const node = await lab.api.provision(uuid, 'active', 'active', BOOT_TIMEOUT_MS);
+      await machine.waitForSerial(/INSTANCE-BOOTED/, BOOT_TIMEOUT_MS);
       await machine.stop();
 
-      const [conductor] = suite.lab.stack.conductors;
       expect(node).toMatchObject({
         provision_state: 'active',
         conductor: conductor?.hostname,
         power_state: 'power on',
       });
-      expect(node.driver_internal_info).toMatchObject({
-        agent_url: `http://${SLIRP_GUEST_IP}:9999`,
-        agent_version: 'e2e-ramdisk',
-        agent_secret_token: '******',
-      });
+      expect(node.driver_internal_info).toMatchObject({ agent_version: 'e2e-ramdisk' });
       const serial = await machine.readSerial();
+      expect(serial).toContain(`E2E-AGENT listening port=9999 callback=http://127.0.0.1:${agentPort}`);
+      // the legacy image_checksum still verifies the image
+      expect(serial).toContain(`E2E-AGENT image written and verified sha256=${image.sha256}`);
+      expect(serial).toContain('E2E-POWEROFF by standby.power_off');
       expect(serial).toContain(`http://${GUESTFWD_ADDRESS}:${conductor?.httpPort}/boot.ipxe... ok`);
-      expect(serial).toContain(`${suite.lab.stack.publicApiUrl}/v1/boot/${hexhyp(mac)}/boot.ipxe... ok`);
+      expect(serial).toContain(`${lab.stack.publicApiUrl}/v1/boot/${hexhyp(mac)}/boot.ipxe... ok`);
       expect(serial).toContain(`${conductor?.httpUrl}/${uuid}/deploy_kernel`);
       expect(serial).toContain(`E2E-DHCP ok iface=eth0 ip=${SLIRP_GUEST_IP}`);
       expect(serial).toContain(`E2E-LOOKUP ok node=${uuid} heartbeat_timeout=300`);
       expect(serial).not.toMatch(/E2E-FAILED|E2E-WARN/);
 
-      expect(bootConfigServed(suite.lab.stack, uuid)).toBeGreaterThanOrEqual(1);
+      expect(bootConfigServed(lab.stack, uuid)).toBeGreaterThanOrEqual(1);
       const served = fileRequests(conductor as NonNullable<typeof conductor>).map(
         (request) => `${request.url} ${request.status}`,
       );
       expect(served).toEqual(
-        expect.arrayContaining(['/boot.ipxe 200', `/${uuid}/deploy_kernel 200`, `/${uuid}/deploy_ramdisk 200`]),
+        expect.arrayContaining([
+          '/boot.ipxe 200',
+          `/${uuid}/deploy_kernel 200`,
+          `/${uuid}/deploy_ramdisk 200`,
+          '/e2e-images/instance.img 200',
+        ]),
       );
-      const apiLines = nodeLines(suite.lab.stack.api.lines, uuid);
+      const apiLines = nodeLines(lab.stack.api.lines, uuid);
       expect(apiLines).toContainEqual(expect.objectContaining({ message: 'agent lookup answered', tokenIssued: true }));
       expect(apiLines).toContainEqual(expect.objectContaining({ message: 'agent heartbeat accepted' }));
       expect(nodeLines(conductor?.process.lines ?? [], uuid)).toContainEqual(
@@ -81,6 +136,6 @@ describe.skipIf(missingPrerequisite(LABEL, problem))(
       );
       // Powered by the product through QMP: on for the ramdisk, on again for the instance.
       expect(events.events.filter((event) => event.event === 'RESUME').length).toBeGreaterThanOrEqual(2);
-    }, 300_000);
+    }, 480_000);
   },
 );

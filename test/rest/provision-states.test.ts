@@ -1,6 +1,7 @@
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BAREMETAL, baremetal } from '../support/baremetal-cli.js';
+import { UNFETCHED_INSTANCE_INFO } from '../support/instance-image.js';
 import { missingPrerequisite } from '../support/prerequisites.js';
 import { ironicFault, type NodeAnswer, type RestAnswer, RestClient } from '../support/rest-client.js';
 import { type ConductorProcess, type Stack, startStack } from '../support/stack.js';
@@ -157,7 +158,11 @@ describe('provision states through the REST API, three conductors', () => {
   });
 
   it('a deploy waiting in "wait call-back": abort needs 1.110 (406), the wait times out to deploy failed, undeploy recovers', async () => {
-    const node = await createNode('rest-deploy-wait', { deploy_interface: 'direct', automated_clean: false });
+    const node = await createNode('rest-deploy-wait', {
+      deploy_interface: 'direct',
+      automated_clean: false,
+      instance_info: UNFETCHED_INSTANCE_INFO,
+    });
     await drive(node.uuid, 'manage', 'manageable');
     await drive(node.uuid, 'provide', 'available');
     await accepted(node.uuid, 'active');

@@ -60,6 +60,10 @@ export interface NodeRecord {
   /** The chassis and allocation the node belongs to (uuids, read with the node at no cost). */
   chassisUuid?: string | null;
   allocationUuid?: string | null;
+  /** The deploy step running now ({} when none). */
+  deployStep: JsonObject;
+  /** The clean step running now ({} when none). */
+  cleanStep: JsonObject;
   createdAt: Date;
   updatedAt: Date | null;
 }

@@ -82,7 +82,12 @@ export function createConductor(deps: ConductorDeps): Conductor {
     logger: deps.logger.child({ component: 'task' }),
     history,
   });
-  const runner = new ProvisioningRunner({ tasks, automatedClean: config.conductor.automated_clean, now });
+  const runner = new ProvisioningRunner({
+    tasks,
+    automatedClean: config.conductor.automated_clean,
+    requireTls: config.agent.require_tls,
+    now,
+  });
   const ring = new ConductorRing({
     conductors: stores.conductors,
     heartbeatTimeout: config.conductor.heartbeat_timeout,

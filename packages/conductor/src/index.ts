@@ -1,6 +1,6 @@
 export { type Conductor, type ConductorDeps, createConductor } from './conductor.js';
 export { type ConductorSetup, prepareConductor } from './conductor-setup.js';
-export { DirectDeployInterface, directDeployInterface } from './deploy/direct-deploy.js';
+
 export { createHttpFileServer, resolveInsideRoot } from './http-file-server.js';
 export { type ConductorIdentity, conductorIdentity, DEFAULT_JSON_RPC_PORT } from './identity.js';
 export { ProvisioningRunner } from './provisioning/runner.js';

@@ -15,6 +15,8 @@ export type NodeUpdate = Partial<
     | 'conductorAffinity'
     | 'provisionState'
     | 'targetProvisionState'
+    | 'deployStep'
+    | 'cleanStep'
   >
 >;
 
@@ -47,6 +49,8 @@ export interface InterfaceDeps<Settings = Readonly<Record<string, unknown>>> {
   settings: Settings;
   /** The conductor's [deploy] section: http_root (where boot files go) and http_url (where machines fetch them). */
   deploy: ConfigSection<'deploy'>;
+  /** The conductor's [agent] section: how interfaces talk to the ramdisk agent (TLS, timeouts, retries). */
+  agent: ConfigSection<'agent'>;
   /** [api]public_endpoint: the API URL machines and agents call back; null when unset. */
   apiPublicEndpoint: string | null;
   /** [conductor]file_url_allowed_paths: where local images (paths, file:// URLs) may come from. */

@@ -15,6 +15,7 @@ export async function createGrubFixture(overrides: DeepPartial<InterfaceDeps> = 
   const deps: InterfaceDeps = {
     settings: {},
     deploy: { ...defaults.deploy, http_root: root.httpRoot, http_url: 'http://192.0.2.10:8080', ...overrides.deploy },
+    agent: defaults.agent,
     apiPublicEndpoint:
       overrides.apiPublicEndpoint === undefined ? 'http://192.0.2.1:6385' : overrides.apiPublicEndpoint,
     fileUrlAllowedPaths: [root.imagesDir],

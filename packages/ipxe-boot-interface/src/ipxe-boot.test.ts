@@ -171,6 +171,7 @@ describe('ipxe boot interface', () => {
     const noApi = new IpxeBootInterface({
       settings: fixture.config.pxe,
       deploy: fixture.config.deploy,
+      agent: fixture.config.agent,
       apiPublicEndpoint: null,
       fileUrlAllowedPaths: fixture.config.conductor.file_url_allowed_paths,
       powerStateChangeTimeout: 60,

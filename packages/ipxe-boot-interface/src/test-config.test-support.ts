@@ -15,6 +15,7 @@ export function testDeps(config: BmaasConfig & IpxeConfig): InterfaceDeps<PxeSet
   return {
     settings: config.pxe,
     deploy: config.deploy,
+    agent: config.agent,
     apiPublicEndpoint: config.api.public_endpoint,
     fileUrlAllowedPaths: config.conductor.file_url_allowed_paths,
     powerStateChangeTimeout: 60,

@@ -18,6 +18,7 @@ const QEMU = '/usr/bin/qemu-system-x86_64';
 const power = qemuPowerInterface.create({
   settings: {},
   deploy: loadConfig({ env: {} }).deploy,
+  agent: loadConfig({ env: {} }).agent,
   apiPublicEndpoint: null,
   fileUrlAllowedPaths: [],
   powerStateChangeTimeout: 60,

@@ -16,8 +16,24 @@ export interface ConductorRpcMethods {
    * background under the lock. Throws NodeLocked, InvalidStateRequested.
    */
   do_provisioning_action: {
-    params: { node_id: string; event: string; clean_steps?: unknown[]; rescue_password?: string };
+    params: {
+      node_id: string;
+      event: string;
+      clean_steps?: unknown[];
+      rescue_password?: string;
+      /** deploy/rebuild: base64 of a gzipped ISO, a URL, or the object form; stored in instance_info.configdrive. */
+      configdrive?: string | Record<string, unknown>;
+    };
     result: null;
+  };
+  /**
+   * Every interface's validate() for the node, under a shared lock (Ironic's
+   * validate_driver_interfaces): per interface `result` (true, false, or null
+   * when the node has no such interface) and `reason` when not true.
+   */
+  validate_driver_interfaces: {
+    params: { node_id: string };
+    result: Record<string, { result: boolean | null; reason?: string }>;
   };
   /**
    * Sets the node's power state (power on, power off, rebooting, …), asynchronously like the above.
@@ -27,16 +43,24 @@ export interface ConductorRpcMethods {
   /** Boot configuration file `name` of a node, read under a shared lock. Throws BootConfigNotFound, UnsupportedDriverExtension. */
   get_boot_config: { params: { node_id: string; name: string }; result: { content: string } };
   /**
-   * The node's agent called back. In `wait call-back`, `clean wait` or
-   * `rescue wait` the conductor takes the exclusive lock, resumes the step
-   * that waited (deploy.continueDeploy, deploy.continueCleaning, finishing
-   * the rescue) and answers; the work goes on in the background. Throws
-   * InvalidStateRequested in any other state, NodeLocked. When
-   * `agent_token` is given (the API always gives it) it must equal the token
-   * issued at lookup, compared in constant time, else InvalidParameterValue.
+   * The node's agent called back. The conductor takes the exclusive lock,
+   * checks the token (when given; the API always gives it: it must equal the
+   * one issued at lookup, compared in constant time), TLS ([agent]require_tls)
+   * and that `agent_verify_ca` did not change (else InvalidParameterValue),
+   * records the agent's URL, version and certificate and answers. In `wait
+   * call-back`, `clean wait` or `rescue wait` it then checks in the
+   * background whether the step that waited finished and goes on with the
+   * action; in deploying, cleaning or rescuing it only records. Throws
+   * InvalidStateRequested in any other state, NodeLocked.
    */
   heartbeat: {
-    params: { node_id: string; callback_url?: string; agent_version?: string; agent_token?: string };
+    params: {
+      node_id: string;
+      callback_url?: string;
+      agent_version?: string;
+      agent_token?: string;
+      agent_verify_ca?: string;
+    };
     result: null;
   };
   /**

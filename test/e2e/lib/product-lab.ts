@@ -10,7 +10,7 @@ import { buildGrubHttpImage, GRUB_EFI_FILE } from './grub-image.js';
 import { type HostRelay, startHostRelay } from './host-relay.js';
 import { LabNetwork } from './netns.js';
 import { type ProductStack, type StackLayout, spawnOnHost, startProductStack } from './product-stack.js';
-import { GUESTFWD_ADDRESS, type QemuMachine, startQemuMachine } from './qemu.js';
+import { GUESTFWD_ADDRESS, type QemuMachine, type QemuMachineOptions, startQemuMachine } from './qemu.js';
 import { RAMDISK_KERNEL_ARGS, type TestRamdisk } from './ramdisk.js';
 
 /** Printed by the fallback script the root boot.ipxe chains when no NIC has a boot configuration. */
@@ -28,13 +28,26 @@ export interface ProductLab {
   readonly workDir: string;
   /** dnsmasq, in the namespace variant. */
   readonly dnsmasq: Dnsmasq | undefined;
-  /** A diskless machine with one NIC, powered off until the product powers it on through `qmpSocket`. */
-  addMachine(name: string, mac: string, firmware?: 'bios' | 'uefi'): Promise<QemuMachine>;
+  /**
+   * A machine with one NIC (and `disk` as its virtio disk, else diskless), powered off until the
+   * product powers it on through `qmpSocket`; `firmware: 'uefi'` boots it with OVMF.
+   */
+  addMachine(
+    name: string,
+    mac: string,
+    options?: Pick<QemuMachineOptions, 'disk' | 'qmpSocket' | 'firmware'>,
+  ): Promise<QemuMachine>;
   /**
    * A machine behind its own IPMI BMC (ipmi_sim, bmc.ts) instead of QMP: powered off until
    * something powers it on through IPMI. `disk`: a raw image it boots with bootdev disk.
    */
   addBmcMachine(name: string, mac: string, options?: { disk?: string }): Promise<MachineBmc>;
+  /**
+   * Makes an HTTP service of the test (listening on the Unix socket
+   * `socketPath`) reachable from the machines; returns its base URL as they
+   * see it. Namespace variant only.
+   */
+  reachFromMachines(socketPath: string): Promise<string>;
   /** Stops machines, DHCP, the product and the network, each by PID. */
   stop(): Promise<void>;
 }
@@ -53,7 +66,15 @@ export interface ProductLabOptions {
    * which dnsmasq hands to UEFI HTTP Boot clients.
    */
   uefiGrub?: boolean;
+  /**
+   * User-mode variant: the host port forwarded to the machine's agent (port
+   * 9999); the agent is told to advertise 127.0.0.1:<port> (ipa-advertise-host/-port).
+   */
+  agentPort?: number;
 }
+
+/** Where the test agent listens, as IPA (ipa-listen-port). */
+const AGENT_PORT = 9999;
 
 /** Settings both variants share: where images may come from, the ramdisk's console, and the fallback of unknown machines. */
 function labEnvironment(options: ProductLabOptions): (layout: StackLayout) => Record<string, string> {
@@ -61,6 +82,8 @@ function labEnvironment(options: ProductLabOptions): (layout: StackLayout) => Re
   return (layout) => ({
     BMAAS_CONDUCTOR__FILE_URL_ALLOWED_PATHS: options.imagesDir,
     BMAAS_PXE__KERNEL_APPEND_PARAMS: RAMDISK_KERNEL_ARGS,
+    // The test agent serves its command API over plain HTTP (busybox has no TLS).
+    BMAAS_AGENT__REQUIRE_TLS: 'false',
     BMAAS_PXE__IPXE_FALLBACK_SCRIPT: `${layout.httpUrls[0]}/${FALLBACK_FILE}`,
     ...env,
   });
@@ -136,15 +159,15 @@ export async function startNetnsProductLab(options: ProductLabOptions): Promise<
       api: new ApiClient({ socketPath: apiSocket }),
       workDir: options.workDir,
       dnsmasq,
-      async addMachine(name, mac, firmware) {
+      async addMachine(name, mac, machineOptions = {}) {
         const tap = await network.addTap();
         const machine = await startQemuMachine({
           name,
           mac,
-          firmware,
           workDir: options.workDir,
           powerControlled: true,
           net: { kind: 'tap', network, tap },
+          ...machineOptions,
         });
         machines.push(machine);
         return machine;
@@ -163,6 +186,11 @@ export async function startNetnsProductLab(options: ProductLabOptions): Promise<
         });
         bmcs.push(bmc);
         return bmc;
+      },
+      async reachFromMachines(socketPath) {
+        const port = await freePort();
+        await network.portToHostSocket(bridge, port, socketPath);
+        return `http://${bridge}:${port}`;
       },
       stop: () => teardown.run(),
     };
@@ -190,13 +218,24 @@ export async function startUserModeProductLab(options: ProductLabOptions): Promi
       publicHost: GUESTFWD_ADDRESS,
       spawn: spawnOnHost,
       workDir: options.workDir,
-      env: labEnvironment(options),
+      env: labEnvironment({
+        ...options,
+        env: {
+          ...(options.agentPort
+            ? {
+                BMAAS_PXE__KERNEL_APPEND_PARAMS: `${RAMDISK_KERNEL_ARGS} ipa-advertise-host=127.0.0.1 ipa-advertise-port=${options.agentPort}`,
+              }
+            : {}),
+          ...options.env,
+        },
+      }),
     });
     teardown.add(() => stack.stop());
     const forwards = [stack.apiPort, ...stack.conductors.map((conductor) => conductor.httpPort)].map((port) => ({
       guestPort: port,
       hostPort: port,
     }));
+    const agentPort = options.agentPort;
     const machines: QemuMachine[] = [];
     teardown.add(() => Promise.all(machines.map((machine) => machine.stop())));
     const bmcs: MachineBmc[] = [];
@@ -207,13 +246,21 @@ export async function startUserModeProductLab(options: ProductLabOptions): Promi
       api: new ApiClient({ host: '127.0.0.1', port: stack.apiPort }),
       workDir: options.workDir,
       dnsmasq: undefined,
-      async addMachine(name, mac) {
+      async addMachine(name, mac, machineOptions = {}) {
+        if (machines.length > 0 && agentPort)
+          throw new Error('one machine per user-mode lab (its agent port is fixed)');
         const machine = await startQemuMachine({
           name,
           mac,
           workDir: options.workDir,
           powerControlled: true,
-          net: { kind: 'user', bootUrl: `${stack.conductors[0]?.httpUrl}/boot.ipxe`, forwards },
+          net: {
+            kind: 'user',
+            bootUrl: `${stack.conductors[0]?.httpUrl}/boot.ipxe`,
+            forwards,
+            ...(agentPort ? { hostForwards: [{ hostPort: agentPort, guestPort: AGENT_PORT }] } : {}),
+          },
+          ...machineOptions,
         });
         machines.push(machine);
         return machine;
@@ -230,6 +277,9 @@ export async function startUserModeProductLab(options: ProductLabOptions): Promi
         });
         bmcs.push(bmc);
         return bmc;
+      },
+      async reachFromMachines() {
+        throw new Error('reachFromMachines: namespace labs only');
       },
       stop: () => teardown.run(),
     };

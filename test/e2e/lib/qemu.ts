@@ -24,7 +24,7 @@ export type MachineNetwork =
   /** A tap on the LabNetwork's bridge; DHCP comes from the lab's dnsmasq. */
   | { kind: 'tap'; network: LabNetwork; tap: string }
   /** QEMU user-mode networking, restricted: the guest reaches only the forwards. */
-  | { kind: 'user'; bootUrl?: string; forwards: GuestForward[] };
+  | { kind: 'user'; bootUrl?: string; forwards: GuestForward[]; hostForwards?: GuestForward[] };
 
 /** Where OVMF (Debian `ovmf`) keeps its code and the template of each machine's variable store. */
 export const OVMF_CODE = '/usr/share/OVMF/OVMF_CODE_4M.fd';
@@ -56,6 +56,8 @@ export interface QemuMachineOptions {
   powerControlled?: boolean;
   /** Path of the QMP socket, e.g. the one a node's driver_info.qemu_qmp_socket names; default <workDir>/<name>.qmp. */
   qmpSocket?: string;
+  /** A raw disk image, attached as the machine's virtio disk (/dev/vda, BIOS drive 0x80). */
+  disk?: string;
 }
 
 export interface QemuMachine {
@@ -117,6 +119,7 @@ export function qemuArgs(
     ['-netdev', netdevArg(options.net)],
     // UEFI: OVMF's own virtio-net driver (an empty romfile), the NIC first in the boot order
     ['-device', `virtio-net-pci,netdev=n0,mac=${options.mac}${uefi ? ',romfile=,bootindex=1' : ''}`],
+    options.disk ? ['-drive', `file=${options.disk},if=virtio,format=raw`] : [],
     options.paused || options.powerControlled ? ['-S'] : [],
   ];
   return flags.flat();
@@ -130,6 +133,10 @@ export function netdevArg(net: MachineNetwork): string {
     parts.push(
       `guestfwd=tcp:${GUESTFWD_ADDRESS}:${forward.guestPort}-cmd:${process.execPath} ${RELAY_SCRIPT} stdio tcp:127.0.0.1:${forward.hostPort}`,
     );
+  }
+  // host loopback -> guest port (the agent's command API)
+  for (const forward of net.hostForwards ?? []) {
+    parts.push(`hostfwd=tcp:127.0.0.1:${forward.hostPort}-:${forward.guestPort}`);
   }
   if (net.bootUrl) parts.push(`bootfile=${net.bootUrl}`);
   // QEMU splits options on commas and runs cmd: through /bin/sh, unquoted

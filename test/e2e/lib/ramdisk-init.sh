@@ -1,7 +1,9 @@
 #!/bin/sh
-# /init of the e2e test ramdisk: a minimal stand-in for ironic-python-agent.
-# It looks itself up, heartbeats once and powers off. Lines starting with
-# E2E- are the markers the harness waits for on the serial console.
+# /init of the e2e test ramdisk: a minimal stand-in for ironic-python-agent
+# (ipa-protocol.md §5). It looks itself up, serves the agent command API on port
+# 9999 (busybox httpd, agent-api.sh), then heartbeats until a command powers it
+# off. Lines starting with E2E- are the markers the harness waits for on the
+# serial console.
 /bin/busybox --install -s /bin
 export PATH=/bin
 mount -t proc proc /proc
@@ -32,10 +34,14 @@ done
 
 API_URL=
 BOOTIF=
+ADVERTISE_HOST=
+ADVERTISE_PORT=9999
 for arg in $(cat /proc/cmdline); do
   case "$arg" in
     ipa-api-url=*) API_URL=${arg#ipa-api-url=} ;;
     BOOTIF=*) BOOTIF=${arg#BOOTIF=} ;;
+    ipa-advertise-host=*) ADVERTISE_HOST=${arg#ipa-advertise-host=} ;;
+    ipa-advertise-port=*) ADVERTISE_PORT=${arg#ipa-advertise-port=} ;;
   esac
 done
 API_URL=${API_URL%/}
@@ -94,13 +100,23 @@ HEARTBEAT_TIMEOUT=$(echo "$LOOKUP" | grep -o '"heartbeat_timeout"[[:space:]]*:[[
 [ -n "$NODE_UUID" ] && [ -n "$AGENT_TOKEN" ] || finish "E2E-LOOKUP failed unparsable answer: $LOOKUP"
 echo "E2E-LOOKUP ok node=$NODE_UUID heartbeat_timeout=$HEARTBEAT_TIMEOUT attempts=$attempt up=$(uptime_s)"
 
-BODY="{\"callback_url\": \"http://$MY_IP:9999\", \"agent_token\": \"$AGENT_TOKEN\", \"agent_version\": \"e2e-ramdisk\"}"
-wget -S -O /tmp/heartbeat.out --header "$API_VERSION_HEADER" --header "Content-Type: application/json" \
-  --post-data "$BODY" "$API_URL/v1/heartbeat/$NODE_UUID" 2>/tmp/heartbeat.err
-rc=$?
-# busybox wget prints the status line with -S; it exits 0 for any 2xx
-STATUS=$(grep -o 'HTTP/[0-9.]* [0-9]*' /tmp/heartbeat.err | tail -n 1 | sed 's/.* //')
-if [ $rc -eq 0 ] && [ "$STATUS" = 202 ]; then
-  finish "E2E-HEARTBEAT ok status=$STATUS up=$(uptime_s)"
-fi
-finish "E2E-HEARTBEAT failed rc=$rc status=${STATUS:-none} $(tr '\n' ' ' </tmp/heartbeat.err)"
+case "$AGENT_TOKEN" in
+  # Someone else got this boot's token: IPA stops its API and takes its NICs down.
+  '******') finish "E2E-LOOKUP token already issued to another caller: locking down" ;;
+esac
+
+# The agent: state for the command API and heartbeats, then the API on the wildcard address.
+mkdir -p /run/agent/commands /www/v1/commands
+echo "$API_URL" >/run/agent/api_url
+echo "$NODE_UUID" >/run/agent/node_uuid
+echo "$AGENT_TOKEN" >/run/agent/token
+echo "http://${ADVERTISE_HOST:-$MY_IP}:$ADVERTISE_PORT" >/run/agent/callback_url
+httpd -p 9999 -h /www || finish "E2E-FAILED the agent API did not start"
+echo "E2E-AGENT listening port=9999 callback=$(cat /run/agent/callback_url) up=$(uptime_s)"
+
+# Heartbeats every 30% of heartbeat_timeout (and at once after each async command, from agent-command).
+INTERVAL=$(((${HEARTBEAT_TIMEOUT:-300} * 3 + 9) / 10))
+while true; do
+  /bin/agent-heartbeat
+  sleep "$INTERVAL"
+done

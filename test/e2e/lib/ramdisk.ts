@@ -1,6 +1,7 @@
 // Builds the e2e test ramdisk: a Debian cloud kernel plus a busybox initrd whose
-// /init plays a minimal ironic-python-agent (lookup, one heartbeat, power off).
-// Results are cached per kernel package version and init script hash.
+// /init plays a minimal ironic-python-agent (lookup, command API, heartbeats).
+// The same builder makes the instance image's initrd (instance-image.ts).
+// Results are cached per kernel package version and spec hash.
 
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -18,7 +19,7 @@ import {
   symlink,
   writeFile,
 } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip, gunzipSync } from 'node:zlib';
 import { run } from './child-process.js';
@@ -43,45 +44,89 @@ export const VIRTIO_NET_MODULES = [
   'virtio_net',
 ] as const;
 
+/** The disk the agent writes to (/dev/vda); loaded after the virtio bus. */
+export const VIRTIO_BLOCK_MODULES = ['virtio_blk'] as const;
+
 /** Kernel arguments the ramdisk wants besides ipa-api-url= and BOOTIF=. */
 export const RAMDISK_KERNEL_ARGS = 'console=ttyS0 quiet panic=1';
 
 const BUSYBOX = '/bin/busybox';
 // Bump when the build steps change in a way the hashed inputs do not show.
-const BUILD_FORMAT = '2';
+const BUILD_FORMAT = '3';
 
-/** Returns a cached kernel + initrd, building them once per kernel version and init script. */
+/** A busybox initramfs to build: its files (path in the root -> content, mode) and modules in load order. */
+export interface InitramfsSpec {
+  /** Names the cache entry, e.g. "ramdisk" or "instance". */
+  label: string;
+  files: Record<string, { content: string; mode: number }>;
+  modules: readonly string[];
+  /** Writes more into the cache entry (e.g. a disk image) once kernel and initrd are there. */
+  finish?: (entry: string) => Promise<void>;
+  /** The file whose presence marks a complete entry (besides vmlinuz and initrd.img). */
+  marker?: string;
+}
+
+/** Returns a cached kernel + initrd of the e2e ramdisk (ipa-protocol.md §5 agent). */
 export async function buildTestRamdisk(cacheDir: string): Promise<TestRamdisk> {
-  const scripts = await readScripts();
+  const read = (name: string) => readFile(new URL(`./${name}`, import.meta.url), 'utf8');
+  const entry = await buildInitramfs(cacheDir, {
+    label: 'ramdisk',
+    files: {
+      init: { content: await read('ramdisk-init.sh'), mode: 0o755 },
+      'etc/udhcpc.script': { content: await read('ramdisk-udhcpc.sh'), mode: 0o755 },
+      'www/cgi-bin/index.cgi': { content: await read('agent-api.sh'), mode: 0o755 },
+      'bin/agent-command': { content: await read('agent-command.sh'), mode: 0o755 },
+      'bin/agent-heartbeat': { content: await read('agent-heartbeat.sh'), mode: 0o755 },
+    },
+    modules: [...VIRTIO_NET_MODULES, ...VIRTIO_BLOCK_MODULES],
+  });
+  return filesOf(entry);
+}
+
+/**
+ * Builds (once per kernel package version, busybox and spec) a directory
+ * holding the Debian cloud kernel (vmlinuz) and a gzip'd busybox initramfs
+ * (initrd.img) made from `spec`; returns its path.
+ */
+export async function buildInitramfs(cacheDir: string, spec: InitramfsSpec): Promise<string> {
   // busybox is part of the key too: a Debian update of busybox-static rebuilds
   const busybox = await readFile(BUSYBOX);
-  const scriptHash = hashOf([BUILD_FORMAT, scripts.init, scripts.udhcpc, VIRTIO_NET_MODULES.join(' '), busybox]);
+  const specHash = hashOf([
+    BUILD_FORMAT,
+    spec.label,
+    ...Object.entries(spec.files).flatMap(([path, file]) => [path, file.content, String(file.mode)]),
+    spec.modules.join(' '),
+    spec.finish?.toString() ?? '',
+    busybox,
+  ]);
   await mkdir(cacheDir, { recursive: true });
+  const complete = (entry: string) => isComplete(entry, spec.marker);
 
   const kernelPackage = await resolveKernelPackage().catch((error: Error) => error);
   if (kernelPackage instanceof Error) {
-    // Without apt lists we cannot name the kernel; any build with this script will do.
-    const cached = await newestCachedBuild(cacheDir, scriptHash);
+    // Without apt lists we cannot name the kernel; any build of this spec will do.
+    const cached = await newestCachedBuild(cacheDir, specHash, complete);
     if (cached) return cached;
     throw new Error(`cannot resolve ${KERNEL_META_PACKAGE} (did apt-get update run?): ${kernelPackage.message}`);
   }
 
-  const entry = join(cacheDir, safeName(`${kernelPackage.name}_${kernelPackage.version}_${scriptHash}`));
-  if (await isComplete(entry)) return filesOf(entry);
+  const entry = join(cacheDir, safeName(`${kernelPackage.name}_${kernelPackage.version}_${specHash}`));
+  if (await complete(entry)) return entry;
 
   // Build beside the cache entry, then rename: concurrent builders race harmlessly.
   const work = await mkdtemp(join(cacheDir, '.build-'));
   try {
     const out = join(work, 'out');
     await mkdir(out);
-    await buildInto(work, out, kernelPackage, scripts);
+    await buildInto(work, out, kernelPackage, spec);
+    await spec.finish?.(out);
     try {
       await rename(out, entry);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      if (!(code === 'ENOTEMPTY' || code === 'EEXIST') || !(await isComplete(entry))) throw error;
+      if (!(code === 'ENOTEMPTY' || code === 'EEXIST') || !(await complete(entry))) throw error;
     }
-    return filesOf(entry);
+    return entry;
   } finally {
     await rm(work, { recursive: true, force: true });
   }
@@ -92,18 +137,6 @@ interface KernelPackage {
   version: string;
 }
 
-interface Scripts {
-  init: string;
-  udhcpc: string;
-}
-
-async function readScripts(): Promise<Scripts> {
-  return {
-    init: await readFile(new URL('./ramdisk-init.sh', import.meta.url), 'utf8'),
-    udhcpc: await readFile(new URL('./ramdisk-udhcpc.sh', import.meta.url), 'utf8'),
-  };
-}
-
 // One apt-cache call (they take ~1.5 s each here): the meta package pins the exact version.
 async function resolveKernelPackage(): Promise<KernelPackage> {
   const show = await run('apt-cache', ['show', '--no-all-versions', KERNEL_META_PACKAGE]);
@@ -112,7 +145,7 @@ async function resolveKernelPackage(): Promise<KernelPackage> {
   return { name: match[1], version: match[2] };
 }
 
-async function buildInto(work: string, out: string, pkg: KernelPackage, scripts: Scripts): Promise<void> {
+async function buildInto(work: string, out: string, pkg: KernelPackage, spec: InitramfsSpec): Promise<void> {
   await run('apt-get', ['download', `${pkg.name}=${pkg.version}`], { cwd: work, timeoutMs: 300_000 });
   const debs = (await readdir(work)).filter((file) => file.endsWith('.deb'));
   if (debs.length !== 1 || debs[0] === undefined)
@@ -126,7 +159,7 @@ async function buildInto(work: string, out: string, pkg: KernelPackage, scripts:
   await copyFile(join(extracted, 'boot', `vmlinuz-${kernelVersion}`), join(out, 'vmlinuz'));
 
   const root = join(work, 'root');
-  await assembleRoot(root, join(extracted, 'lib/modules', kernelVersion, 'kernel'), scripts);
+  await assembleRoot(root, join(extracted, 'lib/modules', kernelVersion, 'kernel'), spec);
   await writeCpioGz(root, join(out, 'initrd.img'));
   await writeFile(
     join(out, 'build.json'),
@@ -134,19 +167,21 @@ async function buildInto(work: string, out: string, pkg: KernelPackage, scripts:
   );
 }
 
-async function assembleRoot(root: string, moduleTree: string, scripts: Scripts): Promise<void> {
-  for (const dir of ['bin', 'dev', 'etc', 'proc', 'sys', 'tmp', 'lib/modules']) {
+async function assembleRoot(root: string, moduleTree: string, spec: InitramfsSpec): Promise<void> {
+  for (const dir of ['bin', 'dev', 'etc', 'proc', 'sys', 'tmp', 'mnt', 'lib/modules']) {
     await mkdir(join(root, dir), { recursive: true });
   }
   await copyFile(BUSYBOX, join(root, 'bin/busybox'));
   await chmod(join(root, 'bin/busybox'), 0o755);
   await symlink('busybox', join(root, 'bin/sh')); // the kernel runs /init through its #!/bin/sh
-  await writeFile(join(root, 'init'), scripts.init, { mode: 0o755 });
-  await writeFile(join(root, 'etc/udhcpc.script'), scripts.udhcpc, { mode: 0o755 });
+  for (const [path, file] of Object.entries(spec.files)) {
+    await mkdir(dirname(join(root, path)), { recursive: true });
+    await writeFile(join(root, path), file.content, { mode: file.mode });
+  }
 
   const found = await findModules(moduleTree);
   const loadOrder: string[] = [];
-  for (const module of VIRTIO_NET_MODULES) {
+  for (const module of spec.modules) {
     const path = found.get(module);
     if (!path) continue; // built into this kernel
     if (!path.endsWith('.ko')) throw new Error(`compressed module not supported: ${path}`);
@@ -184,21 +219,26 @@ async function writeCpioGz(root: string, target: string): Promise<void> {
   if (code !== 0) throw new Error(`cpio exited with ${code}`);
 }
 
-async function newestCachedBuild(cacheDir: string, scriptHash: string): Promise<TestRamdisk | null> {
+async function newestCachedBuild(
+  cacheDir: string,
+  specHash: string,
+  complete: (entry: string) => Promise<boolean>,
+): Promise<string | null> {
   let newest: { path: string; mtimeMs: number } | null = null;
   for (const name of await readdir(cacheDir)) {
     const path = join(cacheDir, name);
-    if (!name.endsWith(`_${scriptHash}`) || !(await isComplete(path))) continue;
+    if (!name.endsWith(`_${specHash}`) || !(await complete(path))) continue;
     const { mtimeMs } = await stat(path);
     if (!newest || mtimeMs > newest.mtimeMs) newest = { path, mtimeMs };
   }
-  return newest ? filesOf(newest.path) : null;
+  return newest?.path ?? null;
 }
 
-async function isComplete(entry: string): Promise<boolean> {
+async function isComplete(entry: string, marker?: string): Promise<boolean> {
   try {
-    const [kernel, initrd] = await Promise.all([stat(join(entry, 'vmlinuz')), stat(join(entry, 'initrd.img'))]);
-    return kernel.size > 0 && initrd.size > 0;
+    const files = ['vmlinuz', 'initrd.img', ...(marker ? [marker] : [])];
+    const sizes = await Promise.all(files.map((file) => stat(join(entry, file))));
+    return sizes.every((file) => file.size > 0);
   } catch {
     return false;
   }

@@ -64,6 +64,7 @@ export function agentRouter(deps: RouteDeps): Router {
         callback_url: body.callbackUrl,
         agent_token: body.agentToken,
         ...(body.agentVersion !== undefined ? { agent_version: body.agentVersion } : {}),
+        ...(body.agentVerifyCa !== undefined ? { agent_verify_ca: body.agentVerifyCa } : {}),
       },
       { requestId: req.context.requestId },
     );

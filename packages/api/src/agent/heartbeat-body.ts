@@ -6,6 +6,8 @@ export interface HeartbeatBody {
   callbackUrl: string;
   agentToken: string;
   agentVersion: string | undefined;
+  /** PEM of the agent's self-signed certificate (auto-TLS, >= 1.68). */
+  agentVerifyCa: string | undefined;
 }
 
 /** Optional fields and the microversion that introduced each (before it, upstream refuses them). */
@@ -54,7 +56,12 @@ export function checkHeartbeatBody(body: unknown, minor: number): HeartbeatBody 
   if (status !== undefined && status !== null && !AGENT_STATUSES.includes(status)) {
     throw new InvalidParameterValue(`Agent status is invalid. Valid states are ${AGENT_STATUSES.join(',')}.`);
   }
-  return { callbackUrl, agentToken, agentVersion: (fields.agent_version as string | null | undefined) ?? undefined };
+  return {
+    callbackUrl,
+    agentToken,
+    agentVersion: (fields.agent_version as string | null | undefined) ?? undefined,
+    agentVerifyCa: (fields.agent_verify_ca as string | null | undefined) ?? undefined,
+  };
 }
 
 function isHttpUrl(text: string): boolean {

@@ -87,7 +87,12 @@ describe('/v1/nodes/{id}/states through the conductor client', () => {
   it.each([
     [{ target: 'explode' }, 400, 'could not be understood'],
     [{ target: 'provide' }, 400, 'while it is in state "enroll"'],
-    [{ target: 'manage', configdrive: 'x' }, 400, "('configdrive' was unexpected)"],
+    [
+      { target: 'manage', configdrive: 'x' },
+      400,
+      'only valid when setting target provision state to active or rebuild',
+    ],
+    [{ target: 'manage', configdrive: { user_data: 'x', extra: 1 } }, 400, "('extra' was unexpected)"],
     [{}, 400, "'target' is a required property"],
     [{ target: 'manage', clean_steps: [{ step: 'x' }] }, 400, 'only valid'],
     [{ target: 'manage', rescue_password: 'x' }, 400, 'only valid'],
@@ -97,6 +102,36 @@ describe('/v1/nodes/{id}/states through the conductor client', () => {
     expect(res.status).toBe(status);
     expect(fault(res)).toContain(message);
     expect(api.conductors.calls).toEqual([]);
+  });
+
+  it('passes a config drive with active or rebuild, in the forms the version knows', async () => {
+    await api.stores.nodes.update(id, { provisionState: 'available' });
+    const drive = { meta_data: { hostname: 'h' }, user_data: ['x'], network_data: { links: [] } };
+    expect((await provision({ target: 'active', configdrive: drive }, '1.56')).status).toBe(202);
+    expect(api.conductors.calls.at(-1)?.params).toMatchObject({ event: 'deploy', configdrive: drive });
+    expect((await provision({ target: 'active', configdrive: drive }, '1.55')).status).toBe(406);
+    expect((await provision({ target: 'active', configdrive: { vendor_data: {} } }, '1.58')).status).toBe(406);
+    expect((await provision({ target: 'active', configdrive: 'H4sI+/=' })).status).toBe(202);
+    expect(api.conductors.calls.at(-1)?.params).toMatchObject({ configdrive: 'H4sI+/=' });
+    expect((await provision({ target: 'active', configdrive: 'http://cd.example/x.iso.gz' })).status).toBe(202);
+    const bad = await provision({ target: 'active', configdrive: 'not base64!' });
+    expect(bad.status).toBe(400);
+    expect(fault(bad)).toContain('base64 of a gzipped ISO 9660 image');
+    await api.stores.nodes.update(id, { provisionState: 'active' });
+    expect((await provision({ target: 'rebuild', configdrive: 'H4sI' }, '1.34')).status).toBe(406);
+    expect((await provision({ target: 'rebuild', configdrive: 'H4sI' }, '1.35')).status).toBe(202);
+  });
+
+  it("answers GET /v1/nodes/{id}/validate with the conductor's per-interface results", async () => {
+    const results = { boot: { result: true }, deploy: { result: false, reason: 'image_source is required' } };
+    api.conductors.respondWith('validate_driver_interfaces', async () => results);
+    const res = await api.request('GET', '/v1/nodes/st/validate');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual(results);
+    expect(api.conductors.calls.at(-1)).toMatchObject({
+      method: 'validate_driver_interfaces',
+      params: { node_id: uuid },
+    });
   });
 
   it('checks the preconditions Ironic checks in the API', async () => {

@@ -43,13 +43,37 @@ interface ProvisionBody {
   target: string;
   clean_steps?: unknown[] | null;
   rescue_password?: string | null;
+  configdrive?: string | Record<string, unknown> | null;
 }
+
+/** Config drive forms and the versions that brought them (Ironic). */
+const CONFIGDRIVE_REBUILD_MINOR = 35;
+const CONFIGDRIVE_OBJECT_MINOR = 56;
+const CONFIGDRIVE_VENDOR_DATA_MINOR = 59;
+/** The agent takes a config drive of at most 64 MiB (gzipped ISO, before base64). */
+const CONFIGDRIVE_MAX_CHARS = Math.ceil((64 * 1024 * 1024 * 4) / 3);
 const checkProvisionBody = compileSchema<ProvisionBody>('provision state request', {
   type: 'object',
   properties: {
     target: { type: 'string' },
     clean_steps: { type: ['array', 'null'], items: { type: 'object' } },
     rescue_password: { type: ['string', 'null'] },
+    configdrive: {
+      anyOf: [
+        { type: 'string', maxLength: CONFIGDRIVE_MAX_CHARS },
+        { type: 'null' },
+        {
+          type: 'object',
+          properties: {
+            meta_data: { type: 'object' },
+            network_data: { type: 'object' },
+            user_data: { type: ['object', 'array', 'string', 'null'] },
+            vendor_data: { type: 'object' },
+          },
+          additionalProperties: false,
+        },
+      ],
+    },
   },
   required: ['target'],
   additionalProperties: false,
@@ -102,10 +126,32 @@ function checkProvisionRequest(node: NodeRecord, body: ProvisionBody, minor: num
   if (body.rescue_password != null && event !== 'rescue') {
     throw new InvalidParameterValue('"rescue_password" is only valid when setting target provision state to rescue');
   }
+  checkConfigDrive(body.configdrive, event, minor);
   if (event === 'abort' && node.provisionState === ProvisionState.DEPLOY_WAIT && minor < DEPLOY_WAIT_ABORT_MINOR) {
     throw versionTooLow(DEPLOY_WAIT_ABORT_MINOR);
   }
   return event;
+}
+
+/** A config drive only comes with active/rebuild, in a form the version knows (Ironic's checks). */
+function checkConfigDrive(configdrive: ProvisionBody['configdrive'], event: string, minor: number): void {
+  if (configdrive === undefined || configdrive === null) return;
+  if (event !== 'deploy' && event !== 'rebuild') {
+    throw new InvalidParameterValue(
+      'A configdrive is only valid when setting target provision state to active or rebuild',
+    );
+  }
+  if (event === 'rebuild') requireMinor(minor, CONFIGDRIVE_REBUILD_MINOR);
+  if (typeof configdrive === 'string') {
+    if (!configdrive.includes('://') && !/^[A-Za-z0-9+/=\s]*$/.test(configdrive)) {
+      throw new InvalidParameterValue(
+        'The configdrive must be base64 of a gzipped ISO 9660 image, a URL, or an object (meta_data, network_data, user_data, vendor_data)',
+      );
+    }
+    return;
+  }
+  requireMinor(minor, CONFIGDRIVE_OBJECT_MINOR);
+  if (configdrive.vendor_data !== undefined) requireMinor(minor, CONFIGDRIVE_VENDOR_DATA_MINOR);
 }
 
 function accepted(deps: RouteDeps, req: Request, res: Response): void {
@@ -132,10 +178,22 @@ export function nodeStatesRouter(deps: RouteDeps): Router {
       event,
       ...(body.clean_steps ? { clean_steps: body.clean_steps } : {}),
       ...(body.rescue_password ? { rescue_password: body.rescue_password } : {}),
+      ...(body.configdrive ? { configdrive: body.configdrive } : {}),
     };
     await deps.conductors.callForNode(node, 'do_provisioning_action', params, { requestId: req.context.requestId });
     req.context.logger.info('provision action requested', { nodeUuid: node.uuid, target: body.target, event });
     accepted(deps, req, res);
+  });
+
+  router.get('/v1/nodes/:ident/validate', onlyQuery(), async (req, res) => {
+    const node = await deps.nodes.find(req.params.ident as string, req.context.minor);
+    const results = await deps.conductors.callForNode(
+      node,
+      'validate_driver_interfaces',
+      { node_id: node.uuid },
+      { requestId: req.context.requestId },
+    );
+    res.json(results);
   });
 
   router.put('/v1/nodes/:ident/states/power', onlyQuery(), async (req, res) => {
@@ -163,5 +221,6 @@ export function nodeStatesRouter(deps: RouteDeps): Router {
   allow('/v1/nodes/:ident/states', ['GET']);
   allow('/v1/nodes/:ident/states/provision', ['PUT']);
   allow('/v1/nodes/:ident/states/power', ['PUT']);
+  allow('/v1/nodes/:ident/validate', ['GET']);
   return router;
 }

@@ -31,6 +31,15 @@ export const CONFIG_FORMATS: Record<string, convict.Format> = {
     },
     coerce: (value: unknown) => (value === '' ? null : value),
   },
+  'optional-nat': {
+    name: 'optional-nat',
+    validate(value: unknown) {
+      if (value !== null && !(Number.isInteger(value) && (value as number) >= 0)) {
+        throw new Error('must be a whole number >= 0, or empty');
+      }
+    },
+    coerce: (value: unknown) => (value === '' || value === null ? null : Number(value)),
+  },
   'optional-string': {
     name: 'optional-string',
     validate(value: unknown) {
@@ -406,6 +415,68 @@ export const configSchema = {
       env: 'BMAAS_JSON_RPC__TIMEOUT',
     },
   },
+  agent: {
+    require_tls: {
+      doc: 'Refuse heartbeats whose callback_url is not https:// (agents advertising auto-TLS serve HTTPS), as Ironic does since 26.0.',
+      format: Boolean,
+      default: true,
+      env: 'BMAAS_AGENT__REQUIRE_TLS',
+    },
+    verify_ca: {
+      doc: 'TLS verification of agent calls when the agent sent no certificate: "true" (system CAs), "false", or a CA bundle path. driver_info.agent_verify_ca overrides it per node.',
+      format: String,
+      default: 'true',
+      env: 'BMAAS_AGENT__VERIFY_CA',
+    },
+    tls_minimum_version: {
+      doc: 'Lowest TLS version the conductor accepts from an agent.',
+      format: ['1.2', '1.3'],
+      default: '1.3',
+      env: 'BMAAS_AGENT__TLS_MINIMUM_VERSION',
+    },
+    command_timeout: {
+      doc: 'Seconds one HTTP call to an agent may take.',
+      format: 'positive-number',
+      default: 60,
+      env: 'BMAAS_AGENT__COMMAND_TIMEOUT',
+    },
+    max_command_attempts: {
+      doc: 'Attempts of an agent call that fails to connect or times out.',
+      format: 'nat',
+      default: 3,
+      env: 'BMAAS_AGENT__MAX_COMMAND_ATTEMPTS',
+    },
+    command_wait_interval: {
+      doc: 'Seconds between polls of an agent command that is waited for (install_bootloader).',
+      format: 'positive-number',
+      default: 6,
+      env: 'BMAAS_AGENT__COMMAND_WAIT_INTERVAL',
+    },
+    command_wait_attempts: {
+      doc: 'Polls of such a command before it counts as failed.',
+      format: 'nat',
+      default: 100,
+      env: 'BMAAS_AGENT__COMMAND_WAIT_ATTEMPTS',
+    },
+    post_deploy_get_power_state_retries: {
+      doc: 'Power state checks after asking the agent to power off, before a hard power off.',
+      format: 'nat',
+      default: 6,
+      env: 'BMAAS_AGENT__POST_DEPLOY_GET_POWER_STATE_RETRIES',
+    },
+    post_deploy_get_power_state_retry_interval: {
+      doc: 'Seconds between those checks.',
+      format: 'positive-number',
+      default: 5,
+      env: 'BMAAS_AGENT__POST_DEPLOY_GET_POWER_STATE_RETRY_INTERVAL',
+    },
+    stream_raw_images: {
+      doc: 'Tell the agent to stream raw images straight to the disk.',
+      format: Boolean,
+      default: true,
+      env: 'BMAAS_AGENT__STREAM_RAW_IMAGES',
+    },
+  },
   deploy: {
     http_root: {
       doc: 'Directory the conductor writes boot files to and its HTTP server serves.',
@@ -424,6 +495,24 @@ export const configSchema = {
       format: Boolean,
       default: false,
       env: 'BMAAS_DEPLOY__SERVE_HTTP_ROOT',
+    },
+    erase_devices_priority: {
+      doc: "Priority of the agent's erase_devices clean step in automated cleaning (0 = skip); unset = the agent's own.",
+      format: 'optional-nat',
+      default: 0 as number | null,
+      env: 'BMAAS_DEPLOY__ERASE_DEVICES_PRIORITY',
+    },
+    erase_devices_metadata_priority: {
+      doc: "Priority of the agent's erase_devices_metadata clean step (0 = skip); unset = the agent's own (99).",
+      format: 'optional-nat',
+      default: null as number | null,
+      env: 'BMAAS_DEPLOY__ERASE_DEVICES_METADATA_PRIORITY',
+    },
+    configdrive_max_size: {
+      doc: 'Largest config drive (bytes, gzipped and base64 as stored) accepted; the agent takes at most 64 MiB.',
+      format: 'nat',
+      default: 67108864,
+      env: 'BMAAS_DEPLOY__CONFIGDRIVE_MAX_SIZE',
     },
     http_server_host_ip: {
       doc: 'Address the built-in file server listens on.',

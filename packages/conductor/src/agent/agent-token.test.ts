@@ -1,3 +1,4 @@
+import { AgentDouble } from '@bmaas/agent-client/testing';
 import { createSilentLogger, InvalidParameterValue, NodeNotFound, type NodeRecord } from '@bmaas/common';
 import { createStores, type Stores } from '@bmaas/db';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
@@ -15,9 +16,22 @@ let database: TestDatabase;
 let stores: Stores;
 let tasks: TaskManager;
 let rpc: ConductorRpcHandlers;
+/** The node's agent, on loopback: a resumed deploy asks it for its steps. */
+let agent: AgentDouble;
+const IMAGE = {
+  image_source: 'http://192.0.2.1/disk.img',
+  image_os_hash_algo: 'sha256',
+  image_os_hash_value: 'ab'.repeat(32),
+};
 const call: RpcCall = { requestId: 'req-agent-test', logger: createSilentLogger() };
 
 beforeAll(async () => {
+  agent = await AgentDouble.start('');
+  agent.behaviours.set('deploy.get_deploy_steps', {
+    kind: 'sync',
+    result: { deploy_steps: { Generic: [{ interface: 'deploy', step: 'write_image', priority: 0 }] } },
+  });
+  agent.behaviours.set('deploy.execute_deploy_step', { kind: 'async' });
   database = await createTestDatabase();
   stores = createStores(database.db);
   const config = testConfig({ DEFAULT: { enabled_deploy_interfaces: ['fake', 'direct'] } });
@@ -40,6 +54,7 @@ beforeAll(async () => {
   rpc = createRpcHandlers({ runner, tasks, registry });
 });
 afterAll(async () => {
+  await agent?.stop();
   await database?.drop();
 });
 
@@ -50,7 +65,12 @@ async function stored(node: NodeRecord): Promise<NodeRecord> {
 
 /** A direct-deploy node parked in wait call-back, as after `deploy`. */
 async function waitingNode(): Promise<NodeRecord> {
-  const node = await createNode(stores, { deployInterface: 'direct' }, { provisionState: 'available' });
+  agent.reset();
+  const node = await createNode(
+    stores,
+    { deployInterface: 'direct', instanceInfo: IMAGE },
+    { provisionState: 'available' },
+  );
   await rpc.do_provisioning_action({ node_id: node.uuid, event: 'deploy' }, call);
   expect((await stored(node)).provisionState).toBe('wait call-back');
   return node;
@@ -118,13 +138,15 @@ describe('heartbeat with an agent token', () => {
     expect(refused).toMatchObject({ provisionState: 'wait call-back', reservation: null });
     expect(refused.driverInternalInfo.agent_url).toBeUndefined();
 
+    agent.token = token;
     await rpc.heartbeat(
-      { node_id: node.uuid, agent_token: token, callback_url: 'http://192.0.2.9:9999', agent_version: 'e2e' },
+      { node_id: node.uuid, agent_token: token, callback_url: agent.url, agent_version: 'e2e' },
       call,
     );
-    const active = await stored(node);
-    expect(active).toMatchObject({ provisionState: 'active', powerState: 'power on' });
-    expect(active.driverInternalInfo).toMatchObject({ agent_url: 'http://192.0.2.9:9999', agent_version: 'e2e' });
+    const writing = await stored(node);
+    expect(writing).toMatchObject({ provisionState: 'wait call-back', deployStep: { step: 'write_image' } });
+    expect(writing.driverInternalInfo).toMatchObject({ agent_url: agent.url, agent_version: 'e2e' });
+    expect(agent.received.map((r) => r.name)).toEqual(['deploy.get_deploy_steps', 'deploy.execute_deploy_step']);
   });
 
   it('refuses any token before one was issued', async () => {
@@ -147,8 +169,11 @@ describe("the previous agent's token", () => {
   it('is cleared, with its callback URL, by the next provision action, so the next boot gets a new one', async () => {
     const node = await waitingNode();
     const { agent_token: first } = await rpc.get_node_with_token({ node_id: node.uuid }, call);
-    await rpc.heartbeat({ node_id: node.uuid, agent_token: first, callback_url: 'http://192.0.2.9:9999' }, call);
-    expect((await stored(node)).provisionState).toBe('active');
+    agent.token = first;
+    await rpc.heartbeat({ node_id: node.uuid, agent_token: first, callback_url: agent.url }, call);
+    expect((await stored(node)).driverInternalInfo.agent_url).toBe(agent.url);
+    // as if the image were written and the node active, its agent still recorded
+    await stores.nodes.update(node.id, { provisionState: 'active', targetProvisionState: null });
 
     await rpc.do_provisioning_action({ node_id: node.uuid, event: 'rebuild' }, call);
     const rebuilding = await stored(node);

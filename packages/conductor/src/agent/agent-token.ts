@@ -1,14 +1,22 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { AGENT_TOKEN_KEY, AGENT_URL_KEY, AGENT_VERIFY_CA_KEY } from '@bmaas/agent-client';
 import type { JsonObject, NodeRecord } from '@bmaas/common';
 import type { AgentLookupNode } from '@bmaas/rpc-client';
 import type { TaskManager } from '../task-manager.js';
 
-/** Where the issued token lives, as upstream: driver_internal_info.agent_secret_token. */
-export const AGENT_TOKEN_KEY = 'agent_secret_token';
+export { AGENT_TOKEN_KEY };
 /** What every lookup after the first one gets instead of the token. */
 export const MASKED_AGENT_TOKEN = '******';
-/** Facts about one running agent; a new action (a new boot) makes them stale. */
-const AGENT_SESSION_KEYS: readonly string[] = [AGENT_TOKEN_KEY, 'agent_url'];
+/**
+ * Facts about one running agent (token, URL, certificate, the steps it
+ * offered); a new action (a new boot) makes them stale, as upstream wipes them.
+ */
+const AGENT_SESSION_KEYS: readonly string[] = [
+  AGENT_TOKEN_KEY,
+  AGENT_URL_KEY,
+  AGENT_VERIFY_CA_KEY,
+  'agent_cached_deploy_steps',
+];
 
 /** 256 random bits, URL-safe (the agent sends it back in JSON). */
 export function newAgentToken(): string {

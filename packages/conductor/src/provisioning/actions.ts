@@ -1,7 +1,16 @@
 import { PowerState, type ProvisionState, ProvisionState as S } from '@bmaas/common';
-import type { StepOutcome } from '@bmaas/driver-api';
-import { rescueStepsOf } from '../deploy/rescue-steps.js';
+import { rescueStepsOf } from '@bmaas/driver-api';
+import { withoutAgentSession } from '../agent/agent-token.js';
 import type { ConductorTask } from '../task-manager.js';
+import {
+  CLEAN_STEPS,
+  cleanStepsChosen,
+  continueSteps,
+  DEPLOY_STEPS,
+  requestedCleanSteps,
+  runSteps,
+  withoutSteps,
+} from './steps.js';
 import { advance } from './transitions.js';
 
 export interface ActionContext {
@@ -13,17 +22,6 @@ export interface ActionContext {
 /** Background work of an action, run under the exclusive lock after the RPC answered. */
 export type ActionWork = (task: ConductorTask, ctx: ActionContext) => Promise<void>;
 
-/** 'wait' parks the node in the matching wait state; 'done' finishes with `finish`. */
-async function afterStep(
-  task: ConductorTask,
-  ctx: ActionContext,
-  outcome: StepOutcome,
-  finish: () => Promise<void>,
-): Promise<void> {
-  if (outcome === 'wait') await advance(task, 'wait', ctx.now);
-  else await finish();
-}
-
 /** enroll -> verifying: the power credentials work. */
 async function verify(task: ConductorTask, ctx: ActionContext): Promise<void> {
   await task.driver.power.validate(task);
@@ -33,7 +31,7 @@ async function verify(task: ConductorTask, ctx: ActionContext): Promise<void> {
 
 /** Cleaning done: back to manageable for a manual clean, else available. */
 export async function finishCleaning(task: ConductorTask, ctx: ActionContext): Promise<void> {
-  const { clean_steps: _, ...info } = task.node.driverInternalInfo;
+  const info = withoutAgentSession(withoutSteps(task.node.driverInternalInfo, CLEAN_STEPS));
   if (task.node.targetProvisionState === S.MANAGEABLE || task.node.retired) {
     // Manual cleaning ends where it started, and a retired node is not made available again
     // (Ironic fires its internal `manage` event here).
@@ -41,11 +39,27 @@ export async function finishCleaning(task: ConductorTask, ctx: ActionContext): P
       provisionState: S.MANAGEABLE,
       targetProvisionState: null,
       provisionUpdatedAt: ctx.now(),
+      cleanStep: {},
       driverInternalInfo: info,
     });
   } else {
-    await advance(task, 'done', ctx.now, { driverInternalInfo: info });
+    await advance(task, 'done', ctx.now, { cleanStep: {}, driverInternalInfo: info });
   }
+}
+
+/** The last clean step finished: the agent is powered off and its boot removed, then cleaning ends. */
+async function endCleaning(task: ConductorTask, ctx: ActionContext): Promise<void> {
+  await task.driver.deploy.tearDownCleaning(task);
+  await finishCleaning(task, ctx);
+}
+
+/** Chooses the clean steps (the agent is up, or none is needed) and runs them from the first. */
+async function startCleanSteps(task: ConductorTask, ctx: ActionContext): Promise<void> {
+  const manual = task.node.targetProvisionState === S.MANAGEABLE;
+  const requested = manual ? requestedCleanSteps(task.node.driverInternalInfo) : undefined;
+  const steps = await task.driver.deploy.getCleanSteps(task, requested);
+  task.logger.info('clean steps chosen', { steps: steps.map((s) => `${s.interface}.${s.step}`) });
+  if ((await runSteps(task, ctx, CLEAN_STEPS, steps, 0)) === 'done') await endCleaning(task, ctx);
 }
 
 /** cleaning (provide, manual clean, or after undeploy). */
@@ -56,15 +70,22 @@ async function clean(task: ConductorTask, ctx: ActionContext): Promise<void> {
     return;
   }
   await task.driver.power.validate(task);
-  await task.driver.deploy.validate(task);
-  const outcome = await task.driver.deploy.prepareCleaning(task);
-  await afterStep(task, ctx, outcome, () => finishCleaning(task, ctx));
+  if ((await task.driver.deploy.prepareCleaning(task)) === 'wait') {
+    await advance(task, 'wait', ctx.now, { cleanStep: {} });
+    return;
+  }
+  await startCleanSteps(task, ctx);
 }
 
-/** deploying (deploy, rebuild). */
+/** The last deploy step finished: the agent's session ends with it. */
+async function finishDeploy(task: ConductorTask, ctx: ActionContext): Promise<void> {
+  await advance(task, 'done', ctx.now, { driverInternalInfo: withoutAgentSession(task.node.driverInternalInfo) });
+}
+
+/** deploying (deploy, rebuild): the deploy interface's steps, in order. */
 async function deploy(task: ConductorTask, ctx: ActionContext): Promise<void> {
-  const outcome = await task.driver.deploy.deploy(task);
-  await afterStep(task, ctx, outcome, () => advance(task, 'done', ctx.now));
+  const steps = await task.driver.deploy.getDeploySteps(task);
+  if ((await runSteps(task, ctx, DEPLOY_STEPS, steps, 0)) === 'done') await finishDeploy(task, ctx);
 }
 
 /** deleting: tear the instance down, then clean on the way to available. */
@@ -91,7 +112,7 @@ async function adopt(task: ConductorTask, ctx: ActionContext): Promise<void> {
 async function rescue(task: ConductorTask, ctx: ActionContext): Promise<void> {
   const steps = rescueStepsOf(task.driver.deploy);
   const outcome = steps ? await steps.rescue(task) : 'done';
-  await afterStep(task, ctx, outcome, () => advance(task, 'done', ctx.now));
+  await advance(task, outcome, ctx.now);
 }
 
 async function unrescue(task: ConductorTask, ctx: ActionContext): Promise<void> {
@@ -113,31 +134,39 @@ export const WORK_BY_STATE: Readonly<Partial<Record<ProvisionState, ActionWork>>
 };
 
 /**
- * Undoes what a wait prepared, after an abort or a timed-out wait moved the
- * node to its failed state. Best effort: the node is failed either way.
+ * Undoes what a wait prepared, after an abort, a timed-out wait or a failed
+ * step moved the node to its failed state. Best effort: the node is failed
+ * either way. A failed deploy ends powered off, as with Ironic's
+ * [deploy]power_off_after_deploy_failure.
  */
 export async function tearDownWait(task: ConductorTask, waitState: string): Promise<void> {
   const { driver } = task;
-  if (waitState === S.CLEAN_WAIT) {
+  if (waitState === S.CLEAN_WAIT || waitState === S.CLEANING) {
     await driver.deploy.tearDownCleaning(task);
-  } else if (waitState === S.DEPLOY_WAIT || waitState === S.RESCUE_WAIT) {
+  } else if (waitState === S.DEPLOY_WAIT || waitState === S.DEPLOYING || waitState === S.RESCUE_WAIT) {
     await driver.power.setPowerState(task, PowerState.OFF);
     await driver.boot.cleanUpRamdisk(task);
   }
 }
 
-/** The agent called back in a wait state: resume the step that waited. */
+/** The agent heartbeated in a wait state: see whether the step that waited finished, and go on. */
 export const CONTINUE_BY_WAIT: Readonly<Partial<Record<ProvisionState, ActionWork>>> = {
   [S.DEPLOY_WAIT]: async (task, ctx) => {
-    const outcome = await task.driver.deploy.continueDeploy(task);
-    await afterStep(task, ctx, outcome, () => advance(task, 'done', ctx.now));
+    if ((await continueSteps(task, ctx, DEPLOY_STEPS)) === 'done') await finishDeploy(task, ctx);
   },
   [S.CLEAN_WAIT]: async (task, ctx) => {
-    const outcome = await task.driver.deploy.continueCleaning(task);
-    await afterStep(task, ctx, outcome, () => finishCleaning(task, ctx));
+    if (!cleanStepsChosen(task.node.driverInternalInfo)) {
+      // First heartbeat of cleaning: the agent is up and can tell its steps.
+      await advance(task, 'resume', ctx.now);
+      await startCleanSteps(task, ctx);
+      return;
+    }
+    if ((await continueSteps(task, ctx, CLEAN_STEPS)) === 'done') await endCleaning(task, ctx);
   },
   [S.RESCUE_WAIT]: async (task, ctx) => {
+    await advance(task, 'resume', ctx.now);
     await rescueStepsOf(task.driver.deploy)?.finishRescue(task);
-    await advance(task, 'done', ctx.now);
+    // the rescue agent stopped serving its API: its session ends here
+    await advance(task, 'done', ctx.now, { driverInternalInfo: withoutAgentSession(task.node.driverInternalInfo) });
   },
 };

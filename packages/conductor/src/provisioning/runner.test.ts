@@ -1,3 +1,5 @@
+import { gunzipSync } from 'node:zlib';
+import { AgentDouble } from '@bmaas/agent-client/testing';
 import {
   createSilentLogger,
   InvalidParameterValue,
@@ -7,6 +9,7 @@ import {
 } from '@bmaas/common';
 import { createStores, type Stores } from '@bmaas/db';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import { directDeployInterface } from '@bmaas/direct-deploy-interface';
 import {
   FakeDeployInterface,
   FakePowerInterface,
@@ -17,7 +20,6 @@ import {
   type Task,
 } from '@bmaas/driver-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { directDeployInterface } from '../deploy/direct-deploy.js';
 import type { DriverCatalog } from '../registry/catalog.js';
 import { DriverRegistry } from '../registry/driver-registry.js';
 import { TaskManager } from '../task-manager.js';
@@ -31,7 +33,7 @@ class UnreachablePower extends FakePowerInterface {
   }
 }
 class ExplodingDeploy extends FakeDeployInterface {
-  override async deploy(_task: Task): Promise<'done'> {
+  override async executeDeployStep(): Promise<'done'> {
     throw new Error('disk on fire');
   }
 }
@@ -66,6 +68,11 @@ function setUp(automatedClean: boolean): { runner: ProvisioningRunner; tasks: Ta
       enabled_deploy_interfaces: ['fake', 'direct', 'exploding'],
       enabled_power_interfaces: ['fake', 'unreachable'],
     },
+    agent: {
+      command_timeout: 5,
+      post_deploy_get_power_state_retries: 1,
+      post_deploy_get_power_state_retry_interval: 0.01,
+    },
   });
   const registry = DriverRegistry.create(CATALOG, { config, logger: createSilentLogger(), conductorHostname: 'c1' });
   const tasks = new TaskManager({
@@ -95,19 +102,63 @@ async function act(
   return (await stores.nodes.getById(node.id)) as NodeRecord;
 }
 
+/** The node's agent heartbeats (from the double's URL, with the token it got at lookup). */
 async function heartbeat(on: ReturnType<typeof setUp>, node: NodeRecord): Promise<NodeRecord> {
-  await on.runner.heartbeat(node.uuid, { callbackUrl: 'http://192.0.2.7:9999', agentVersion: '10.1.0' });
+  await stores.nodes.update(node.id, {
+    driverInternalInfo: {
+      ...((await stores.nodes.getById(node.id)) as NodeRecord).driverInternalInfo,
+      agent_secret_token: TOKEN,
+    },
+  });
+  await on.runner.heartbeat(node.uuid, { callbackUrl: agent.url, agentVersion: '10.1.0', agentToken: TOKEN });
   expect(await on.tasks.drain(30_000)).toBe(true);
   return (await stores.nodes.getById(node.id)) as NodeRecord;
 }
 
+const TOKEN = 't'.repeat(43);
+let agent: AgentDouble;
+const WRITE_IMAGE = { interface: 'deploy', step: 'write_image', priority: 80, args: {} };
+const IMAGE = {
+  image_source: 'http://192.0.2.1/images/disk.img',
+  image_os_hash_algo: 'sha256',
+  image_os_hash_value: 'a'.repeat(64),
+};
+
+/** The agent as IPA answers: its steps, write_image and erase running until finished, the rest at once. */
+function agentLikeIpa(): void {
+  agent.reset();
+  agent.behaviours.set('deploy.get_deploy_steps', {
+    kind: 'sync',
+    result: { deploy_steps: { GenericHardwareManager: [WRITE_IMAGE] }, hardware_manager_version: { generic: '1' } },
+  });
+  agent.behaviours.set('deploy.execute_deploy_step', { kind: 'async' });
+  agent.behaviours.set('standby.get_partition_uuids', { kind: 'sync', result: { 'root uuid': '0x1234abcd' } });
+  agent.behaviours.set('standby.power_off', { kind: 'sync' });
+  agent.behaviours.set('clean.get_clean_steps', {
+    kind: 'sync',
+    result: {
+      clean_steps: {
+        GenericHardwareManager: [
+          { interface: 'deploy', step: 'erase_devices_metadata', priority: 99 },
+          { interface: 'deploy', step: 'erase_devices', priority: 10 },
+        ],
+      },
+      hardware_manager_version: { generic: '1' },
+    },
+  });
+  agent.behaviours.set('clean.execute_clean_step', { kind: 'async' });
+  agent.behaviours.set('rescue.finalize_rescue', { kind: 'sync' });
+}
+
 beforeAll(async () => {
+  agent = await AgentDouble.start(TOKEN);
   database = await createTestDatabase();
   stores = createStores(database.db);
   plain = setUp(false);
   cleaning = setUp(true);
 });
 afterAll(async () => {
+  await agent?.stop();
   await database?.drop();
 });
 
@@ -198,51 +249,144 @@ describe('ProvisioningRunner with the fake interfaces', () => {
   });
 });
 
-describe('ProvisioningRunner with the direct deploy interface', () => {
-  it('deploys through wait call-back and the agent heartbeat', async () => {
-    const node = await createNode(stores, { deployInterface: 'direct' }, { provisionState: 'available' });
-    const waiting = await act(plain, node, 'deploy');
+describe('ProvisioningRunner with the direct deploy interface and an agent', () => {
+  it('deploys through deploy steps: deploying <-> wait call-back, write_image by the agent, then active', async () => {
+    agentLikeIpa();
+    const node = await createNode(
+      stores,
+      { deployInterface: 'direct', instanceInfo: IMAGE },
+      { provisionState: 'available' },
+    );
+    const configdrive = { meta_data: { hostname: 'web-1' } };
+    const waiting = await act(plain, node, 'deploy', { configdrive });
+    expect(waiting.instanceInfo.configdrive).toEqual(configdrive);
     expect(waiting).toMatchObject({
       provisionState: 'wait call-back',
       targetProvisionState: 'active',
       powerState: 'power on',
+      deployStep: { interface: 'deploy', step: 'deploy', priority: 100 },
       conductorAffinity: CONDUCTOR_ID,
       reservation: null,
       driverInternalInfo: { fake_boot: 'ramdisk:deploy', fake_boot_device: { device: 'pxe', persistent: false } },
     });
+    const writing = await heartbeat(plain, node);
+    expect(writing).toMatchObject({ provisionState: 'wait call-back', deployStep: WRITE_IMAGE });
+    const sent = agent.received.find((r) => r.name === 'deploy.execute_deploy_step');
+    expect(sent?.wait).toBe('false');
+    expect(sent?.params.step).toMatchObject({
+      interface: 'deploy',
+      step: 'write_image',
+      args: {
+        image_info: { id: 'disk.img', urls: [IMAGE.image_source], disk_format: 'raw', os_hash_algo: 'sha256' },
+      },
+    });
+    // the object form went to the agent as the gzipped ISO labelled config-2, base64
+    const { args } = (sent as unknown as { params: { step: { args: { configdrive: string } } } }).params.step;
+    const iso = gunzipSync(Buffer.from(args.configdrive, 'base64'));
+    expect(iso.toString('latin1', 16 * 2048 + 40, 16 * 2048 + 48)).toBe('config-2');
+    // still writing: the node keeps waiting
+    expect(await heartbeat(plain, node)).toMatchObject({ provisionState: 'wait call-back', deployStep: WRITE_IMAGE });
+    agent.finish('execute_deploy_step', 'SUCCEEDED', { deploy_step: WRITE_IMAGE, deploy_result: null });
     const active = await heartbeat(plain, node);
     expect(active).toMatchObject({
       provisionState: 'active',
       targetProvisionState: null,
       powerState: 'power on',
+      deployStep: {},
       driverInternalInfo: {
         fake_boot: 'instance',
         fake_boot_device: { device: 'disk', persistent: true },
-        agent_url: 'http://192.0.2.7:9999',
-        agent_version: '10.1.0',
+        root_uuid_or_disk_id: '0x1234abcd',
       },
     });
+    expect(active.driverInternalInfo.agent_url).toBeUndefined();
+    expect(active.driverInternalInfo.agent_secret_token).toBeUndefined();
+    expect(agent.received.map((r) => r.name)).toContain('standby.power_off');
     await expect(plain.runner.heartbeat(node.uuid)).rejects.toThrow(/is not waiting for its agent/);
   });
 
-  it('cleans on provide and undeploy, waiting in clean wait for the agent', async () => {
+  it("fails the deploy with the agent's message when write_image fails, and powers the node off", async () => {
+    agentLikeIpa();
+    const node = await createNode(
+      stores,
+      { deployInterface: 'direct', instanceInfo: IMAGE },
+      { provisionState: 'available' },
+    );
+    await act(plain, node, 'deploy');
+    await heartbeat(plain, node);
+    agent.finish('execute_deploy_step', 'FAILED', null, 'Image checksum mismatch: expected aaa, got bbb');
+    const failed = await heartbeat(plain, node);
+    expect(failed).toMatchObject({ provisionState: 'deploy failed', powerState: 'power off', deployStep: {} });
+    expect(failed.lastError).toBe(
+      `Failed to deploy node ${node.uuid}: Deploy step deploy.write_image failed: Image checksum mismatch: expected aaa, got bbb`,
+    );
+    // the next deploy's agent is asked for its steps again
+    expect(failed.driverInternalInfo.agent_cached_deploy_steps).toBeUndefined();
+  });
+
+  it('sends write_image again at the next heartbeat when the agent was busy', async () => {
+    agentLikeIpa();
+    agent.behaviours.set('deploy.execute_deploy_step', { kind: 'busy' });
+    const node = await createNode(
+      stores,
+      { deployInterface: 'direct', instanceInfo: IMAGE },
+      { provisionState: 'available' },
+    );
+    await act(plain, node, 'deploy');
+    expect(await heartbeat(plain, node)).toMatchObject({ provisionState: 'wait call-back', deployStep: WRITE_IMAGE });
+    agent.behaviours.set('deploy.execute_deploy_step', { kind: 'async' });
+    const writing = await heartbeat(plain, node);
+    expect(writing).toMatchObject({ provisionState: 'wait call-back', deployStep: WRITE_IMAGE, lastError: null });
+    expect(agent.received.filter((r) => r.name === 'deploy.execute_deploy_step')).toHaveLength(2);
+    expect(agent.commands.at(-1)).toMatchObject({ command_name: 'execute_deploy_step', command_status: 'RUNNING' });
+  });
+
+  it('refuses plain-HTTP agents when TLS is required, and a changed agent certificate', async () => {
+    const tasks = plain.tasks;
+    const strict = new ProvisioningRunner({ tasks, automatedClean: false, requireTls: true });
+    const node = await createNode(
+      stores,
+      { deployInterface: 'direct', instanceInfo: IMAGE },
+      { provisionState: 'wait call-back' },
+    );
+    await expect(strict.heartbeat(node.uuid, { callbackUrl: 'http://192.0.2.7:9999' })).rejects.toThrow(
+      /TLS is required by the conductor/,
+    );
+    await stores.nodes.update(node.id, { driverInternalInfo: { agent_verify_ca: 'PEM-A' } });
+    await expect(
+      strict.heartbeat(node.uuid, { callbackUrl: 'https://192.0.2.7:9999', agentVerifyCa: 'PEM-B' }),
+    ).rejects.toThrow(/change in the agent's TLS certificate/);
+  });
+
+  it('cleans through the agent: erase_devices_metadata only (erase_devices_priority 0), then available', async () => {
+    agentLikeIpa();
     const node = await createNode(stores, { deployInterface: 'direct' }, { provisionState: 'manageable' });
     expect(await act(cleaning, node, 'provide')).toMatchObject({
       provisionState: 'clean wait',
       targetProvisionState: 'available',
     });
-    const available = await heartbeat(cleaning, node);
-    expect(available).toMatchObject({ provisionState: 'available', powerState: 'power off' });
-    expect(available.driverInternalInfo.fake_boot).toBeUndefined();
-
-    await act(cleaning, node, 'deploy');
-    await heartbeat(cleaning, node);
-    expect(await act(cleaning, node, 'delete')).toMatchObject({
+    const erasing = await heartbeat(cleaning, node);
+    expect(erasing).toMatchObject({
       provisionState: 'clean wait',
-      targetProvisionState: 'available',
-      instanceInfo: {},
+      cleanStep: { interface: 'deploy', step: 'erase_devices_metadata', priority: 99 },
     });
-    expect((await heartbeat(cleaning, node)).provisionState).toBe('available');
+    expect(agent.received.filter((r) => r.name === 'clean.execute_clean_step')).toHaveLength(1);
+    agent.finish('execute_clean_step', 'SUCCEEDED', { clean_step: erasing.cleanStep, clean_result: null });
+    const available = await heartbeat(cleaning, node);
+    expect(available).toMatchObject({ provisionState: 'available', powerState: 'power off', cleanStep: {} });
+    expect(available.driverInternalInfo.fake_boot).toBeUndefined();
+    expect(available.driverInternalInfo.clean_steps).toBeUndefined();
+  });
+
+  it('fails cleaning with the agent message', async () => {
+    agentLikeIpa();
+    const node = await createNode(stores, { deployInterface: 'direct' }, { provisionState: 'manageable' });
+    await act(cleaning, node, 'provide');
+    await heartbeat(cleaning, node);
+    agent.finish('execute_clean_step', 'FAILED', null, 'disk vanished');
+    const failed = await heartbeat(cleaning, node);
+    expect(failed).toMatchObject({ provisionState: 'clean failed', powerState: 'power off' });
+    expect(failed.lastError).toMatch(/Clean step deploy.erase_devices_metadata failed: disk vanished/);
   });
 
   it("obeys the node's own automated_clean over the option", async () => {
@@ -255,6 +399,7 @@ describe('ProvisioningRunner with the direct deploy interface', () => {
   });
 
   it('returns a manual clean to manageable', async () => {
+    agentLikeIpa();
     const node = await createNode(stores, { deployInterface: 'direct' }, { provisionState: 'manageable' });
     const steps = [{ interface: 'deploy', step: 'erase_devices' }];
     expect(await act(plain, node, 'clean', { cleanSteps: steps })).toMatchObject({
@@ -262,6 +407,9 @@ describe('ProvisioningRunner with the direct deploy interface', () => {
       targetProvisionState: 'manageable',
       driverInternalInfo: { clean_steps: steps },
     });
+    const erasing = await heartbeat(plain, node);
+    expect(erasing.cleanStep).toMatchObject({ step: 'erase_devices' });
+    agent.finish('execute_clean_step', 'SUCCEEDED', { clean_step: erasing.cleanStep });
     const done = await heartbeat(plain, node);
     expect(done).toMatchObject({ provisionState: 'manageable', targetProvisionState: null });
     expect(done.driverInternalInfo.clean_steps).toBeUndefined();
@@ -280,12 +428,19 @@ describe('ProvisioningRunner with the direct deploy interface', () => {
   });
 
   it('rescues through rescue wait and unrescues back to the instance', async () => {
+    agentLikeIpa();
     const node = await createNode(stores, { deployInterface: 'direct' }, { provisionState: 'active' });
     expect(await act(plain, node, 'rescue', { rescuePassword: 'pw' })).toMatchObject({
       provisionState: 'rescue wait',
       driverInternalInfo: { fake_boot: 'ramdisk:rescue' },
     });
-    expect((await heartbeat(plain, node)).provisionState).toBe('rescue');
+    const rescued = await heartbeat(plain, node);
+    expect(rescued.lastError).toBeNull();
+    expect(rescued.provisionState).toBe('rescue');
+    // the agent got the password hashed, never in clear
+    const finalize = agent.received.find((r) => r.name === 'rescue.finalize_rescue');
+    expect(finalize?.params).toMatchObject({ hashed: true, rescue_password: expect.stringMatching(/^\$6\$/) });
+    expect(JSON.stringify(finalize?.params)).not.toContain('"pw"');
     expect(await act(plain, node, 'unrescue')).toMatchObject({
       provisionState: 'active',
       instanceInfo: {},
@@ -294,7 +449,11 @@ describe('ProvisioningRunner with the direct deploy interface', () => {
   });
 
   it('fails a wait that outlived its timeout, and only then', async () => {
-    const node = await createNode(stores, { deployInterface: 'direct' }, { provisionState: 'available' });
+    const node = await createNode(
+      stores,
+      { deployInterface: 'direct', instanceInfo: IMAGE },
+      { provisionState: 'available' },
+    );
     await act(plain, node, 'deploy');
     expect(await plain.runner.failTimedOutWait(node.uuid, () => 1800)).toBe(false);
     await stores.nodes.update(node.id, { provisionUpdatedAt: new Date(Date.now() - 3600_000) });

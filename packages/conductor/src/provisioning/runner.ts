@@ -1,3 +1,4 @@
+import { AGENT_URL_KEY, AGENT_VERIFY_CA_KEY } from '@bmaas/agent-client';
 import {
   findTransition,
   InvalidParameterValue,
@@ -24,6 +25,8 @@ export interface ProvisioningRunnerOptions {
   tasks: TaskManager;
   /** [conductor]automated_clean. */
   automatedClean: boolean;
+  /** [agent]require_tls: refuse agents that call back over plain HTTP. */
+  requireTls?: boolean;
   now?: () => Date;
 }
 
@@ -31,7 +34,22 @@ export interface ProvisioningRequest {
   requestId?: string | undefined;
   cleanSteps?: unknown[] | undefined;
   rescuePassword?: string | undefined;
+  /** deploy/rebuild: the config drive, stored as upstream in instance_info.configdrive. */
+  configdrive?: string | Record<string, unknown> | undefined;
 }
+
+/** What an agent's heartbeat carries, as the API checked it. */
+export interface HeartbeatRequest {
+  requestId?: string | undefined;
+  callbackUrl?: string | undefined;
+  agentVersion?: string | undefined;
+  agentToken?: string | undefined;
+  /** PEM of the agent's self-signed certificate (auto-TLS). */
+  agentVerifyCa?: string | undefined;
+}
+
+/** States in which a heartbeat only says the agent is alive (Ironic records it and does nothing). */
+const AGENT_ALIVE_STATES: ReadonlySet<string> = new Set([S.DEPLOYING, S.CLEANING, S.RESCUING]);
 
 /** Actions refused while the node is in maintenance (Ironic's NodeInMaintenance). */
 const BLOCKED_IN_MAINTENANCE: ReadonlySet<string> = new Set(['deploy', 'rebuild']);
@@ -41,6 +59,9 @@ const ACTION_NAMES: Readonly<Record<string, string>> = {
   [S.VERIFYING]: 'verify',
   [S.CLEANING]: 'clean',
   [S.DEPLOYING]: 'deploy',
+  [S.DEPLOY_WAIT]: 'deploy',
+  [S.CLEAN_WAIT]: 'clean',
+  [S.RESCUE_WAIT]: 'rescue',
   [S.DELETING]: 'tear down',
   [S.INSPECTING]: 'inspect',
   [S.ADOPTING]: 'adopt',
@@ -125,49 +146,61 @@ export class ProvisioningRunner {
   }
 
   /**
-   * `heartbeat`: the agent is up in a wait state; resume what waited. Its URL
-   * and version are recorded. A given agent token must be the one issued at
-   * lookup (checked first, as upstream).
+   * `heartbeat`: the node's agent is up. Checked at once, as upstream: the
+   * token issued at lookup (constant time), TLS when [agent]require_tls, the
+   * agent's certificate unchanged. Its URL, version and certificate are then
+   * recorded. In a wait state the step that waited is checked (and the
+   * action goes on) in the background; in a busy state (deploying,
+   * cleaning, …) the agent is only known to be alive.
    */
-  async heartbeat(
-    nodeUuid: string,
-    request: {
-      requestId?: string | undefined;
-      callbackUrl?: string | undefined;
-      agentVersion?: string | undefined;
-      agentToken?: string | undefined;
-    } = {},
-  ): Promise<void> {
+  async heartbeat(nodeUuid: string, request: HeartbeatRequest = {}): Promise<void> {
     await this.options.tasks.withTask(
       nodeUuid,
       { purpose: 'agent heartbeat', requestId: request.requestId },
       async (task) => {
+        const { node } = task;
         if (
           request.agentToken !== undefined &&
-          !agentTokenMatches(task.node.driverInternalInfo[AGENT_TOKEN_KEY], request.agentToken)
+          !agentTokenMatches(node.driverInternalInfo[AGENT_TOKEN_KEY], request.agentToken)
         ) {
           task.logger.warn('heartbeat refused: invalid or missing agent token');
-          throw new InvalidParameterValue('Invalid or missing agent token received.', { node: task.node.uuid });
+          throw new InvalidParameterValue('Invalid or missing agent token received.', { node: node.uuid });
         }
-        const waitState = task.node.provisionState;
+        const waitState = node.provisionState;
         const work = CONTINUE_BY_WAIT[waitState as S];
-        if (!work) {
+        if (!work && !AGENT_ALIVE_STATES.has(waitState)) {
           throw new InvalidStateRequested(
-            `Node ${task.node.uuid} is not waiting for its agent (provision state "${waitState}").`,
-            { node: task.node.uuid, state: waitState },
+            `Node ${node.uuid} is not waiting for its agent (provision state "${waitState}").`,
+            { node: node.uuid, state: waitState },
           );
         }
+        if (this.options.requireTls && request.callbackUrl && !request.callbackUrl.startsWith('https://')) {
+          task.logger.warn('heartbeat refused: agent does not use TLS', { callbackUrl: request.callbackUrl });
+          throw new InvalidParameterValue(
+            `TLS is required by the conductor, but the agent of node ${node.uuid} does not use it (callback_url ${request.callbackUrl}).`,
+          );
+        }
+        const storedCa = node.driverInternalInfo[AGENT_VERIFY_CA_KEY];
+        if (request.agentVerifyCa && typeof storedCa === 'string' && storedCa !== request.agentVerifyCa) {
+          throw new InvalidParameterValue(`Detected change in the agent's TLS certificate of node ${node.uuid}.`);
+        }
         const agent = {
-          ...(request.callbackUrl ? { agent_url: request.callbackUrl } : {}),
+          ...(request.callbackUrl ? { [AGENT_URL_KEY]: request.callbackUrl } : {}),
           ...(request.agentVersion ? { agent_version: request.agentVersion } : {}),
+          ...(request.agentVerifyCa ? { [AGENT_VERIFY_CA_KEY]: request.agentVerifyCa } : {}),
+          agent_last_heartbeat: this.ctx.now().toISOString(),
         };
         await task.updateNode({
-          provisionState: (findTransition(waitState, 'resume')?.to ?? waitState) as string,
-          provisionUpdatedAt: this.ctx.now(),
-          driverInternalInfo: { ...task.node.driverInternalInfo, ...agent },
+          // a heartbeat in a wait state is progress: the callback timeout counts from it
+          ...(work ? { provisionUpdatedAt: this.ctx.now() } : {}),
+          driverInternalInfo: { ...node.driverInternalInfo, ...agent },
         });
-        task.logger.info('agent called back', { from: waitState });
-        task.spawnAfter((t) => this.runWork(t, work));
+        if (work) {
+          task.logger.info('agent called back', { from: waitState });
+          task.spawnAfter((t) => this.runWork(t, work));
+        } else {
+          task.logger.debug('agent alive', { state: waitState });
+        }
       },
     );
   }
@@ -258,6 +291,10 @@ export class ProvisioningRunner {
       }
       return (node) => ({ instanceInfo: { ...node.instanceInfo, rescue_password: password } });
     }
+    if ((event === 'deploy' || event === 'rebuild') && request.configdrive !== undefined) {
+      const { configdrive } = request;
+      return (node) => ({ instanceInfo: { ...node.instanceInfo, configdrive } });
+    }
     return () => ({});
   }
 
@@ -294,6 +331,11 @@ export class ProvisioningRunner {
       const lastError = `Failed to ${action} node ${task.node.uuid}: ${message(error)}`;
       if (isBmaasError(error)) task.logger.warn('provision step failed', { state, error: message(error) });
       else task.logger.error('provision step failed', { state, error: message(error), stack: (error as Error).stack });
+      try {
+        await tearDownWait(task, task.node.provisionState);
+      } catch (cleanupError) {
+        task.logger.warn('tear down after a failed step failed', { error: message(cleanupError) });
+      }
       await failAction(task, lastError, this.ctx.now);
     }
   }

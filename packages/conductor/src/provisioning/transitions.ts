@@ -1,5 +1,6 @@
 import { findTransition, type ProvisionEvent, ProvisionState as S } from '@bmaas/common';
 import type { NodeChanges } from '@bmaas/db';
+import { withoutAgentSession } from '../agent/agent-token.js';
 import type { ConductorTask } from '../task-manager.js';
 
 /** Events that move within one action, so the action's target stays. */
@@ -36,7 +37,13 @@ export async function advance(
  */
 export async function failAction(task: ConductorTask, lastError: string, now: () => Date): Promise<void> {
   if (findTransition(task.node.provisionState, 'fail')) {
-    await advance(task, 'fail', now, { lastError });
+    // The agent that ran the action is gone or about to be: its session and steps end here.
+    await advance(task, 'fail', now, {
+      lastError,
+      deployStep: {},
+      cleanStep: {},
+      driverInternalInfo: withoutAgentSession(task.node.driverInternalInfo),
+    });
   } else {
     await task.updateNode({ lastError, targetProvisionState: null });
   }

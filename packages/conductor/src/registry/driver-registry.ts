@@ -218,6 +218,7 @@ function createEnabled<K extends InterfaceType>(
       descriptor.create({
         settings: settingsOf(descriptor, deps.config),
         deploy: deps.config.deploy,
+        agent: deps.config.agent,
         apiPublicEndpoint: deps.config.api.public_endpoint,
         fileUrlAllowedPaths: deps.config.conductor.file_url_allowed_paths,
         powerStateChangeTimeout: deps.config.conductor.power_state_change_timeout,

@@ -1,4 +1,5 @@
 import { INTERFACE_TYPES, type InterfaceType } from '@bmaas/common';
+import { directDeployInterface } from '@bmaas/direct-deploy-interface';
 import {
   fakeBootInterface,
   fakeDeployInterface,
@@ -11,7 +12,7 @@ import { grubBootInterface } from '@bmaas/grub-boot-interface';
 import { ipmitoolManagementInterface, ipmitoolPowerInterface } from '@bmaas/ipmitool-interfaces';
 import { ipxeBootInterface } from '@bmaas/ipxe-boot-interface';
 import { qemuPowerInterface } from '@bmaas/qemu-power-interface';
-import { directDeployInterface } from '../deploy/direct-deploy.js';
+
 import type { DriverCatalog, InterfaceCatalog } from './catalog.js';
 
 /**

@@ -1,4 +1,5 @@
 import { createSilentLogger, UnsupportedDriverExtension } from '@bmaas/common';
+import type { ProvisionStep } from '@bmaas/driver-api';
 import { createTestNode, createTestTask } from '@bmaas/driver-api/testing';
 import { describe, expect, it } from 'vitest';
 import { DriverRegistry } from './driver-registry.js';
@@ -36,15 +37,16 @@ describe('manual-management hardware type', () => {
     return createTestTask(node, [], { driver });
   }
 
-  it('deploy prepares the ramdisk, records power on and waits for the machine a person boots', async () => {
+  it('deploy boots the ramdisk, records power on and waits for the machine a person boots', async () => {
     const task = manualTask();
     expect(task.driver.deploy.constructor.name).toBe('DirectDeployInterface');
-    expect(await task.driver.deploy.deploy(task)).toBe('wait');
+    const [first] = await task.driver.deploy.getDeploySteps(task);
+    expect(first?.step).toBe('deploy');
+    expect(await task.driver.deploy.executeDeployStep(task, first as ProvisionStep)).toBe('wait');
     expect(task.node.driverInternalInfo.fake_boot).toBe('ramdisk:deploy');
     expect(task.node.powerState).toBe('power on');
     // The boot device is the person's business: accepted, never stored or read back.
     expect(await task.driver.management.getBootDevice(task)).toEqual({ bootDevice: null, persistent: null });
-    expect(await task.driver.deploy.continueDeploy(task)).toBe('done');
   });
 
   it('has no NMI', async () => {

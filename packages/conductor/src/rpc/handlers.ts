@@ -3,6 +3,7 @@ import { getNodeWithToken } from '../agent/agent-token.js';
 import { bootConfigServed } from '../history/history-events.js';
 import type { NodeHistoryWriter } from '../history/node-history-writer.js';
 import type { ProvisioningRunner } from '../provisioning/runner.js';
+import { validateInterfaces } from '../provisioning/validate-interfaces.js';
 import type { DriverRegistry } from '../registry/driver-registry.js';
 import type { TaskManager } from '../task-manager.js';
 import type { ConductorRpcHandlers } from './json-rpc-server.js';
@@ -28,8 +29,17 @@ export function createRpcHandlers({ runner, tasks, history, registry }: RpcHandl
         requestId,
         cleanSteps: params.clean_steps,
         rescuePassword: params.rescue_password,
+        configdrive: params.configdrive,
       });
       return null;
+    },
+
+    async validate_driver_interfaces(params, { requestId }) {
+      return tasks.withTask(
+        requireString(params, 'node_id'),
+        { shared: true, purpose: 'validate driver interfaces', requestId },
+        (task) => validateInterfaces(task),
+      );
     },
 
     async change_node_power_state(params, { requestId }) {
@@ -64,6 +74,7 @@ export function createRpcHandlers({ runner, tasks, history, registry }: RpcHandl
         callbackUrl: typeof params.callback_url === 'string' ? params.callback_url : undefined,
         agentVersion: typeof params.agent_version === 'string' ? params.agent_version : undefined,
         agentToken: optionalString(params, 'agent_token'),
+        agentVerifyCa: optionalString(params, 'agent_verify_ca'),
       });
       return null;
     },

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import * as initialSchema from './20261130000000_initial_schema.js';
 import * as nodeApiParity from './20261201000000_node_api_parity.js';
 import * as resources from './20261201000100_resources.js';
+import * as deployCleanSteps from './20261201000200_deploy_clean_steps.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -16,6 +17,7 @@ const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261130000000_initial_schema', initialSchema],
   ['20261201000000_node_api_parity', nodeApiParity],
   ['20261201000100_resources', resources],
+  ['20261201000200_deploy_clean_steps', deployCleanSteps],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

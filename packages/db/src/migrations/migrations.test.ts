@@ -2,7 +2,12 @@ import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { downgradeSchema, migrationSource, schemaVersion, upgradeSchema } from './index.js';
 
-const ALL = ['20261130000000_initial_schema', '20261201000000_node_api_parity', '20261201000100_resources'];
+const ALL = [
+  '20261130000000_initial_schema',
+  '20261201000000_node_api_parity',
+  '20261201000100_resources',
+  '20261201000200_deploy_clean_steps',
+];
 const LATEST = (ALL.at(-1) as string).slice(0, 14);
 
 describe('migrations', () => {
@@ -33,6 +38,8 @@ describe('migrations', () => {
   };
   const applied = (from: string) => ALL.filter((name) => name.slice(0, 14) > from);
 
+  const ALL = ['20261130000000_initial_schema', '20261201000000_deploy_clean_steps'];
+
   it('go up, down and up again', async () => {
     expect(await schemaVersion(t.db)).toBeNull();
     expect(await upgradeSchema(t.db)).toEqual(ALL);
@@ -51,7 +58,9 @@ describe('migrations', () => {
       'volume_connectors',
       'volume_targets',
     ]);
-    expect(await columns('nodes')).toEqual(expect.arrayContaining(['chassis_uuid', 'allocation_uuid', 'fault']));
+    expect(await columns('nodes')).toEqual(
+      expect.arrayContaining(['chassis_uuid', 'allocation_uuid', 'fault', 'deploy_step', 'clean_step']),
+    );
     expect(await columns('ports')).toEqual(expect.arrayContaining(['portgroup_uuid', 'is_smartnic']));
     expect(await upgradeSchema(t.db)).toEqual([]);
     expect(await downgradeSchema(t.db)).toEqual([...ALL].reverse());

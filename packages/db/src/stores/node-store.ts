@@ -22,6 +22,8 @@ const JSON_COLUMNS = new Set([
   'network_data',
   'raid_config',
   'target_raid_config',
+  'deploy_step',
+  'clean_step',
 ]);
 const NODE_BY_UUID_SQL = 'select * from nodes where uuid = $1 limit 1';
 const NODE_WITH_PORTS_SQL = `select n.*,

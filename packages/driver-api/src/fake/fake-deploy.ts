@@ -1,7 +1,7 @@
-import type { DeployInterface, InterfaceDescriptor, StepOutcome } from '../interfaces.js';
+import type { DeployInterface, InterfaceDescriptor, ProvisionStep, StepOutcome } from '../interfaces.js';
 import type { Task } from '../task.js';
 
-/** Deploy and clean steps that finish at once, never waiting for an agent. */
+/** One deploy step that finishes at once; cleaning has nothing to do. Never waits for an agent. */
 export class FakeDeployInterface implements DeployInterface {
   getProperties(): Record<string, string> {
     return {};
@@ -9,11 +9,15 @@ export class FakeDeployInterface implements DeployInterface {
 
   async validate(_task: Task): Promise<void> {}
 
-  async deploy(_task: Task): Promise<StepOutcome> {
+  async getDeploySteps(_task: Task): Promise<ProvisionStep[]> {
+    return [{ interface: 'deploy', step: 'deploy', priority: 100, args: {} }];
+  }
+
+  async executeDeployStep(_task: Task, _step: ProvisionStep): Promise<StepOutcome> {
     return 'done';
   }
 
-  async continueDeploy(_task: Task): Promise<StepOutcome> {
+  async checkDeployStep(_task: Task, _step: ProvisionStep): Promise<StepOutcome> {
     return 'done';
   }
 
@@ -23,7 +27,15 @@ export class FakeDeployInterface implements DeployInterface {
     return 'done';
   }
 
-  async continueCleaning(_task: Task): Promise<StepOutcome> {
+  async getCleanSteps(_task: Task, requested: readonly ProvisionStep[] | undefined): Promise<ProvisionStep[]> {
+    return [...(requested ?? [])];
+  }
+
+  async executeCleanStep(_task: Task, _step: ProvisionStep): Promise<StepOutcome> {
+    return 'done';
+  }
+
+  async checkCleanStep(_task: Task, _step: ProvisionStep): Promise<StepOutcome> {
     return 'done';
   }
 

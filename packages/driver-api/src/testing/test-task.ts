@@ -14,6 +14,7 @@ import { FakeManagementInterface } from '../fake/fake-management.js';
 import { FakePowerInterface } from '../fake/fake-power.js';
 import { OPTIONAL_INTERFACES } from '../optional/catalog.js';
 import type { NodeDriver, NodeUpdate, Task } from '../task.js';
+import { createTestInterfaceDeps } from './interface-deps.js';
 
 /** The node fields updateNode accepts, as the NodeUpdate type names them. */
 const UPDATABLE_FIELDS = new Set<string>([
@@ -25,6 +26,8 @@ const UPDATABLE_FIELDS = new Set<string>([
   'conductorAffinity',
   'provisionState',
   'targetProvisionState',
+  'deployStep',
+  'cleanStep',
 ] satisfies (keyof NodeUpdate)[]);
 
 /** A complete node record with test defaults (fake interfaces, enroll state, random uuid). */
@@ -83,6 +86,8 @@ export function createTestNode(overrides: Partial<NodeRecord> = {}): NodeRecord 
     raidConfig: {},
     targetRaidConfig: {},
     consoleEnabled: false,
+    deployStep: {},
+    cleanStep: {},
     createdAt: new Date(),
     updatedAt: null,
     ...overrides,
@@ -188,15 +193,7 @@ class InMemoryTask implements TestTask {
 
 /** The generic implementation of every optional kind (listed first), as a node with no other gets. */
 function genericOptionalInterfaces(): Omit<NodeDriver, 'boot' | 'deploy' | 'power' | 'management'> {
-  const deps = {
-    settings: {},
-    deploy: loadConfig({ env: {} }).deploy,
-    apiPublicEndpoint: null,
-    fileUrlAllowedPaths: [],
-    powerStateChangeTimeout: 60,
-    logger: createSilentLogger(),
-    conductorHostname: 'test',
-  };
+  const deps = createTestInterfaceDeps({});
   return Object.fromEntries(
     OPTIONAL_INTERFACE_TYPES.map((kind) => [kind, OPTIONAL_INTERFACES[kind][0]?.create(deps)]),
   ) as Omit<NodeDriver, 'boot' | 'deploy' | 'power' | 'management'>;

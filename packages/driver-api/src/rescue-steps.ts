@@ -1,4 +1,5 @@
-import type { DeployInterface, StepOutcome, Task } from '@bmaas/driver-api';
+import type { DeployInterface, StepOutcome } from './interfaces.js';
+import type { Task } from './task.js';
 
 /**
  * Optional capability of a deploy interface whose rescue boots a ramdisk and

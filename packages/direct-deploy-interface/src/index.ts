@@ -1,0 +1,3 @@
+export { buildConfigDrive, type ConfigDriveObject, configDriveForAgent } from './configdrive.js';
+export { DirectDeployInterface, directDeployInterface } from './direct-deploy.js';
+export { DISK_FORMATS, HASH_ALGORITHMS, imageInfoFor, instanceImageOf } from './image-info.js';

@@ -1,0 +1,24 @@
+import { createSilentLogger, loadConfig } from '@bmaas/common';
+import type { InterfaceDeps } from '../task.js';
+
+/**
+ * What the registry would create an interface with under the default
+ * configuration, `settings` as its own section: for interface tests.
+ */
+export function createTestInterfaceDeps<S = Readonly<Record<string, unknown>>>(
+  settings: S,
+  overrides: Partial<InterfaceDeps<S>> = {},
+): InterfaceDeps<S> {
+  const config = loadConfig({ env: {} });
+  return {
+    settings,
+    deploy: config.deploy,
+    agent: config.agent,
+    apiPublicEndpoint: null,
+    fileUrlAllowedPaths: config.conductor.file_url_allowed_paths,
+    powerStateChangeTimeout: config.conductor.power_state_change_timeout,
+    logger: createSilentLogger(),
+    conductorHostname: 'test',
+    ...overrides,
+  };
+}

@@ -1,0 +1,87 @@
+// The test host's HTTP service for deploy scenarios, on a Unix socket the lab relays
+// into the namespace: it serves the instance image (as an operator's image server
+// would), answers 404 for anything else, can stall a download once (an agent that
+// stops mid-write), and records what booted instances report.
+import { createReadStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import http from 'node:http';
+
+export interface InstanceReport {
+  uuid: string;
+  body: string;
+}
+
+export interface ImageServer {
+  /** Path of the image as machines fetch it; `stallOncePath` stalls its first download after 1 MiB. */
+  readonly imagePath: string;
+  readonly stallOncePath: string;
+  /** Every request: method and URL, in order. */
+  readonly requests: Array<{ method: string; url: string; status: number }>;
+  readonly reports: InstanceReport[];
+  /** Resolves when an instance reported for `uuid` (bounded). */
+  waitForReport(uuid: string, timeoutMs: number): Promise<InstanceReport>;
+  close(): Promise<void>;
+}
+
+const STALL_AFTER = 1024 * 1024;
+
+export async function startImageServer(socketPath: string, imageFile: string): Promise<ImageServer> {
+  const requests: ImageServer['requests'] = [];
+  const reports: InstanceReport[] = [];
+  const stalled = new Set<string>();
+  const imagePath = '/images/instance.img';
+  const stallOncePath = '/images/stall-once/instance.img';
+
+  const server = http.createServer((req, res) => {
+    const url = req.url ?? '/';
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const record = (status: number) => requests.push({ method: req.method ?? '', url, status });
+      const report = /^\/report\/([0-9a-f-]{36})$/.exec(url);
+      if (req.method === 'POST' && report?.[1]) {
+        reports.push({ uuid: report[1], body: Buffer.concat(chunks).toString('utf8') });
+        record(200);
+        res.writeHead(200).end('ok\n');
+        return;
+      }
+      if (req.method === 'GET' && (url === imagePath || url === stallOncePath)) {
+        record(200);
+        res.writeHead(200, { 'Content-Type': 'application/octet-stream' });
+        const stall = url === stallOncePath && !stalled.has(url);
+        stalled.add(url);
+        const stream = createReadStream(imageFile, stall ? { end: STALL_AFTER - 1 } : {});
+        // a stalled download sends its first MiB, then nothing until the client goes away
+        stream.pipe(res, { end: !stall });
+        return;
+      }
+      record(404);
+      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n');
+    });
+  });
+  await rm(socketPath, { force: true });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(socketPath, resolve);
+  });
+
+  return {
+    imagePath,
+    stallOncePath,
+    requests,
+    reports,
+    async waitForReport(uuid, timeoutMs) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const found = reports.find((r) => r.uuid === uuid);
+        if (found) return found;
+        if (Date.now() > deadline) throw new Error(`no instance report for ${uuid} after ${timeoutMs} ms`);
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    },
+    close() {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
