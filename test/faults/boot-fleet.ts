@@ -3,6 +3,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '@bmaas/db/testing';
+import { UNFETCHED_INSTANCE_INFO } from '../support/instance-image.js';
 import { RestClient } from '../support/rest-client.js';
 import { type Stack, startStack } from '../support/stack.js';
 import { mapLimit } from '../support/wait-for.js';
@@ -55,6 +56,7 @@ export async function startBootFleet(options: {
       startTimeoutMs: 60_000,
       env: {
         BMAAS_DEFAULT__ENABLED_BOOT_INTERFACES: 'fake,ipxe',
+        BMAAS_CONDUCTOR__FILE_URL_ALLOWED_PATHS: workDir,
         BMAAS_DEFAULT__ENABLED_DEPLOY_INTERFACES: 'fake,direct',
         BMAAS_CONDUCTOR__AUTOMATED_CLEAN: 'false',
         BMAAS_DEPLOY__SERVE_HTTP_ROOT: 'true',
@@ -90,6 +92,7 @@ export async function startBootFleet(options: {
           power_interface: 'fake',
           management_interface: 'fake',
           driver_info: { deploy_kernel: kernel, deploy_ramdisk: ramdisk },
+          instance_info: UNFETCHED_INSTANCE_INFO,
         });
         await rest.createPort(node.uuid, mac);
         await rest.deployToWaitCallBack(node.uuid, 30_000);

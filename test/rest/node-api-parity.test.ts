@@ -1,6 +1,7 @@
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BAREMETAL, baremetal } from '../support/baremetal-cli.js';
+import { UNFETCHED_INSTANCE_INFO } from '../support/instance-image.js';
 import { openstacksdk, openstacksdkAvailable } from '../support/openstacksdk-nodes.js';
 import { RestClient } from '../support/rest-client.js';
 import { type Stack, startStack } from '../support/stack.js';
@@ -239,6 +240,7 @@ out(answers)
         name: 'booted',
         deploy_interface: 'direct',
         automated_clean: false,
+        instance_info: UNFETCHED_INSTANCE_INFO,
       });
       await rest.createPort(node.uuid, '52:54:00:ab:cd:01');
       for (const [target, state] of [

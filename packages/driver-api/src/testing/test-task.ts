@@ -2,7 +2,6 @@ import { randomInt, randomUUID } from 'node:crypto';
 import {
   createSilentLogger,
   type Logger,
-  loadConfig,
   type NodeRecord,
   OPTIONAL_INTERFACE_GENERIC,
   OPTIONAL_INTERFACE_TYPES,
