@@ -3,14 +3,16 @@
 // conductors with the boot device switched over IPMI, a power change behind the service's
 // back, a BMC that stops answering, a wrong password, and the boot device API.
 import { existsSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createStores } from '@bmaas/db';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { missingPrerequisite } from '../support/prerequisites.js';
-import { type MachineBmc, writeMarkerDisk } from './lib/bmc.js';
+import type { MachineBmc } from './lib/bmc.js';
 import { uuidsOwnedByEach } from './lib/evidence.js';
-import { useProductLab } from './lib/lab-suite.js';
+import { type ImageServer, startImageServer } from './lib/image-server.js';
+import { buildInstanceImage, type InstanceImage } from './lib/instance-image.js';
+import { E2E_CACHE_DIR, useProductLab } from './lib/lab-suite.js';
 import { netnsUnavailableReason } from './lib/netns.js';
 import { missingLabTools } from './lib/prerequisites.js';
 import { ipmiNodeBodyFor, type ProductLab, startNetnsProductLab } from './lib/product-lab.js';
@@ -24,6 +26,8 @@ const SYNC_INTERVAL_S = 3;
 const SYNC_MAX_RETRIES = 2;
 const LAN_TIMEOUT_S = 1;
 const COMMAND_RETRY_TIMEOUT_S = 10;
+/** Each machine's virtio disk, which the deploy writes the instance image to. */
+const DISK_BYTES = 128 * 1024 * 1024;
 
 const missingTools = await missingLabTools();
 const noIpmi = ['ipmi_sim', 'ipmitool'].filter((tool) => !onPath(tool));
@@ -52,6 +56,9 @@ describe.skipIf(missingPrerequisite(LABEL, problem))(
   () => {
     let lab: ProductLab;
     let workDir: string;
+    let images: ImageServer | undefined;
+    /** instance_info of every node: the instance image by URL, with its hash. */
+    let instanceInfo: Record<string, unknown>;
     const suite = useProductLab(LABEL, async (base) => {
       workDir = base.workDir;
       lab = await startNetnsProductLab({
@@ -71,6 +78,16 @@ describe.skipIf(missingPrerequisite(LABEL, problem))(
           BMAAS_IPMI__COMMAND_RETRY_TIMEOUT: String(COMMAND_RETRY_TIMEOUT_S),
         },
       });
+      // The instance image the deploys write, served to the machines from the test host.
+      const image: InstanceImage = await buildInstanceImage(E2E_CACHE_DIR);
+      const socket = join(base.workDir, 'images.sock');
+      images = await startImageServer(socket, image.path);
+      instanceInfo = {
+        image_source: `${await lab.reachFromMachines(socket)}${images.imagePath}`,
+        image_os_hash_algo: 'sha256',
+        image_os_hash_value: image.sha256,
+        image_disk_format: 'raw',
+      };
       return lab;
     });
     const machines: Array<{ bmc: MachineBmc; uuid: string; name: string }> = [];
@@ -104,21 +121,28 @@ describe.skipIf(missingPrerequisite(LABEL, problem))(
       for (const [index, owner] of owners.entries()) {
         const name = `ipmi${index}`;
         const disk = join(workDir, `${name}.disk`);
-        await writeMarkerDisk(disk, `E2E-DISK ${name}`);
+        await writeFile(disk, '');
+        await truncate(disk, DISK_BYTES);
         const bmc = await lab.addBmcMachine(name, `52:54:00:e2:1b:0${index + 1}`, { disk });
         machines.push({ bmc, uuid: uuids.get(owner) as string, name });
       }
     }, 300_000);
 
     afterEach(stopSampling);
-    afterAll(stopSampling);
+    afterAll(async () => {
+      stopSampling();
+      await images?.close();
+    });
 
     it(
       '1. deploys three ipmi machines through three conductors, the boot device switched over IPMI',
       async () => {
         const nodes = await Promise.all(
           machines.map(async ({ bmc, uuid, name }) => {
-            await lab.api.expect(201, 'POST', '/v1/nodes', ipmiNodeBodyFor(bmc, suite.ramdisk, { uuid, name }));
+            await lab.api.expect(201, 'POST', '/v1/nodes', {
+              ...ipmiNodeBodyFor(bmc, suite.ramdisk, { uuid, name }),
+              instance_info: instanceInfo,
+            });
             await lab.api.expect(201, 'POST', '/v1/ports', { address: bmc.mac, node_uuid: uuid });
             const managed = await lab.api.provision(uuid, 'manage', 'manageable', ACTION_TIMEOUT_MS);
             expect(managed.power_state, 'read through the BMC').toBe('power off');
@@ -138,7 +162,7 @@ describe.skipIf(missingPrerequisite(LABEL, problem))(
           expect(serial).toMatch(
             new RegExp(`=== power on, bootdev=pxe, order=n ===[\\s\\S]*E2E-LOOKUP ok node=${uuid}`),
           );
-          await bmc.waitForSerialSincePowerOn(new RegExp(`bootdev=default[\\s\\S]*E2E-DISK ${name}`), 60_000);
+          await bmc.waitForSerialSincePowerOn(/bootdev=default[\s\S]*INSTANCE-UP from disk/, 120_000);
           const chassis = await readFile(join(lab.workDir, `${name}-bmc`, 'chassis.log'), 'utf8');
           expect(chassis).toMatch(/set boot pxe[\s\S]*set power 1[\s\S]*set boot default[\s\S]*set power 1/);
         }
@@ -238,7 +262,7 @@ describe.skipIf(missingPrerequisite(LABEL, problem))(
     }, 180_000);
 
     it('5. boot device pxe then a reboot brings the machine into iPXE; disk brings it to its disk', async () => {
-      const { bmc, uuid, name } = machines[2] as (typeof machines)[number];
+      const { bmc, uuid } = machines[2] as (typeof machines)[number];
       const supported = await lab.api.expect(200, 'GET', `/v1/nodes/${uuid}/management/boot_device/supported`);
       expect(supported.body.supported_boot_devices).toEqual(expect.arrayContaining(['pxe', 'disk']));
 
@@ -256,7 +280,7 @@ describe.skipIf(missingPrerequisite(LABEL, problem))(
       });
       await lab.api.expect(202, 'PUT', `/v1/nodes/${uuid}/states/power`, { target: 'rebooting' });
       await lab.api.waitForPowerState(uuid, 'power on', ACTION_TIMEOUT_MS);
-      await bmc.waitForSerialSincePowerOn(new RegExp(`bootdev=default[\\s\\S]*E2E-DISK ${name}`), 60_000);
+      await bmc.waitForSerialSincePowerOn(/bootdev=default[\s\S]*INSTANCE-UP from disk/, 120_000);
       expect(await bmc.serialSincePowerOn()).not.toMatch(/Booting from ROM/);
     }, 300_000);
   },

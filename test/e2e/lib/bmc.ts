@@ -28,7 +28,7 @@ export interface MachineBmcOptions {
   address: string;
   port: number;
   workDir: string;
-  /** A raw disk image the machine boots with bootdev "disk" (see writeMarkerDisk). */
+  /** A raw disk image (its virtio disk), booted with bootdev "disk". */
   disk?: string;
   memoryMb?: number;
 }
@@ -63,21 +63,6 @@ export interface MachineBmc {
   thaw(): void;
   /** Stops the machine, then ipmi_sim, by PID. */
   stop(): Promise<void>;
-}
-
-/** A 1 MiB raw disk whose boot sector prints `marker` on the serial port and halts. */
-export async function writeMarkerDisk(path: string, marker: string): Promise<void> {
-  // xor ax,ax; mov ds,ax; cld; mov si,0x7c17; lodsb; test al,al; jz +6; mov dx,0x3f8; out dx,al; jmp -11; cli; hlt; jmp -2
-  const code = Buffer.from([
-    0x31, 0xc0, 0x8e, 0xd8, 0xfc, 0xbe, 0x17, 0x7c, 0xac, 0x84, 0xc0, 0x74, 0x06, 0xba, 0xf8, 0x03, 0xee, 0xeb, 0xf5,
-    0xfa, 0xf4, 0xeb, 0xfc,
-  ]);
-  const disk = Buffer.alloc(1024 * 1024);
-  code.copy(disk, 0);
-  Buffer.from(`${marker}\r\n\0`, 'latin1').copy(disk, code.length);
-  disk[510] = 0x55;
-  disk[511] = 0xaa;
-  await writeFile(path, disk);
 }
 
 function networkOf(net: MachineNetwork): LabNetwork | undefined {

@@ -2,7 +2,8 @@
 # /init of the e2e instance image (the "user's OS" the deploy writes to disk).
 # It proves it booted from disk: finds its config drive (label config-2), prints
 # the node uuid and meta_data it holds on the serial console, reports both to
-# meta_data.meta.e2e_report_url (a URL on the test host), then powers off.
+# meta_data.meta.e2e_report_url (a URL on the test host), then powers off. Given
+# nothing to report to, it stays up, as an installed OS would.
 /bin/busybox --install -s /bin
 export PATH=/bin
 mount -t proc proc /proc
@@ -33,6 +34,10 @@ if [ -n "$REPORT_URL" ]; then
   else
     echo "INSTANCE-REPORTED failed"
   fi
+fi
+if [ -z "$REPORT_URL" ]; then
+  echo "INSTANCE-RUNNING up=$(uptime_s)"
+  while :; do sleep 3600; done
 fi
 echo "INSTANCE-POWEROFF up=$(uptime_s)"
 sleep 0.3

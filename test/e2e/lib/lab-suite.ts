@@ -10,7 +10,8 @@ import type { ProductLab } from './product-lab.js';
 import { buildTestRamdisk, type TestRamdisk } from './ramdisk.js';
 import { createWorkDir, finishWorkDir } from './work-dir.js';
 
-const CACHE_DIR = process.env.BMAAS_E2E_CACHE ?? fileURLToPath(new URL('../.cache', import.meta.url));
+/** Where built ramdisks and images are kept between runs. */
+export const E2E_CACHE_DIR = process.env.BMAAS_E2E_CACHE ?? fileURLToPath(new URL('../.cache', import.meta.url));
 
 /** What a lab starts from: its database, its work directory and where the ramdisk's images are. */
 export interface LabBase {
@@ -35,7 +36,7 @@ export function useProductLab(label: string, start: (base: LabBase) => Promise<P
   let failed = true; // until the set-up is done
 
   beforeAll(async () => {
-    ramdisk = await buildTestRamdisk(CACHE_DIR);
+    ramdisk = await buildTestRamdisk(E2E_CACHE_DIR);
     database = await createTestDatabase();
     workDir = await createWorkDir();
     lab = await start({ databaseUrl: database.url, workDir, imagesDir: dirname(ramdisk.kernel) });
