@@ -9,25 +9,21 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { open, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { createStores } from '@bmaas/db';
-import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { missingPrerequisite } from '../support/prerequisites.js';
 import { bootConfigServed, filesServedTo, nodeLines, uuidsOwnedByEach } from './lib/evidence.js';
 import { type ImageServer, startImageServer } from './lib/image-server.js';
 import { buildInstanceImage, type InstanceImage } from './lib/instance-image.js';
+import { E2E_CACHE_DIR, useProductLab } from './lib/lab-suite.js';
 import { netnsUnavailableReason } from './lib/netns.js';
 import { missingLabTools } from './lib/prerequisites.js';
 import { nodeBodyFor, type ProductLab, startNetnsProductLab } from './lib/product-lab.js';
 import type { QemuMachine } from './lib/qemu.js';
-import { buildTestRamdisk, type TestRamdisk } from './lib/ramdisk.js';
-import { createWorkDir, finishWorkDir } from './lib/work-dir.js';
 
 const LABEL = 'deploy';
-const CACHE_DIR = process.env.BMAAS_E2E_CACHE ?? fileURLToPath(new URL('./.cache', import.meta.url));
 /** Boot the ramdisk, write, power off, boot the disk: three machines at once on two busy emulating cores. */
 const DEPLOY_TIMEOUT_MS = 480_000;
 const TEST_TIMEOUT_MS = 720_000;
@@ -69,26 +65,16 @@ async function firstBytes(file: string, length: number): Promise<Buffer> {
 describe.skipIf(missingPrerequisite(LABEL, problem))(
   'real deploys through the agent (namespace + dnsmasq, three conductors)',
   () => {
-    let database: TestDatabase | undefined;
-    let ramdisk: TestRamdisk;
     let image: InstanceImage;
     let images: ImageServer | undefined;
     let imageBase: string;
     let lab: ProductLab;
-    let workDir: string | undefined;
-    let failed = true;
     /** Nodes scenario 1 deployed, for scenario 5. */
     const deployed: Array<{ uuid: string; machine: QemuMachine; disk: string }> = [];
-
-    beforeAll(async () => {
-      ramdisk = await buildTestRamdisk(CACHE_DIR);
-      image = await buildInstanceImage(CACHE_DIR);
-      database = await createTestDatabase();
-      workDir = await createWorkDir();
+    const suite = useProductLab(LABEL, async (base) => {
+      image = await buildInstanceImage(E2E_CACHE_DIR);
       lab = await startNetnsProductLab({
-        imagesDir: dirname(ramdisk.kernel),
-        databaseUrl: database.url,
-        workDir,
+        ...base,
         conductors: 3,
         env: {
           // the active node's iPXE script boots its disk (sanboot)
@@ -100,22 +86,15 @@ describe.skipIf(missingPrerequisite(LABEL, problem))(
           BMAAS_AGENT__POST_DEPLOY_GET_POWER_STATE_RETRIES: '10',
         },
       });
-      const socket = join(workDir, 'images.sock');
+      const socket = join(base.workDir, 'images.sock');
       images = await startImageServer(socket, image.path);
       imageBase = await lab.reachFromMachines(socket);
-      failed = false;
-    }, 600_000);
-
-    afterEach((context) => {
-      if (context.task.result?.state === 'fail') failed = true;
+      return lab;
     });
 
     afterAll(async () => {
-      await lab?.stop();
       await images?.close();
-      await database?.drop();
-      await finishWorkDir(workDir, failed, LABEL);
-    }, 120_000);
+    });
 
     /** A powered-off machine with an empty 128 MiB disk, and its node (available) with instance_info. */
     async function machineWithNode(
@@ -129,7 +108,7 @@ describe.skipIf(missingPrerequisite(LABEL, problem))(
       const machine = await lab.addMachine(name, mac, { disk });
       const uuid = options.uuid ?? randomUUID();
       await lab.api.expect(201, 'POST', '/v1/nodes', {
-        ...nodeBodyFor(machine, ramdisk, { uuid, name, automatedClean: false }),
+        ...nodeBodyFor(machine, suite.ramdisk, { uuid, name, automatedClean: false }),
         instance_info: options.instanceInfo,
       });
       await lab.api.expect(201, 'POST', '/v1/ports', { address: mac, node_uuid: uuid });
@@ -172,7 +151,7 @@ describe.skipIf(missingPrerequisite(LABEL, problem))(
       '1. three machines of three conductors deploy at once, boot their disks, and their instances report',
       async () => {
         const owners = lab.stack.conductors.map((conductor) => conductor.hostname);
-        const uuids = await uuidsOwnedByEach(createStores((database as TestDatabase).db), owners);
+        const uuids = await uuidsOwnedByEach(createStores(suite.database.db), owners);
         const runs = await Promise.all(
           lab.stack.conductors.map(async (owner, index) => {
             const { machine, uuid, disk } = await machineWithNode(`dep${index}`, `52:54:00:e2:d0:0${index + 1}`, {

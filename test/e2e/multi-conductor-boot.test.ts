@@ -4,22 +4,17 @@
 // the node. (Deploys that write a disk, across the same three conductors: deploy.test.ts.)
 // The machines are powered by the product's qemu power interface, never by the harness.
 import { randomUUID } from 'node:crypto';
-import { dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
-import { afterAll, afterEach, beforeAll, describe, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { UNFETCHED_INSTANCE_INFO } from '../support/instance-image.js';
 import { missingPrerequisite } from '../support/prerequisites.js';
 import { bootConfigRefusals, bootConfigServed, filesServedTo, nodeLines } from './lib/evidence.js';
+import { useProductLab } from './lib/lab-suite.js';
 import { netnsUnavailableReason } from './lib/netns.js';
 import { missingLabTools } from './lib/prerequisites.js';
 import { FALLBACK_MARKER, nodeBodyFor, type ProductLab, startNetnsProductLab } from './lib/product-lab.js';
 import type { QemuMachine } from './lib/qemu.js';
-import { buildTestRamdisk, type TestRamdisk } from './lib/ramdisk.js';
-import { createWorkDir, finishWorkDir } from './lib/work-dir.js';
 
 const LABEL = 'multi-conductor-boot';
-const CACHE_DIR = process.env.BMAAS_E2E_CACHE ?? fileURLToPath(new URL('./.cache', import.meta.url));
 /** Seven machines share two emulating cores with the rest of the test run; one alone boots in 10-25 s. */
 const BOOT_TIMEOUT_MS = 240_000;
 const TEST_TIMEOUT_MS = 360_000;
@@ -35,35 +30,11 @@ const problem =
 describe.skipIf(missingPrerequisite(LABEL, problem))(
   'iPXE machines, one static DHCP config, three conductors (namespace + dnsmasq)',
   () => {
-    let database: TestDatabase | undefined;
-    let ramdisk: TestRamdisk;
     let lab: ProductLab;
-    let workDir: string | undefined;
-    let failed = true; // until the set-up is done
-
-    beforeAll(async () => {
-      ramdisk = await buildTestRamdisk(CACHE_DIR);
-      database = await createTestDatabase();
-      workDir = await createWorkDir();
-      lab = await startNetnsProductLab({
-        imagesDir: dirname(ramdisk.kernel),
-        databaseUrl: database.url,
-        workDir,
-        conductors: 3,
-        env: { BMAAS_CONDUCTOR__AUTOMATED_CLEAN: 'true' },
-      });
-      failed = false;
-    }, 300_000);
-
-    afterEach((context) => {
-      if (context.task.result?.state === 'fail') failed = true;
+    const suite = useProductLab(LABEL, async (base) => {
+      lab = await startNetnsProductLab({ ...base, conductors: 3, env: { BMAAS_CONDUCTOR__AUTOMATED_CLEAN: 'true' } });
+      return lab;
     });
-
-    afterAll(async () => {
-      await lab?.stop();
-      await database?.drop();
-      await finishWorkDir(workDir, failed, LABEL);
-    }, 120_000);
 
     /** A powered-off machine, the harness watching its QMP events, and its node enrolled with one port. */
     async function machineWithNode(
@@ -75,7 +46,7 @@ describe.skipIf(missingPrerequisite(LABEL, problem))(
       const events = await machine.qmp();
       const uuid = fields.uuid ?? randomUUID();
       await lab.api.expect(201, 'POST', '/v1/nodes', {
-        ...nodeBodyFor(machine, ramdisk, { uuid, name, ...fields }),
+        ...nodeBodyFor(machine, suite.ramdisk, { uuid, name, ...fields }),
         // what deploy validates; these scenarios never get as far as downloading it
         instance_info: UNFETCHED_INSTANCE_INFO,
       });

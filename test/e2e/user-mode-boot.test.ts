@@ -5,21 +5,18 @@
 // (ipa-advertise-host/-port). Runs wherever QEMU is installed.
 import { randomUUID } from 'node:crypto';
 import { copyFile, mkdir, truncate, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { createTestDatabase, freePort, type TestDatabase } from '@bmaas/db/testing';
-import { afterAll, afterEach, beforeAll, describe, it } from 'vitest';
+import { join } from 'node:path';
+import { freePort } from '@bmaas/db/testing';
+import { describe, it } from 'vitest';
 import { missingPrerequisite } from '../support/prerequisites.js';
 import { bootConfigServed, fileRequests, hexhyp, nodeLines } from './lib/evidence.js';
 import { buildInstanceImage, type InstanceImage } from './lib/instance-image.js';
+import { E2E_CACHE_DIR, useProductLab } from './lib/lab-suite.js';
 import { missingLabTools } from './lib/prerequisites.js';
 import { nodeBodyFor, type ProductLab, startUserModeProductLab } from './lib/product-lab.js';
 import { GUESTFWD_ADDRESS } from './lib/qemu.js';
-import { buildTestRamdisk, type TestRamdisk } from './lib/ramdisk.js';
-import { createWorkDir, finishWorkDir } from './lib/work-dir.js';
 
 const LABEL = 'user-mode-boot';
-const CACHE_DIR = process.env.BMAAS_E2E_CACHE ?? fileURLToPath(new URL('./.cache', import.meta.url));
 /** One machine alone boots in 10-25 s; other suites may be emulating machines at the same time. */
 const BOOT_TIMEOUT_MS = 300_000;
 const ACTION_TIMEOUT_MS = 60_000;
@@ -32,24 +29,16 @@ const problem = missingTools.length > 0 ? `missing ${missingTools.join(', ')} (s
 describe.skipIf(missingPrerequisite(LABEL, problem))(
   'an iPXE machine on QEMU user-mode networking (no root needed)',
   () => {
-    let database: TestDatabase | undefined;
-    let ramdisk: TestRamdisk;
     let image: InstanceImage;
-    let agentPort: number;
     let lab: ProductLab;
-    let workDir: string | undefined;
-    let failed = true; // until the set-up is done
-
-    beforeAll(async () => {
-      ramdisk = await buildTestRamdisk(CACHE_DIR);
-      image = await buildInstanceImage(CACHE_DIR);
-      database = await createTestDatabase();
-      workDir = await createWorkDir();
+    let workDir: string;
+    let agentPort: number;
+    const suite = useProductLab(LABEL, async (base) => {
+      workDir = base.workDir;
+      image = await buildInstanceImage(E2E_CACHE_DIR);
       agentPort = await freePort();
       lab = await startUserModeProductLab({
-        imagesDir: dirname(ramdisk.kernel),
-        databaseUrl: database.url,
-        workDir,
+        ...base,
         conductors: 1,
         agentPort,
         // the active node's iPXE script boots its disk (sanboot)
@@ -58,32 +47,22 @@ describe.skipIf(missingPrerequisite(LABEL, problem))(
       // the conductor's file server doubles as the image server
       await mkdir(join(workDir, 'http-0', 'e2e-images'), { recursive: true });
       await copyFile(image.path, join(workDir, 'http-0', 'e2e-images', 'instance.img'));
-      failed = false;
-    }, 480_000);
-
-    afterEach((context) => {
-      if (context.task.result?.state === 'fail') failed = true;
+      return lab;
     });
-
-    afterAll(async () => {
-      await lab?.stop();
-      await database?.drop();
-      await finishWorkDir(workDir, failed, LABEL);
-    }, 120_000);
 
     it('deploys: DHCP and boot.ipxe from QEMU, the script through the boot API, the agent writes the image, the disk boots', async ({
       expect,
     }) => {
       const mac = '52:54:00:e2:e2:01';
       const uuid = randomUUID();
-      const disk = join(workDir as string, 'slirp.disk');
+      const disk = join(workDir, 'slirp.disk');
       await writeFile(disk, '');
       await truncate(disk, 128 * 1024 * 1024);
       const machine = await lab.addMachine('slirp', mac, { disk });
       const events = await machine.qmp();
       const [conductor] = lab.stack.conductors;
       await lab.api.expect(201, 'POST', '/v1/nodes', {
-        ...nodeBodyFor(machine, ramdisk, { uuid, name: 'slirp', automatedClean: false }),
+        ...nodeBodyFor(machine, suite.ramdisk, { uuid, name: 'slirp', automatedClean: false }),
         instance_info: {
           image_source: `${conductor?.httpUrl}/e2e-images/instance.img`,
           // the legacy field: a SHA-256 digest (IPA tells the algorithm by length; MD5 only when enabled)
