@@ -10,12 +10,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { missingPrerequisite } from '../support/prerequisites.js';
 import type { MachineBmc } from './lib/bmc.js';
 import { uuidsOwnedByEach } from './lib/evidence.js';
-import { type ImageServer, startImageServer } from './lib/image-server.js';
-import { buildInstanceImage, type InstanceImage } from './lib/instance-image.js';
-import { E2E_CACHE_DIR, useProductLab } from './lib/lab-suite.js';
+import { useProductLab } from './lib/lab-suite.js';
 import { netnsUnavailableReason } from './lib/netns.js';
 import { missingLabTools } from './lib/prerequisites.js';
 import { ipmiNodeBodyFor, type ProductLab, startNetnsProductLab } from './lib/product-lab.js';
+import { type ServedInstanceImage, serveInstanceImage } from './lib/served-instance-image.js';
 
 const LABEL = 'ipmi-machines';
 /** Three machines share two emulating cores with the rest of the run. */
@@ -56,9 +55,7 @@ describe.skipIf(missingPrerequisite(LABEL, problem))(
   () => {
     let lab: ProductLab;
     let workDir: string;
-    let images: ImageServer | undefined;
-    /** instance_info of every node: the instance image by URL, with its hash. */
-    let instanceInfo: Record<string, unknown>;
+    let served: ServedInstanceImage | undefined;
     const suite = useProductLab(LABEL, async (base) => {
       workDir = base.workDir;
       lab = await startNetnsProductLab({
@@ -79,15 +76,7 @@ describe.skipIf(missingPrerequisite(LABEL, problem))(
         },
       });
       // The instance image the deploys write, served to the machines from the test host.
-      const image: InstanceImage = await buildInstanceImage(E2E_CACHE_DIR);
-      const socket = join(base.workDir, 'images.sock');
-      images = await startImageServer(socket, image.path);
-      instanceInfo = {
-        image_source: `${await lab.reachFromMachines(socket)}${images.imagePath}`,
-        image_os_hash_algo: 'sha256',
-        image_os_hash_value: image.sha256,
-        image_disk_format: 'raw',
-      };
+      served = await serveInstanceImage(lab);
       return lab;
     });
     const machines: Array<{ bmc: MachineBmc; uuid: string; name: string }> = [];
@@ -131,7 +120,7 @@ describe.skipIf(missingPrerequisite(LABEL, problem))(
     afterEach(stopSampling);
     afterAll(async () => {
       stopSampling();
-      await images?.close();
+      await served?.server.close();
     });
 
     it(
@@ -141,7 +130,7 @@ describe.skipIf(missingPrerequisite(LABEL, problem))(
           machines.map(async ({ bmc, uuid, name }) => {
             await lab.api.expect(201, 'POST', '/v1/nodes', {
               ...ipmiNodeBodyFor(bmc, suite.ramdisk, { uuid, name }),
-              instance_info: instanceInfo,
+              instance_info: served?.instanceInfo,
             });
             await lab.api.expect(201, 'POST', '/v1/ports', { address: bmc.mac, node_uuid: uuid });
             const managed = await lab.api.provision(uuid, 'manage', 'manageable', ACTION_TIMEOUT_MS);

@@ -2,11 +2,15 @@
 // different conductors, boot through ONE static dnsmasq configuration and the same API: OVMF's
 // UEFI HTTP Boot loads GRUB from the first conductor, GRUB's root config asks the boot
 // configuration API for /v1/boot/<MAC>/grub.cfg, the owner answers with the node's grub.cfg,
-// and GRUB loads kernel and initrd from the owner. The ramdisk looks itself up and heartbeats;
-// direct deploy ends active. An unknown UEFI machine gets the GRUB fallback and nothing else.
+// and GRUB loads kernel and initrd from the owner. The ramdisk looks itself up and heartbeats,
+// its agent writes the instance image to the disk, and the node ends active. An unknown UEFI
+// machine gets the GRUB fallback and nothing else.
 // The machines are powered by the product's qemu power interface, never by the harness.
+
+import { truncate, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { createStores } from '@bmaas/db';
-import { describe, it } from 'vitest';
+import { afterAll, describe, it } from 'vitest';
 import { missingPrerequisite } from '../support/prerequisites.js';
 import { bootConfigServed, filesServedTo, nodeLines, uuidsOwnedByEach } from './lib/evidence.js';
 import { GRUB_EFI_FILE } from './lib/grub-image.js';
@@ -14,12 +18,14 @@ import { useProductLab } from './lib/lab-suite.js';
 import { netnsUnavailableReason } from './lib/netns.js';
 import { missingUefiLabTools } from './lib/prerequisites.js';
 import { nodeBodyFor, startNetnsProductLab } from './lib/product-lab.js';
+import { type ServedInstanceImage, serveInstanceImage } from './lib/served-instance-image.js';
 
 const LABEL = 'uefi-grub-boot';
 /** OVMF under TCG takes ~4 s to its first network try and GRUB ~8 s to its config; busy cores 2-3 times that. */
 const BOOT_TIMEOUT_MS = 300_000;
 const TEST_TIMEOUT_MS = 420_000;
 const ACTION_TIMEOUT_MS = 60_000;
+const DISK_BYTES = 128 * 1024 * 1024;
 
 const missingTools = await missingUefiLabTools();
 const problem =
@@ -30,14 +36,20 @@ const problem =
 describe.skipIf(missingPrerequisite(LABEL, problem))(
   'UEFI/GRUB and BIOS/iPXE machines, one static DHCP config, two conductors',
   () => {
-    const suite = useProductLab(LABEL, (base) =>
-      startNetnsProductLab({
+    let instanceImage: ServedInstanceImage | undefined;
+    const suite = useProductLab(LABEL, async (base) => {
+      const lab = await startNetnsProductLab({
         ...base,
         conductors: 2,
         uefiGrub: true,
         env: { BMAAS_DEFAULT__ENABLED_BOOT_INTERFACES: 'fake,ipxe,grub', BMAAS_CONDUCTOR__AUTOMATED_CLEAN: 'false' },
-      }),
-    );
+      });
+      instanceImage = await serveInstanceImage(lab);
+      return lab;
+    });
+    afterAll(async () => {
+      await instanceImage?.server.close();
+    });
 
     it.concurrent(
       'a UEFI machine with grub and a BIOS machine with ipxe, owned by different conductors, deploy through the same dnsmasq and API',
@@ -53,15 +65,23 @@ describe.skipIf(missingPrerequisite(LABEL, problem))(
           machines.map(async (spec, index) => {
             const owner = lab.stack.conductors[index] as (typeof lab.stack.conductors)[number];
             const uuid = uuids.get(owner.hostname) as string;
-            const machine = await lab.addMachine(spec.name, spec.mac, { firmware: spec.firmware });
+            // An empty disk the agent writes the instance image to.
+            const disk = join(lab.workDir, `${spec.name}.disk`);
+            await writeFile(disk, '');
+            await truncate(disk, DISK_BYTES);
+            const machine = await lab.addMachine(spec.name, spec.mac, { firmware: spec.firmware, disk });
             const events = await machine.qmp();
             const body = nodeBodyFor(machine, ramdisk, { uuid, name: spec.name, bootInterface: spec.boot });
-            await lab.api.expect(201, 'POST', '/v1/nodes', { ...body, automated_clean: false });
+            await lab.api.expect(201, 'POST', '/v1/nodes', {
+              ...body,
+              automated_clean: false,
+              instance_info: instanceImage?.instanceInfo,
+            });
             await lab.api.expect(201, 'POST', '/v1/ports', { address: spec.mac, node_uuid: uuid });
             await lab.api.provision(uuid, 'manage', 'manageable', ACTION_TIMEOUT_MS);
             await lab.api.provision(uuid, 'provide', 'available', ACTION_TIMEOUT_MS);
             const node = await lab.api.provision(uuid, 'active', 'active', BOOT_TIMEOUT_MS);
-            await machine.stop(); // deployed; without a disk it would only network-boot again
+            await machine.stop(); // deployed: the image is on its disk
             return { spec, owner, uuid, machine, events, node };
           }),
         );
