@@ -1,4 +1,4 @@
-import type { PowerState, SectionSchema, SectionValues } from '@bmaas/common';
+import type { PowerState, SectionSchema, SectionValues, VmediaDevice } from '@bmaas/common';
 import type { InterfaceDeps, Task } from './task.js';
 
 /** Common part of every hardware interface. */
@@ -64,6 +64,17 @@ export interface ManagementInterface extends HardwareInterface {
   setBootMode?(task: Task, mode: 'bios' | 'uefi'): Promise<void>;
   /** Turns UEFI secure boot on or off. Optional, like setBootMode. */
   setSecureBootState?(task: Task, enabled: boolean): Promise<void>;
+  /**
+   * Inserts the image at `imageUrl` (http, https, nfs, cifs, smb) in the
+   * BMC's virtual `device`. Optional, as the three virtual media methods
+   * are: an interface without them has no virtual media (the conductor
+   * answers UnsupportedDriverExtension). Idempotent for the same image.
+   */
+  attachVirtualMedia?(task: Task, device: VmediaDevice, imageUrl: string): Promise<void>;
+  /** Ejects the media of the given devices, or of every device when none is given. Idempotent. */
+  detachVirtualMedia?(task: Task, devices?: readonly VmediaDevice[]): Promise<void>;
+  /** The virtual media devices and what each holds, as the hardware reports them. Read-only. */
+  getVirtualMedia?(task: Task): Promise<Record<string, unknown>>;
 }
 
 /** What a deploy or clean step asks of the conductor next. */

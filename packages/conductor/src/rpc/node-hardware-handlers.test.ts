@@ -30,7 +30,7 @@ const call: RpcCall = { requestId: 'req-test', logger: createSilentLogger() };
 beforeAll(async () => {
   database = await createTestDatabase();
   stores = createStores(database.db);
-  const config = testConfig();
+  const config = testConfig({ DEFAULT: { enabled_management_interfaces: ['fake', 'noop'] } });
   const registry = DriverRegistry.create(DRIVER_CATALOG, {
     config,
     logger: createSilentLogger(),
@@ -133,6 +133,61 @@ describe('node hardware RPC handlers (the node interfaces under its lock)', () =
     await handlers.set_boot_mode({ node_id: node.uuid, mode: 'uefi' }, call);
     await handlers.set_secure_boot_state({ node_id: node.uuid, state: true }, call);
     expect(await stored(node)).toMatchObject({ bootMode: 'uefi', secureBoot: true, reservation: null });
+  });
+
+  it('attaches, lists and detaches virtual media with the fake management, in the background', async () => {
+    const node = await createNode(stores, {}, { lastError: 'an older failure' });
+    const attach = { node_id: node.uuid, image_download_source: 'local' };
+    await handlers.attach_virtual_media({ ...attach, device_type: 'cdrom', image_url: 'http://x/a.iso' }, call);
+    await handlers.attach_virtual_media({ ...attach, device_type: 'floppy', image_url: 'nfs://s/f.img' }, call);
+    expect(await tasks.drain(5000)).toBe(true);
+    expect(await stored(node)).toMatchObject({
+      lastError: null,
+      reservation: null,
+      driverInternalInfo: { fake_vmedia: { cdrom: 'http://x/a.iso', floppy: 'nfs://s/f.img' } },
+    });
+    expect(await handlers.get_virtual_media({ node_id: node.uuid }, call)).toEqual({
+      disk: { inserted: false, image_url: null },
+      cdrom: { inserted: true, image_url: 'http://x/a.iso' },
+      floppy: { inserted: true, image_url: 'nfs://s/f.img' },
+    });
+    await handlers.detach_virtual_media({ node_id: node.uuid, device_types: ['cdrom'] }, call);
+    expect(await tasks.drain(5000)).toBe(true);
+    expect((await stored(node)).driverInternalInfo.fake_vmedia).toEqual({ floppy: 'nfs://s/f.img' });
+    await handlers.detach_virtual_media({ node_id: node.uuid }, call);
+    expect(await tasks.drain(5000)).toBe(true);
+    expect((await stored(node)).driverInternalInfo.fake_vmedia).toEqual({});
+    await expect(
+      handlers.attach_virtual_media({ ...attach, device_type: 'usb', image_url: 'http://x/a.iso' }, call),
+    ).rejects.toThrow(InvalidParameterValue);
+    await expect(handlers.detach_virtual_media({ node_id: node.uuid, device_types: ['usb'] }, call)).rejects.toThrow(
+      InvalidParameterValue,
+    );
+  });
+
+  it('refuses virtual media where the management interface has none (UnsupportedDriverExtension)', async () => {
+    const node = await createNode(stores, { managementInterface: 'noop' });
+    const attach = {
+      node_id: node.uuid,
+      device_type: 'cdrom',
+      image_url: 'http://x/a.iso',
+      image_download_source: 'local',
+    };
+    await expect(handlers.attach_virtual_media(attach, call)).rejects.toThrow(
+      'Driver fake-hardware does not support attach_virtual_media (disabled or not implemented).',
+    );
+    await expect(handlers.detach_virtual_media({ node_id: node.uuid }, call)).rejects.toThrow(
+      'Driver fake-hardware does not support detach_virtual_media (disabled or not implemented).',
+    );
+    await expect(handlers.get_virtual_media({ node_id: node.uuid }, call)).rejects.toThrow(UnsupportedDriverExtension);
+    expect(await stored(node)).toMatchObject({ reservation: null, lastError: null });
+  });
+
+  it('refuses a virtual media change on a node in maintenance after a power failure', async () => {
+    const node = await createNode(stores, {}, { maintenance: true, fault: 'power failure' });
+    await expect(handlers.detach_virtual_media({ node_id: node.uuid }, call)).rejects.toThrow(
+      `Unable to detach all devices for node ${node.uuid} due to power failure state`,
+    );
   });
 
   it('refuses to delete or rebuild a protected node and to provide a retired one', async () => {
