@@ -80,6 +80,13 @@ export interface ManagementInterface extends HardwareInterface {
 /** What a deploy or clean step asks of the conductor next. */
 export type StepOutcome = 'done' | 'wait';
 
+/** A step as a user names it (Ironic's step dictionary): `interface`.`step` with its arguments. */
+export interface UserStep {
+  interface: string;
+  step: string;
+  args?: Record<string, unknown>;
+}
+
 /**
  * Writes an image to a node. The conductor calls these under the node's
  * exclusive lock and moves the node through the state machine from the
@@ -105,6 +112,15 @@ export interface DeployInterface extends HardwareInterface {
    * whatever the node's current state needs (e.g. boot files). Idempotent.
    */
   takeOver(task: Task): Promise<void>;
+  /**
+   * Runs one service step on an active node (servicing, Ironic's 1.87
+   * `service` verb): 'done' goes on with the next step, 'wait' parks the node
+   * in `service wait` until the agent calls back. Optional: a deploy
+   * interface without it runs no service steps, and a service naming one
+   * fails ("node does not support this service step"). The conductor
+   * resolves the flow steps `hold`, `power_on`, `power_off` and `reboot` itself.
+   */
+  executeServiceStep?(task: Task, step: UserStep): Promise<StepOutcome>;
 }
 
 /** A configuration section an implementation owns, e.g. iPXE's `[pxe]`. */

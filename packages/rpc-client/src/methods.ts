@@ -16,7 +16,14 @@ export interface ConductorRpcMethods {
    * background under the lock. Throws NodeLocked, InvalidStateRequested.
    */
   do_provisioning_action: {
-    params: { node_id: string; event: string; clean_steps?: unknown[]; rescue_password?: string };
+    params: {
+      node_id: string;
+      event: string;
+      clean_steps?: unknown[];
+      /** Required for `service`: the steps to run on the active node, in order. */
+      service_steps?: unknown[];
+      rescue_password?: string;
+    };
     result: null;
   };
   /**
@@ -27,10 +34,10 @@ export interface ConductorRpcMethods {
   /** Boot configuration file `name` of a node, read under a shared lock. Throws BootConfigNotFound, UnsupportedDriverExtension. */
   get_boot_config: { params: { node_id: string; name: string }; result: { content: string } };
   /**
-   * The node's agent called back. In `wait call-back`, `clean wait` or
-   * `rescue wait` the conductor takes the exclusive lock, resumes the step
-   * that waited (deploy.continueDeploy, deploy.continueCleaning, finishing
-   * the rescue) and answers; the work goes on in the background. Throws
+   * The node's agent called back. In `wait call-back`, `clean wait`,
+   * `rescue wait` or `service wait` the conductor takes the exclusive lock,
+   * resumes the step that waited (deploy.continueDeploy,
+   * deploy.continueCleaning, finishing the rescue, the next service step) and answers; the work goes on in the background. Throws
    * InvalidStateRequested in any other state, NodeLocked. When
    * `agent_token` is given (the API always gives it) it must equal the token
    * issued at lookup, compared in constant time, else InvalidParameterValue.

@@ -2,6 +2,7 @@ import { PowerState, type ProvisionState, ProvisionState as S } from '@bmaas/com
 import type { StepOutcome } from '@bmaas/driver-api';
 import { rescueStepsOf } from '../deploy/rescue-steps.js';
 import type { ConductorTask } from '../task-manager.js';
+import { continueService, service } from './servicing.js';
 import { advance } from './transitions.js';
 
 export interface ActionContext {
@@ -110,6 +111,7 @@ export const WORK_BY_STATE: Readonly<Partial<Record<ProvisionState, ActionWork>>
   [S.ADOPTING]: adopt,
   [S.RESCUING]: rescue,
   [S.UNRESCUING]: unrescue,
+  [S.SERVICING]: (task, ctx) => service(task, ctx.now),
 };
 
 /**
@@ -140,4 +142,5 @@ export const CONTINUE_BY_WAIT: Readonly<Partial<Record<ProvisionState, ActionWor
     await rescueStepsOf(task.driver.deploy)?.finishRescue(task);
     await advance(task, 'done', ctx.now);
   },
+  [S.SERVICE_WAIT]: (task, ctx) => continueService(task, ctx.now),
 };
