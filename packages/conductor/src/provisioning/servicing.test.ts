@@ -1,12 +1,10 @@
-import { createSilentLogger, InvalidStateRequested, MissingParameterValue, type NodeRecord } from '@bmaas/common';
+import { InvalidStateRequested, MissingParameterValue, type NodeRecord } from '@bmaas/common';
 import { createStores, type Stores } from '@bmaas/db';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { FAKE_SERVICE_STEPS_KEY } from '@bmaas/driver-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DriverRegistry } from '../registry/driver-registry.js';
-import { DRIVER_CATALOG } from '../registry/enabled-interfaces.js';
-import { TaskManager } from '../task-manager.js';
-import { createNode, testConfig } from '../test-fixtures.js';
+import type { TaskManager } from '../task-manager.js';
+import { createNode, fixtureTasks, testConfig } from '../test-fixtures.js';
 import { ProvisioningRunner } from './runner.js';
 
 let database: TestDatabase;
@@ -17,21 +15,7 @@ let runner: ProvisioningRunner;
 beforeAll(async () => {
   database = await createTestDatabase();
   stores = createStores(database.db);
-  const config = testConfig({ DEFAULT: { enabled_deploy_interfaces: ['fake', 'direct'] } });
-  const registry = DriverRegistry.create(DRIVER_CATALOG, {
-    config,
-    logger: createSilentLogger(),
-    conductorHostname: 'c1',
-  });
-  tasks = new TaskManager({
-    nodes: stores.nodes,
-    ports: stores.ports,
-    driverFor: (node) => registry.driverFor(node),
-    hostname: 'c1',
-    conductorId: () => 1,
-    lockRetry: { attempts: 1, intervalMs: 10 },
-    logger: createSilentLogger(),
-  });
+  ({ tasks } = fixtureTasks(stores, testConfig({ DEFAULT: { enabled_deploy_interfaces: ['fake', 'direct'] } })));
   runner = new ProvisioningRunner({ tasks, automatedClean: false });
 });
 afterAll(async () => {

@@ -12,10 +12,8 @@ import { FAKE_BOOT_CONFIG_NAME } from '@bmaas/driver-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeHistoryWriter } from '../history/node-history-writer.js';
 import { ProvisioningRunner } from '../provisioning/runner.js';
-import { DriverRegistry } from '../registry/driver-registry.js';
-import { DRIVER_CATALOG } from '../registry/enabled-interfaces.js';
-import { TaskManager } from '../task-manager.js';
-import { createNode, testConfig } from '../test-fixtures.js';
+import type { TaskManager } from '../task-manager.js';
+import { createNode, fixtureTasks, testConfig } from '../test-fixtures.js';
 import { createRpcHandlers } from './handlers.js';
 import type { ConductorRpcHandlers, RpcCall } from './json-rpc-server.js';
 
@@ -30,12 +28,6 @@ const call: RpcCall = { requestId: 'req-test', logger: createSilentLogger() };
 beforeAll(async () => {
   database = await createTestDatabase();
   stores = createStores(database.db);
-  const config = testConfig({ DEFAULT: { enabled_management_interfaces: ['fake', 'noop'] } });
-  const registry = DriverRegistry.create(DRIVER_CATALOG, {
-    config,
-    logger: createSilentLogger(),
-    conductorHostname: 'c1',
-  });
   // A long interval: the test flushes when it wants the entries.
   history = new NodeHistoryWriter({
     store: stores.nodeHistory,
@@ -43,16 +35,10 @@ beforeAll(async () => {
     logger: createSilentLogger(),
     flushIntervalMs: 60_000,
   });
-  tasks = new TaskManager({
-    nodes: stores.nodes,
-    ports: stores.ports,
-    driverFor: (node) => registry.driverFor(node),
-    hostname: 'c1',
-    conductorId: () => 1,
-    lockRetry: { attempts: 1, intervalMs: 10 },
-    logger: createSilentLogger(),
-    history,
-  });
+  const config = testConfig({ DEFAULT: { enabled_management_interfaces: ['fake', 'noop'] } });
+  const fixture = fixtureTasks(stores, config, { history });
+  tasks = fixture.tasks;
+  const registry = fixture.registry;
   runner = new ProvisioningRunner({ tasks, automatedClean: false });
   handlers = createRpcHandlers({ runner, tasks, history, registry });
 });
