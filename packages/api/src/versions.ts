@@ -162,7 +162,7 @@ export const MICROVERSIONS: readonly Microversion[] = [
   { minor: 80, feature: 'self-service node creation (policy only)', status: 'served' },
   { minor: 82, feature: 'node shard, ?shard=, ?sharded=, /v1/shards', status: 'served' },
   { minor: 83, feature: 'parent_node, /children, ?parent_node=, ?include_children=', status: 'served' },
-  { minor: 84, feature: 'ramdisk callback to continue inspection', status: 'not served' },
+  { minor: 84, feature: 'ramdisk callback to continue inspection', status: 'served' },
   { minor: 85, feature: 'unhold verb', status: 'served' },
   { minor: 86, feature: 'node firmware_interface and firmware components', status: 'served' },
   { minor: 87, feature: 'service verb', status: 'served' },
