@@ -25,6 +25,7 @@ import { nodeHistoryRouter } from './routes/node-history.js';
 import { nodeManagementRouter } from './routes/node-management.js';
 import { nodeStatesRouter } from './routes/node-states.js';
 import { nodeTraitsRouter } from './routes/node-traits.js';
+import { nodeVmediaRouter } from './routes/node-vmedia.js';
 import { nodesRouter } from './routes/nodes.js';
 import { portsRouter } from './routes/ports.js';
 import { rootRouter } from './routes/root.js';
@@ -95,6 +96,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(nodesRouter(routeDeps));
   app.use(nodeStatesRouter(routeDeps));
   app.use(nodeManagementRouter(routeDeps));
+  app.use(nodeVmediaRouter(routeDeps));
   app.use(nodeTraitsRouter(routeDeps));
   app.use(nodeHistoryRouter(routeDeps));
   app.use(nodeHardwareRouter(routeDeps));

@@ -71,10 +71,14 @@ export const Minor = {
   NODE_HISTORY: 78,
   SHARDS: 82,
   PARENT_NODE: 83,
+  UNHOLD_VERB: 85,
   FIRMWARE_INTERFACE: 86,
+  SERVICE_VERB: 87,
   DISABLE_POWER_OFF: 95,
   PORT_NAME: 88,
+  VMEDIA_ATTACH: 89,
   RUNBOOKS: 92,
+  VMEDIA_LIST: 93,
 } as const;
 
 /** Whether this API serves a microversion's feature. */
@@ -158,13 +162,13 @@ export const MICROVERSIONS: readonly Microversion[] = [
   { minor: 80, feature: 'self-service node creation (policy only)', status: 'served' },
   { minor: 82, feature: 'node shard, ?shard=, ?sharded=, /v1/shards', status: 'served' },
   { minor: 83, feature: 'parent_node, /children, ?parent_node=, ?include_children=', status: 'served' },
-  { minor: 84, feature: 'ramdisk callback to continue inspection', status: 'not served' },
-  { minor: 85, feature: 'unhold verb', status: 'not served' },
+  { minor: 84, feature: 'ramdisk callback to continue inspection', status: 'served' },
+  { minor: 85, feature: 'unhold verb', status: 'served' },
   { minor: 86, feature: 'node firmware_interface and firmware components', status: 'served' },
-  { minor: 87, feature: 'service verb', status: 'not served' },
-  { minor: 89, feature: 'virtual media attach and detach', status: 'not served' },
+  { minor: 87, feature: 'service verb', status: 'served' },
+  { minor: 89, feature: 'virtual media attach and detach', status: 'served' },
   { minor: 91, feature: 'no special treatment of .json in paths', status: 'served' },
-  { minor: 93, feature: 'virtual media listing', status: 'not served' },
+  { minor: 93, feature: 'virtual media listing', status: 'served' },
   { minor: 95, feature: 'node disable_power_off', status: 'served' },
 ];
 

@@ -13,3 +13,4 @@ export * from './resource-errors.js';
 export * from './resource-records.js';
 export * from './states.js';
 export * from './turn-batcher.js';
+export * from './vmedia.js';

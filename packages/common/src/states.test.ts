@@ -70,6 +70,38 @@ describe('provision state machine', () => {
     expect(allowedEvents(S.ENROLL).sort()).toEqual(['inspect', 'manage']);
   });
 
+  it("services an active node as Ironic's state machine does (1.85 unhold, 1.87 service)", () => {
+    const serviceEdges: [string, string, string, string | undefined][] = [
+      [S.ACTIVE, 'service', S.SERVICING, S.ACTIVE],
+      [S.SERVICING, 'done', S.ACTIVE, undefined],
+      [S.SERVICING, 'wait', S.SERVICE_WAIT, S.ACTIVE],
+      [S.SERVICING, 'hold', S.SERVICE_HOLD, S.ACTIVE],
+      [S.SERVICING, 'fail', S.SERVICE_FAILED, undefined],
+      [S.SERVICE_WAIT, 'resume', S.SERVICING, S.ACTIVE],
+      [S.SERVICE_WAIT, 'hold', S.SERVICE_HOLD, S.ACTIVE],
+      [S.SERVICE_WAIT, 'abort', S.SERVICE_FAILED, undefined],
+      [S.SERVICE_WAIT, 'delete', S.DELETING, S.AVAILABLE],
+      [S.SERVICE_HOLD, 'unhold', S.SERVICE_WAIT, S.ACTIVE],
+      [S.SERVICE_HOLD, 'service', S.SERVICING, S.ACTIVE],
+      [S.SERVICE_HOLD, 'abort', S.SERVICE_FAILED, undefined],
+      [S.SERVICE_FAILED, 'service', S.SERVICING, S.ACTIVE],
+      [S.SERVICE_FAILED, 'abort', S.ACTIVE, undefined],
+      [S.SERVICE_FAILED, 'rescue', S.RESCUING, S.RESCUE],
+      [S.SERVICE_FAILED, 'delete', S.DELETING, S.AVAILABLE],
+    ];
+    for (const [from, event, to, target] of serviceEdges) {
+      const transition = findTransition(from, event);
+      expect(transition?.to, `${from} -${event}->`).toBe(to);
+      expect(transition?.target, `${from} -${event}-> target`).toBe(target);
+    }
+    expect(allowedEvents(S.ACTIVE)).toContain('service');
+    expect(findTransition(S.MANAGEABLE, 'service')).toBeUndefined();
+    expect(findTransition(S.SERVICING, 'abort')).toBeUndefined();
+    expect(findTransition(S.SERVICE_HOLD, 'resume')).toBeUndefined();
+    expect(PROVISION_TARGETS.service).toBe('service');
+    expect(PROVISION_TARGETS.unhold).toBe('unhold');
+  });
+
   it('maps every API target to a user event', () => {
     for (const event of Object.values(PROVISION_TARGETS)) expect(USER_EVENTS.has(event)).toBe(true);
     expect(PROVISION_TARGETS.active).toBe('deploy');

@@ -247,19 +247,28 @@ export const TRANSITIONS: readonly Transition[] = [
   t(S.UNRESCUING, 'fail', S.UNRESCUE_FAILED),
   t(S.UNRESCUE_FAILED, 'rescue', S.RESCUING, S.RESCUE),
   t(S.UNRESCUE_FAILED, 'unrescue', S.UNRESCUING, S.ACTIVE),
-  // Servicing an active node.
+  // Servicing an active node (Ironic's 1.87 service verb). Every state of a service aims at active.
   t(S.ACTIVE, 'service', S.SERVICING, S.ACTIVE),
-  t(S.SERVICING, 'wait', S.SERVICE_WAIT),
+  t(S.SERVICING, 'wait', S.SERVICE_WAIT, S.ACTIVE),
   t(S.SERVICING, 'done', S.ACTIVE),
   t(S.SERVICING, 'fail', S.SERVICE_FAILED),
-  t(S.SERVICING, 'hold', S.SERVICE_HOLD),
-  t(S.SERVICE_WAIT, 'resume', S.SERVICING),
+  t(S.SERVICING, 'hold', S.SERVICE_HOLD, S.ACTIVE),
+  t(S.SERVICE_WAIT, 'resume', S.SERVICING, S.ACTIVE),
+  t(S.SERVICE_WAIT, 'hold', S.SERVICE_HOLD, S.ACTIVE),
   t(S.SERVICE_WAIT, 'fail', S.SERVICE_FAILED),
   t(S.SERVICE_WAIT, 'abort', S.SERVICE_FAILED),
-  t(S.SERVICE_HOLD, 'unhold', S.SERVICE_WAIT),
+  t(S.SERVICE_WAIT, 'delete', S.DELETING, S.AVAILABLE),
+  t(S.SERVICE_HOLD, 'unhold', S.SERVICE_WAIT, S.ACTIVE),
+  t(S.SERVICE_HOLD, 'service', S.SERVICING, S.ACTIVE),
+  t(S.SERVICE_HOLD, 'fail', S.SERVICE_FAILED),
   t(S.SERVICE_HOLD, 'abort', S.SERVICE_FAILED),
   t(S.SERVICE_FAILED, 'service', S.SERVICING, S.ACTIVE),
   t(S.SERVICE_FAILED, 'rescue', S.RESCUING, S.RESCUE),
+  t(S.SERVICE_FAILED, 'wait', S.SERVICE_WAIT, S.ACTIVE),
+  t(S.SERVICE_FAILED, 'hold', S.SERVICE_HOLD, S.ACTIVE),
+  t(S.SERVICE_FAILED, 'delete', S.DELETING, S.AVAILABLE),
+  // Abort of a failed service: the node is active again, its instance untouched.
+  t(S.SERVICE_FAILED, 'abort', S.ACTIVE),
   // Verification may also be re-run from a failed clean/inspect via manage (above).
 ];
 

@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { BmaasConfig, DeepPartial, NodeRecord } from '@bmaas/common';
+import { type BmaasConfig, createSilentLogger, type DeepPartial, type NodeRecord } from '@bmaas/common';
 import type { NewNode, Stores } from '@bmaas/db';
+import { DriverRegistry } from './registry/driver-registry.js';
+import { DRIVER_CATALOG } from './registry/enabled-interfaces.js';
 import { loadConductorConfig } from './registry/plugin-config.js';
+import { TaskManager, type TaskManagerOptions } from './task-manager.js';
 
 /** Configuration for tests: no environment, fake boot only (the iPXE one is not in the catalog yet). */
 export function testConfig(overrides: DeepPartial<BmaasConfig> = {}): BmaasConfig {
@@ -32,4 +35,32 @@ export async function createNode(
   });
   if (Object.keys(state).length === 0) return node;
   return (await stores.nodes.update(node.id, state)) as NodeRecord;
+}
+
+/**
+ * The conductor's registry (DRIVER_CATALOG under `config`) and a task
+ * manager over the test stores as conductor `c1`, for tests of the runner
+ * and the RPC handlers.
+ */
+export function fixtureTasks(
+  stores: Stores,
+  config: BmaasConfig,
+  options: Partial<Pick<TaskManagerOptions, 'lockRetry' | 'history' | 'conductorId'>> = {},
+): { registry: DriverRegistry; tasks: TaskManager } {
+  const registry = DriverRegistry.create(DRIVER_CATALOG, {
+    config,
+    logger: createSilentLogger(),
+    conductorHostname: 'c1',
+  });
+  const tasks = new TaskManager({
+    nodes: stores.nodes,
+    ports: stores.ports,
+    driverFor: (node) => registry.driverFor(node),
+    hostname: 'c1',
+    conductorId: () => 1,
+    lockRetry: { attempts: 1, intervalMs: 10 },
+    logger: createSilentLogger(),
+    ...options,
+  });
+  return { registry, tasks };
 }

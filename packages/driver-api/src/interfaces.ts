@@ -1,4 +1,4 @@
-import type { JsonObject, PowerState, SectionSchema, SectionValues } from '@bmaas/common';
+import type { JsonObject, PowerState, SectionSchema, SectionValues, VmediaDevice } from '@bmaas/common';
 import type { InterfaceDeps, Task } from './task.js';
 
 /** Common part of every hardware interface. */
@@ -64,10 +64,28 @@ export interface ManagementInterface extends HardwareInterface {
   setBootMode?(task: Task, mode: 'bios' | 'uefi'): Promise<void>;
   /** Turns UEFI secure boot on or off. Optional, like setBootMode. */
   setSecureBootState?(task: Task, enabled: boolean): Promise<void>;
+  /**
+   * Inserts the image at `imageUrl` (http, https, nfs, cifs, smb) in the
+   * BMC's virtual `device`. Optional, as the three virtual media methods
+   * are: an interface without them has no virtual media (the conductor
+   * answers UnsupportedDriverExtension). Idempotent for the same image.
+   */
+  attachVirtualMedia?(task: Task, device: VmediaDevice, imageUrl: string): Promise<void>;
+  /** Ejects the media of the given devices, or of every device when none is given. Idempotent. */
+  detachVirtualMedia?(task: Task, devices?: readonly VmediaDevice[]): Promise<void>;
+  /** The virtual media devices and what each holds, as the hardware reports them. Read-only. */
+  getVirtualMedia?(task: Task): Promise<Record<string, unknown>>;
 }
 
 /** What a deploy or clean step asks of the conductor next. */
 export type StepOutcome = 'done' | 'wait';
+
+/** A step as a user names it (Ironic's step dictionary): `interface`.`step` with its arguments. */
+export interface UserStep {
+  interface: string;
+  step: string;
+  args?: Record<string, unknown>;
+}
 
 /**
  * One deploy or clean step, as Ironic shows it in node.deploy_step /
@@ -122,6 +140,15 @@ export interface DeployInterface extends HardwareInterface {
    * whatever the node's current state needs (e.g. boot files). Idempotent.
    */
   takeOver(task: Task): Promise<void>;
+  /**
+   * Runs one service step on an active node (servicing, Ironic's 1.87
+   * `service` verb): 'done' goes on with the next step, 'wait' parks the node
+   * in `service wait` until the agent calls back. Optional: a deploy
+   * interface without it runs no service steps, and a service naming one
+   * fails ("node does not support this service step"). The conductor
+   * resolves the flow steps `hold`, `power_on`, `power_off` and `reboot` itself.
+   */
+  executeServiceStep?(task: Task, step: UserStep): Promise<StepOutcome>;
 }
 
 /** A configuration section an implementation owns, e.g. iPXE's `[pxe]`. */

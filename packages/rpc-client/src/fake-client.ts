@@ -24,6 +24,8 @@ const ANSWERS_NULL: ReadonlySet<RpcMethodName> = new Set<RpcMethodName>([
   'set_console_mode',
   'set_boot_mode',
   'set_secure_boot_state',
+  'attach_virtual_media',
+  'detach_virtual_media',
 ]);
 
 type Handler<M extends RpcMethodName> = (params: RpcParams<M>, host: string) => RpcResult<M> | Promise<RpcResult<M>>;

@@ -20,6 +20,8 @@ export interface ConductorRpcMethods {
       node_id: string;
       event: string;
       clean_steps?: unknown[];
+      /** Required for `service`: the steps to run on the active node, in order. */
+      service_steps?: unknown[];
       rescue_password?: string;
       /** deploy/rebuild: base64 of a gzipped ISO, a URL, or the object form; stored in instance_info.configdrive. */
       configdrive?: string | Record<string, unknown>;
@@ -48,7 +50,7 @@ export interface ConductorRpcMethods {
    * one issued at lookup, compared in constant time), TLS ([agent]require_tls)
    * and that `agent_verify_ca` did not change (else InvalidParameterValue),
    * records the agent's URL, version and certificate and answers. In `wait
-   * call-back`, `clean wait` or `rescue wait` it then checks in the
+   * call-back`, `clean wait`, `rescue wait` or `service wait` it then checks in the
    * background whether the step that waited finished and goes on with the
    * action; in deploying, cleaning or rescuing it only records. Throws
    * InvalidStateRequested in any other state, NodeLocked.
@@ -127,6 +129,22 @@ export interface ConductorRpcMethods {
   set_boot_mode: { params: { node_id: string; mode: 'bios' | 'uefi' }; result: null };
   /** Turns UEFI secure boot on or off with the management interface and records it. */
   set_secure_boot_state: { params: { node_id: string; state: boolean }; result: null };
+  /**
+   * Attaches an image as a virtual device through the management interface
+   * (Ironic's attach_virtual_media). The conductor validates the interface
+   * under the exclusive lock, clears last_error and answers; the attachment
+   * goes on in the background and a failure lands in last_error. Throws
+   * UnsupportedDriverExtension when the management interface has no virtual
+   * media, NodeLocked, TemporaryFailure (maintenance after a power failure).
+   */
+  attach_virtual_media: {
+    params: { node_id: string; device_type: string; image_url: string; image_download_source: string };
+    result: null;
+  };
+  /** Detaches the media of the given devices (all when none), like attach_virtual_media. */
+  detach_virtual_media: { params: { node_id: string; device_types?: string[] }; result: null };
+  /** The virtual media devices as the management interface reports them (shared lock). */
+  get_virtual_media: { params: { node_id: string }; result: Record<string, unknown> };
 }
 
 /** A vendor passthru method as listed. */

@@ -97,6 +97,7 @@ describe('/v1/nodes/{id}/states through the conductor client', () => {
     [{ target: 'manage', clean_steps: [{ step: 'x' }] }, 400, 'only valid'],
     [{ target: 'manage', rescue_password: 'x' }, 400, 'only valid'],
     [{ target: 'unhold' }, 406, 'minimal required API version'],
+    [{ target: 'service', service_steps: [{ interface: 'deploy', step: 'x' }] }, 406, 'version should be 1.87'],
   ])('refuses %j without calling the conductor', async (body, status, message) => {
     const res = await provision(body);
     expect(res.status).toBe(status);
@@ -131,6 +132,66 @@ describe('/v1/nodes/{id}/states through the conductor client', () => {
     expect(api.conductors.calls.at(-1)).toMatchObject({
       method: 'validate_driver_interfaces',
       params: { node_id: uuid },
+    });
+  });
+
+  it('passes service steps on for the service verb (1.87) of an active node', async () => {
+    await api.stores.nodes.update(id, { provisionState: 'active' });
+    const steps = [
+      { interface: 'deploy', step: 'update_firmware', args: { force: true }, order: 1 },
+      { interface: 'power', step: 'reboot' },
+    ];
+    expect((await provision({ target: 'service', service_steps: steps }, '1.87')).status).toBe(202);
+    expect(api.conductors.callsOf('do_provisioning_action').map((c) => c.params)).toEqual([
+      { node_id: uuid, event: 'service', service_steps: steps },
+    ]);
+  });
+
+  it.each([
+    [{ target: 'service' }, 400, '"service_steps" is required when setting target provision state to service'],
+    [{ target: 'service', service_steps: [] }, 400, '"service_steps" is required'],
+    [{ target: 'service', service_steps: [{ interface: 'deploy' }] }, 400, "'step' is a required property"],
+    [{ target: 'service', service_steps: [{ interface: 'network', step: 'x' }] }, 400, 'must be equal to one of'],
+    [{ target: 'service', service_steps: [{ interface: 'deploy', step: '' }] }, 400, 'fewer than 1 characters'],
+    [{ target: 'service', service_steps: [{ interface: 'deploy', step: 'x', priority: 1 }] }, 400, 'unexpected'],
+    [
+      { target: 'rescue', rescue_password: 'pw', service_steps: [{ interface: 'deploy', step: 'x' }] },
+      400,
+      'only valid',
+    ],
+  ])('refuses the service request %j without calling the conductor', async (body, status, message) => {
+    await api.stores.nodes.update(id, { provisionState: 'active' });
+    const res = await provision(body, '1.87');
+    expect(res.status).toBe(status);
+    expect(fault(res)).toContain(message);
+    expect(api.conductors.calls).toEqual([]);
+  });
+
+  it('gates service (1.87) and unhold (1.85) by version and by state', async () => {
+    await api.stores.nodes.update(id, { provisionState: 'active' });
+    const steps = [{ interface: 'deploy', step: 'x' }];
+    expect((await provision({ target: 'service', service_steps: steps }, '1.86')).status).toBe(406);
+    await api.stores.nodes.update(id, { provisionState: 'manageable' });
+    const wrongState = await provision({ target: 'service', service_steps: steps }, '1.87');
+    expect(wrongState.status).toBe(400);
+    expect(fault(wrongState)).toContain('while it is in state "manageable"');
+    await api.stores.nodes.update(id, { provisionState: 'service hold' });
+    expect((await provision({ target: 'unhold' }, '1.84')).status).toBe(406);
+    expect((await provision({ target: 'unhold' }, '1.85')).status).toBe(202);
+    expect(api.conductors.callsOf('do_provisioning_action').map((c) => c.params)).toEqual([
+      { node_id: uuid, event: 'unhold' },
+    ]);
+  });
+
+  it('shows the service step (1.87) the conductor keeps, {} when none', async () => {
+    const step = { interface: 'deploy', step: 'hold' };
+    await api.stores.nodes.update(id, { provisionState: 'service hold', driverInternalInfo: { service_step: step } });
+    expect((await api.request('GET', '/v1/nodes/st', { version: '1.87' })).body.service_step).toEqual(step);
+    expect((await api.request('GET', '/v1/nodes/st', { version: '1.86' })).body).not.toHaveProperty('service_step');
+    expect((await api.request('GET', '/v1/nodes/st?fields=service_step', { version: '1.86' })).status).toBe(406);
+    await api.stores.nodes.update(id, { driverInternalInfo: {} });
+    expect((await api.request('GET', '/v1/nodes/st?fields=service_step', { version: '1.87' })).body).toMatchObject({
+      service_step: {},
     });
   });
 

@@ -18,9 +18,7 @@ import { compileSchema } from '../validation.js';
 import { Minor } from '../versions.js';
 import { nodeStatesView } from '../views/node-view.js';
 
-/** Versions above our maximum: these requests are refused with 406, as Ironic at 1.78 refuses them. */
-const UNHOLD_VERB_MINOR = 85;
-const SERVICE_VERB_MINOR = 87;
+/** A version above our maximum: such an abort is refused with 406, as Ironic before 1.110 refuses it. */
 const DEPLOY_WAIT_ABORT_MINOR = 110;
 
 /** Provision targets added after 1.1, with the version that added each (Ironic's MIN_VERB_VERSIONS). */
@@ -35,13 +33,14 @@ const TARGET_MIN_MINOR: Readonly<Record<string, number>> = {
   unrescue: Minor.RESCUE,
   deploy: Minor.DEPLOY_UNDEPLOY_VERBS,
   undeploy: Minor.DEPLOY_UNDEPLOY_VERBS,
-  unhold: UNHOLD_VERB_MINOR,
-  service: SERVICE_VERB_MINOR,
+  unhold: Minor.UNHOLD_VERB,
+  service: Minor.SERVICE_VERB,
 };
 
 interface ProvisionBody {
   target: string;
   clean_steps?: unknown[] | null;
+  service_steps?: unknown[] | null;
   rescue_password?: string | null;
   configdrive?: string | Record<string, unknown> | null;
 }
@@ -52,11 +51,35 @@ const CONFIGDRIVE_OBJECT_MINOR = 56;
 const CONFIGDRIVE_VENDOR_DATA_MINOR = 59;
 /** The agent takes a config drive of at most 64 MiB (gzipped ISO, before base64). */
 const CONFIGDRIVE_MAX_CHARS = Math.ceil((64 * 1024 * 1024 * 4) / 3);
+
+/** Interfaces a user step may name (Ironic's CLEANING_INTERFACE_PRIORITY). */
+const STEP_INTERFACES = ['vendor', 'power', 'management', 'firmware', 'deploy', 'bios', 'raid'];
+
+/** A user step, as Ironic's steps schema checks it. */
+const USER_STEP_SCHEMA = {
+  type: 'object',
+  properties: {
+    interface: { enum: STEP_INTERFACES },
+    step: { type: 'string', minLength: 1 },
+    args: { type: 'object' },
+    order: {
+      anyOf: [
+        { type: 'integer', minimum: 0 },
+        { type: 'string', minLength: 1, pattern: '^[0-9]+$' },
+      ],
+    },
+    execute_on_child_nodes: { type: 'boolean' },
+    limit_child_node_execution: { type: 'array' },
+  },
+  required: ['interface', 'step'],
+  additionalProperties: false,
+} as const;
 const checkProvisionBody = compileSchema<ProvisionBody>('provision state request', {
   type: 'object',
   properties: {
     target: { type: 'string' },
     clean_steps: { type: ['array', 'null'], items: { type: 'object' } },
+    service_steps: { type: ['array', 'null'], items: USER_STEP_SCHEMA },
     rescue_password: { type: ['string', 'null'] },
     configdrive: {
       anyOf: [
@@ -118,6 +141,12 @@ function checkProvisionRequest(node: NodeRecord, body: ProvisionBody, minor: num
   if (body.clean_steps?.length && event !== 'clean') {
     throw new InvalidParameterValue('"clean_steps" is only valid when setting target provision state to clean');
   }
+  if (event === 'service' && !body.service_steps?.length) {
+    throw new InvalidParameterValue('"service_steps" is required when setting target provision state to service');
+  }
+  if (body.service_steps?.length && event !== 'service') {
+    throw new InvalidParameterValue('"service_steps" is only valid when setting target provision state to service');
+  }
   if (event === 'rescue' && !body.rescue_password?.trim()) {
     throw new InvalidParameterValue(
       'A non-empty "rescue_password" is required when setting target provision state to rescue',
@@ -177,6 +206,7 @@ export function nodeStatesRouter(deps: RouteDeps): Router {
       node_id: node.uuid,
       event,
       ...(body.clean_steps ? { clean_steps: body.clean_steps } : {}),
+      ...(body.service_steps ? { service_steps: body.service_steps } : {}),
       ...(body.rescue_password ? { rescue_password: body.rescue_password } : {}),
       ...(body.configdrive ? { configdrive: body.configdrive } : {}),
     };

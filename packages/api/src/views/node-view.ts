@@ -56,6 +56,7 @@ export const VERSIONED_NODE_FIELDS: Readonly<Record<string, number>> = {
   shard: Minor.SHARDS,
   parent_node: Minor.PARENT_NODE,
   firmware_interface: Minor.FIRMWARE_INTERFACE,
+  service_step: Minor.SERVICE_VERB,
   disable_power_off: Minor.DISABLE_POWER_OFF,
 };
 
@@ -112,6 +113,7 @@ export const NODE_FIELDS = [
   'retired',
   'retired_reason',
   'secure_boot',
+  'service_step',
   'shard',
   'storage_interface',
   'target_power_state',
@@ -171,6 +173,12 @@ export function maskInstanceInfo(info: Record<string, unknown>): Record<string, 
   return masked;
 }
 
+/** The service step running, held or waited for (the conductor keeps it in driver_internal_info); else {}. */
+function serviceStepOf(node: NodeRecord): Record<string, unknown> {
+  const step = node.driverInternalInfo.service_step;
+  return typeof step === 'object' && step !== null && !Array.isArray(step) ? (step as Record<string, unknown>) : {};
+}
+
 /** A node as Ironic answers it at the request's microversion. */
 export function nodeView(node: NodeRecord, options: NodeViewOptions): Record<string, unknown> {
   const { minor, baseUrl } = options;
@@ -226,6 +234,7 @@ export function nodeView(node: NodeRecord, options: NodeViewOptions): Record<str
     retired: node.retired,
     retired_reason: node.retiredReason,
     secure_boot: node.secureBoot,
+    service_step: serviceStepOf(node),
     shard: node.shard,
     storage_interface: node.storageInterface,
     target_power_state: node.targetPowerState,

@@ -4,12 +4,10 @@ import { createStores, type Stores } from '@bmaas/db';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProvisioningRunner } from '../provisioning/runner.js';
-import { DriverRegistry } from '../registry/driver-registry.js';
-import { DRIVER_CATALOG } from '../registry/enabled-interfaces.js';
 import { createRpcHandlers } from '../rpc/handlers.js';
 import type { ConductorRpcHandlers, RpcCall } from '../rpc/json-rpc-server.js';
-import { TaskManager } from '../task-manager.js';
-import { createNode, testConfig } from '../test-fixtures.js';
+import type { TaskManager } from '../task-manager.js';
+import { createNode, fixtureTasks, testConfig } from '../test-fixtures.js';
 import { AGENT_TOKEN_KEY, agentTokenMatches, MASKED_AGENT_TOKEN, newAgentToken } from './agent-token.js';
 
 let database: TestDatabase;
@@ -35,21 +33,13 @@ beforeAll(async () => {
   database = await createTestDatabase();
   stores = createStores(database.db);
   const config = testConfig({ DEFAULT: { enabled_deploy_interfaces: ['fake', 'direct'] } });
-  const registry = DriverRegistry.create(DRIVER_CATALOG, {
-    config,
-    logger: createSilentLogger(),
-    conductorHostname: 'c1',
-  });
-  tasks = new TaskManager({
-    nodes: stores.nodes,
-    ports: stores.ports,
-    driverFor: (node) => registry.driverFor(node),
-    hostname: 'c1',
+  // Racing lookups wait for each other instead of failing with NodeLocked.
+  const fixture = fixtureTasks(stores, config, {
     conductorId: () => undefined,
-    // Racing lookups wait for each other instead of failing with NodeLocked.
     lockRetry: { attempts: 50, intervalMs: 10 },
-    logger: createSilentLogger(),
   });
+  tasks = fixture.tasks;
+  const registry = fixture.registry;
   const runner = new ProvisioningRunner({ tasks, automatedClean: false });
   rpc = createRpcHandlers({ runner, tasks, registry });
 });

@@ -2,6 +2,7 @@ import { PowerState, type ProvisionState, ProvisionState as S } from '@bmaas/com
 import { rescueStepsOf } from '@bmaas/driver-api';
 import { withoutAgentSession } from '../agent/agent-token.js';
 import type { ConductorTask } from '../task-manager.js';
+import { continueService, service } from './servicing.js';
 import {
   CLEAN_STEPS,
   cleanStepsChosen,
@@ -131,6 +132,7 @@ export const WORK_BY_STATE: Readonly<Partial<Record<ProvisionState, ActionWork>>
   [S.ADOPTING]: adopt,
   [S.RESCUING]: rescue,
   [S.UNRESCUING]: unrescue,
+  [S.SERVICING]: (task, ctx) => service(task, ctx.now),
 };
 
 /**
@@ -169,4 +171,5 @@ export const CONTINUE_BY_WAIT: Readonly<Partial<Record<ProvisionState, ActionWor
     // the rescue agent stopped serving its API: its session ends here
     await advance(task, 'done', ctx.now, { driverInternalInfo: withoutAgentSession(task.node.driverInternalInfo) });
   },
+  [S.SERVICE_WAIT]: (task, ctx) => continueService(task, ctx.now),
 };

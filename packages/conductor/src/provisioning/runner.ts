@@ -11,7 +11,6 @@ import {
   POWER_TARGETS,
   PowerState,
   ProvisionState as S,
-  UnsupportedDriverExtension,
   USER_EVENTS,
   WAIT_TIMEOUT_FAILURE,
 } from '@bmaas/common';
@@ -19,6 +18,7 @@ import type { NodeChanges } from '@bmaas/db';
 import { AGENT_TOKEN_KEY, agentTokenMatches, withoutAgentSession } from '../agent/agent-token.js';
 import type { ConductorTask, TaskManager } from '../task-manager.js';
 import { type ActionContext, type ActionWork, CONTINUE_BY_WAIT, tearDownWait, WORK_BY_STATE } from './actions.js';
+import { abortService, continueService, SERVICE_STEPS_KEY } from './servicing.js';
 import { failAction } from './transitions.js';
 
 export interface ProvisioningRunnerOptions {
@@ -33,6 +33,7 @@ export interface ProvisioningRunnerOptions {
 export interface ProvisioningRequest {
   requestId?: string | undefined;
   cleanSteps?: unknown[] | undefined;
+  serviceSteps?: unknown[] | undefined;
   rescuePassword?: string | undefined;
   /** deploy/rebuild: the config drive, stored as upstream in instance_info.configdrive. */
   configdrive?: string | Record<string, unknown> | undefined;
@@ -52,7 +53,10 @@ export interface HeartbeatRequest {
 const AGENT_ALIVE_STATES: ReadonlySet<string> = new Set([S.DEPLOYING, S.CLEANING, S.RESCUING]);
 
 /** Actions refused while the node is in maintenance (Ironic's NodeInMaintenance). */
-const BLOCKED_IN_MAINTENANCE: ReadonlySet<string> = new Set(['deploy', 'rebuild']);
+const BLOCKED_IN_MAINTENANCE: ReadonlySet<string> = new Set(['deploy', 'rebuild', 'service']);
+
+/** States whose abort ends a service: the node goes back to active (Ironic's do_node_service_abort). */
+const SERVICE_ABORT_STATES: ReadonlySet<string> = new Set([S.SERVICE_WAIT, S.SERVICE_HOLD, S.SERVICE_FAILED]);
 
 /** How each failed action is named in last_error. */
 const ACTION_NAMES: Readonly<Record<string, string>> = {
@@ -67,6 +71,7 @@ const ACTION_NAMES: Readonly<Record<string, string>> = {
   [S.ADOPTING]: 'adopt',
   [S.RESCUING]: 'rescue',
   [S.UNRESCUING]: 'unrescue',
+  [S.SERVICING]: 'service',
 };
 
 /** The operation a wait belongs to, for messages. */
@@ -76,6 +81,8 @@ const WAIT_OPERATION: Readonly<Record<string, string>> = {
   [S.INSPECT_WAIT]: 'inspect',
   [S.RESCUE_WAIT]: 'rescue',
   [S.SERVICE_WAIT]: 'service',
+  [S.SERVICE_HOLD]: 'service',
+  [S.SERVICE_FAILED]: 'service',
 };
 
 function message(error: unknown): string {
@@ -120,7 +127,12 @@ export class ProvisioningRunner {
             { node: node.uuid, action: event },
           );
         }
-        if (event === 'service') throw new UnsupportedDriverExtension(node.driver, 'service');
+        if (event === 'abort' && node.provisionState === S.SERVICE_FAILED && node.maintenance) {
+          throw new InvalidStateRequested(
+            `Can not abort service on node "${node.uuid}" while it is in maintenance mode. Please remove the node from maintenance prior to issuing the request to abort the service operation.`,
+            { node: node.uuid, action: event, state: node.provisionState },
+          );
+        }
         if (node.protected && (event === 'delete' || event === 'rebuild')) throw new NodeProtected(node.uuid);
         if (node.retired && event === 'provide') throw new NodeIsRetired('providing', node.uuid);
         await this.validateBefore(event, task);
@@ -139,7 +151,7 @@ export class ProvisioningRunner {
         }
         await task.updateNode(changes);
         task.logger.info('provision action accepted', { action: event, from: node.provisionState, to: transition.to });
-        const work = event === 'abort' ? this.abortWork(node.provisionState) : WORK_BY_STATE[transition.to];
+        const work = this.workAfter(event, node.provisionState, transition.to);
         if (work) task.spawnAfter((t) => this.runWork(t, work));
       },
     );
@@ -284,6 +296,13 @@ export class ProvisioningRunner {
       }
       return (node) => ({ driverInternalInfo: { ...node.driverInternalInfo, clean_steps: steps } });
     }
+    if (event === 'service') {
+      const steps = request.serviceSteps;
+      if (!Array.isArray(steps) || steps.length === 0) {
+        throw new MissingParameterValue('An explicit list of service steps (service_steps) is required for servicing.');
+      }
+      return (node) => ({ driverInternalInfo: { ...node.driverInternalInfo, [SERVICE_STEPS_KEY]: steps } });
+    }
     if (event === 'rescue') {
       const password = request.rescuePassword;
       if (typeof password !== 'string' || password.trim() === '') {
@@ -308,16 +327,29 @@ export class ProvisioningRunner {
     } else if (event === 'rescue') {
       await driver.boot.validate(task);
       await driver.power.validate(task);
+    } else if (event === 'service') {
+      // As Ironic, so the user hears of a bad node at once.
+      await driver.power.validate(task);
+      await driver.network.validate(task);
     }
   }
 
+  /** The background work of an accepted event, moving the node from `from` to `to`. */
+  private workAfter(event: string, from: string, to: string): ActionWork | undefined {
+    if (event === 'abort') return this.abortWork(from);
+    // Unhold of a service goes on with its next step at once, as Ironic's continue_node_service.
+    if (event === 'unhold' && from === S.SERVICE_HOLD) return (task, ctx) => continueService(task, ctx.now);
+    return WORK_BY_STATE[to as S];
+  }
+
   private abortWork(waitState: string): ActionWork {
-    return async (task) => {
+    return async (task, ctx) => {
       try {
         await tearDownWait(task, waitState);
       } catch (error) {
         task.logger.warn('tear down after abort failed', { error: message(error) });
       }
+      if (SERVICE_ABORT_STATES.has(waitState)) await abortService(task, ctx.now);
     };
   }
 

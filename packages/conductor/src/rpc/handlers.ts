@@ -28,6 +28,7 @@ export function createRpcHandlers({ runner, tasks, history, registry }: RpcHandl
       await runner.doProvisioningAction(requireString(params, 'node_id'), requireString(params, 'event'), {
         requestId,
         cleanSteps: params.clean_steps,
+        serviceSteps: params.service_steps,
         rescuePassword: params.rescue_password,
         configdrive: params.configdrive,
       });

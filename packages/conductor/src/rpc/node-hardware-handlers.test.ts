@@ -12,10 +12,8 @@ import { FAKE_BOOT_CONFIG_NAME } from '@bmaas/driver-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeHistoryWriter } from '../history/node-history-writer.js';
 import { ProvisioningRunner } from '../provisioning/runner.js';
-import { DriverRegistry } from '../registry/driver-registry.js';
-import { DRIVER_CATALOG } from '../registry/enabled-interfaces.js';
-import { TaskManager } from '../task-manager.js';
-import { createNode, testConfig } from '../test-fixtures.js';
+import type { TaskManager } from '../task-manager.js';
+import { createNode, fixtureTasks, testConfig } from '../test-fixtures.js';
 import { createRpcHandlers } from './handlers.js';
 import type { ConductorRpcHandlers, RpcCall } from './json-rpc-server.js';
 
@@ -30,12 +28,6 @@ const call: RpcCall = { requestId: 'req-test', logger: createSilentLogger() };
 beforeAll(async () => {
   database = await createTestDatabase();
   stores = createStores(database.db);
-  const config = testConfig();
-  const registry = DriverRegistry.create(DRIVER_CATALOG, {
-    config,
-    logger: createSilentLogger(),
-    conductorHostname: 'c1',
-  });
   // A long interval: the test flushes when it wants the entries.
   history = new NodeHistoryWriter({
     store: stores.nodeHistory,
@@ -43,16 +35,10 @@ beforeAll(async () => {
     logger: createSilentLogger(),
     flushIntervalMs: 60_000,
   });
-  tasks = new TaskManager({
-    nodes: stores.nodes,
-    ports: stores.ports,
-    driverFor: (node) => registry.driverFor(node),
-    hostname: 'c1',
-    conductorId: () => 1,
-    lockRetry: { attempts: 1, intervalMs: 10 },
-    logger: createSilentLogger(),
-    history,
-  });
+  const config = testConfig({ DEFAULT: { enabled_management_interfaces: ['fake', 'noop'] } });
+  const fixture = fixtureTasks(stores, config, { history });
+  tasks = fixture.tasks;
+  const registry = fixture.registry;
   runner = new ProvisioningRunner({ tasks, automatedClean: false });
   handlers = createRpcHandlers({ runner, tasks, history, registry });
 });
@@ -133,6 +119,61 @@ describe('node hardware RPC handlers (the node interfaces under its lock)', () =
     await handlers.set_boot_mode({ node_id: node.uuid, mode: 'uefi' }, call);
     await handlers.set_secure_boot_state({ node_id: node.uuid, state: true }, call);
     expect(await stored(node)).toMatchObject({ bootMode: 'uefi', secureBoot: true, reservation: null });
+  });
+
+  it('attaches, lists and detaches virtual media with the fake management, in the background', async () => {
+    const node = await createNode(stores, {}, { lastError: 'an older failure' });
+    const attach = { node_id: node.uuid, image_download_source: 'local' };
+    await handlers.attach_virtual_media({ ...attach, device_type: 'cdrom', image_url: 'http://x/a.iso' }, call);
+    await handlers.attach_virtual_media({ ...attach, device_type: 'floppy', image_url: 'nfs://s/f.img' }, call);
+    expect(await tasks.drain(5000)).toBe(true);
+    expect(await stored(node)).toMatchObject({
+      lastError: null,
+      reservation: null,
+      driverInternalInfo: { fake_vmedia: { cdrom: 'http://x/a.iso', floppy: 'nfs://s/f.img' } },
+    });
+    expect(await handlers.get_virtual_media({ node_id: node.uuid }, call)).toEqual({
+      disk: { inserted: false, image_url: null },
+      cdrom: { inserted: true, image_url: 'http://x/a.iso' },
+      floppy: { inserted: true, image_url: 'nfs://s/f.img' },
+    });
+    await handlers.detach_virtual_media({ node_id: node.uuid, device_types: ['cdrom'] }, call);
+    expect(await tasks.drain(5000)).toBe(true);
+    expect((await stored(node)).driverInternalInfo.fake_vmedia).toEqual({ floppy: 'nfs://s/f.img' });
+    await handlers.detach_virtual_media({ node_id: node.uuid }, call);
+    expect(await tasks.drain(5000)).toBe(true);
+    expect((await stored(node)).driverInternalInfo.fake_vmedia).toEqual({});
+    await expect(
+      handlers.attach_virtual_media({ ...attach, device_type: 'usb', image_url: 'http://x/a.iso' }, call),
+    ).rejects.toThrow(InvalidParameterValue);
+    await expect(handlers.detach_virtual_media({ node_id: node.uuid, device_types: ['usb'] }, call)).rejects.toThrow(
+      InvalidParameterValue,
+    );
+  });
+
+  it('refuses virtual media where the management interface has none (UnsupportedDriverExtension)', async () => {
+    const node = await createNode(stores, { managementInterface: 'noop' });
+    const attach = {
+      node_id: node.uuid,
+      device_type: 'cdrom',
+      image_url: 'http://x/a.iso',
+      image_download_source: 'local',
+    };
+    await expect(handlers.attach_virtual_media(attach, call)).rejects.toThrow(
+      'Driver fake-hardware does not support attach_virtual_media (disabled or not implemented).',
+    );
+    await expect(handlers.detach_virtual_media({ node_id: node.uuid }, call)).rejects.toThrow(
+      'Driver fake-hardware does not support detach_virtual_media (disabled or not implemented).',
+    );
+    await expect(handlers.get_virtual_media({ node_id: node.uuid }, call)).rejects.toThrow(UnsupportedDriverExtension);
+    expect(await stored(node)).toMatchObject({ reservation: null, lastError: null });
+  });
+
+  it('refuses a virtual media change on a node in maintenance after a power failure', async () => {
+    const node = await createNode(stores, {}, { maintenance: true, fault: 'power failure' });
+    await expect(handlers.detach_virtual_media({ node_id: node.uuid }, call)).rejects.toThrow(
+      `Unable to detach all devices for node ${node.uuid} due to power failure state`,
+    );
   });
 
   it('refuses to delete or rebuild a protected node and to provide a retired one', async () => {

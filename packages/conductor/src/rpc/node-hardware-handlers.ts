@@ -1,4 +1,10 @@
-import { InvalidParameterValue, UnsupportedDriverExtension } from '@bmaas/common';
+import {
+  InvalidParameterValue,
+  TemporaryFailure,
+  UnsupportedDriverExtension,
+  VMEDIA_DEVICES,
+  type VmediaDevice,
+} from '@bmaas/common';
 import type { ConductorTask, TaskManager } from '../task-manager.js';
 import type { ConductorRpcHandlers } from './json-rpc-server.js';
 
@@ -12,7 +18,10 @@ type HardwareMethods =
   | 'set_console_mode'
   | 'get_console_information'
   | 'set_boot_mode'
-  | 'set_secure_boot_state';
+  | 'set_secure_boot_state'
+  | 'attach_virtual_media'
+  | 'detach_virtual_media'
+  | 'get_virtual_media';
 
 function nodeId(params: { node_id?: unknown }): string {
   if (typeof params.node_id !== 'string' || params.node_id === '') {
@@ -21,10 +30,53 @@ function nodeId(params: { node_id?: unknown }): string {
   return params.node_id;
 }
 
+function vmediaDevices(value: unknown): VmediaDevice[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!Array.isArray(value) || !value.every((d) => (VMEDIA_DEVICES as readonly unknown[]).includes(d))) {
+    throw new InvalidParameterValue(`Invalid device type(s) (valid are ${VMEDIA_DEVICES.join(', ')}).`);
+  }
+  return value as VmediaDevice[];
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Starts a virtual media change as Ironic's conductor does: the management
+ * interface must offer it and validate; a node in maintenance after a power
+ * failure is refused; last_error is cleared and the change runs in the
+ * background, its failure recorded in last_error.
+ */
+async function startVmediaChange(
+  task: ConductorTask,
+  extension: 'attach_virtual_media' | 'detach_virtual_media',
+  what: string,
+  change: (task: ConductorTask) => Promise<void>,
+): Promise<void> {
+  const management = task.driver.management;
+  const method = extension === 'attach_virtual_media' ? management.attachVirtualMedia : management.detachVirtualMedia;
+  if (!method) throw new UnsupportedDriverExtension(task.node.driver, extension);
+  await management.validate(task);
+  if (task.node.maintenance && task.node.fault === 'power failure') {
+    throw new TemporaryFailure(`Unable to ${what} for node ${task.node.uuid} due to power failure state`);
+  }
+  await task.updateNode({ lastError: null });
+  task.spawnAfter(async (t) => {
+    try {
+      await change(t);
+      t.logger.info(`${what} done`);
+    } catch (error) {
+      t.logger.warn(`${what} failed`, { error: message(error) });
+      await t.updateNode({ lastError: `Could not ${what} on node ${t.node.uuid}: ${message(error)}` });
+    }
+  });
+}
+
 /**
  * The conductor's side of the node sub-resources that act on hardware: VIFs
  * (network interface), target RAID (raid), vendor passthru (vendor), console
- * (console), boot mode and secure boot (management). Each runs the node's
+ * (console), boot mode, secure boot and virtual media (management). Each runs the node's
  * own interface under the node's lock, as Ironic's conductor does.
  */
 export function createNodeHardwareHandlers(tasks: TaskManager): Pick<ConductorRpcHandlers, HardwareMethods> {
@@ -135,6 +187,39 @@ export function createNodeHardwareHandlers(tasks: TaskManager): Pick<ConductorRp
         await task.updateNode({ secureBoot: state });
       });
       return null;
+    },
+
+    async attach_virtual_media(params, { requestId }) {
+      const [device] = vmediaDevices([params.device_type]) ?? [];
+      const imageUrl = params.image_url;
+      if (typeof imageUrl !== 'string' || imageUrl === '') throw new InvalidParameterValue('An image URL is required.');
+      await exclusive(params, 'attaching virtual media', requestId, (task) =>
+        // The method's presence is checked before the change starts.
+        startVmediaChange(task, 'attach_virtual_media', `attach device ${device}`, async (t) => {
+          await t.driver.management.attachVirtualMedia?.(t, device as VmediaDevice, imageUrl);
+        }),
+      );
+      return null;
+    },
+
+    async detach_virtual_media(params, { requestId }) {
+      const devices = vmediaDevices(params.device_types);
+      const named = devices?.length ? devices.join(', ') : 'all devices';
+      await exclusive(params, 'detaching virtual media', requestId, (task) =>
+        startVmediaChange(task, 'detach_virtual_media', `detach ${named}`, async (t) => {
+          await t.driver.management.detachVirtualMedia?.(t, devices?.length ? devices : undefined);
+        }),
+      );
+      return null;
+    },
+
+    async get_virtual_media(params, { requestId }) {
+      return shared(params, 'get virtual media devices', requestId, async (task) => {
+        const management = task.driver.management;
+        if (!management.getVirtualMedia) throw new UnsupportedDriverExtension(task.node.driver, 'get_virtual_media');
+        await management.validate(task);
+        return management.getVirtualMedia(task);
+      });
     },
   };
   return handlers;

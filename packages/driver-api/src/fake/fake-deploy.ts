@@ -1,7 +1,10 @@
-import type { DeployInterface, InterfaceDescriptor, ProvisionStep, StepOutcome } from '../interfaces.js';
+import type { DeployInterface, InterfaceDescriptor, ProvisionStep, StepOutcome, UserStep } from '../interfaces.js';
 import type { Task } from '../task.js';
 
-/** One deploy step that finishes at once; cleaning has nothing to do. Never waits for an agent. */
+/** driver_internal_info key listing the service steps the fake ran (`interface.step`), oldest first. */
+export const FAKE_SERVICE_STEPS_KEY = 'fake_service_steps';
+
+/** Deploy steps that finish at once, clean and service steps too. Never waits for an agent. */
 export class FakeDeployInterface implements DeployInterface {
   getProperties(): Record<string, string> {
     return {};
@@ -42,6 +45,19 @@ export class FakeDeployInterface implements DeployInterface {
   async tearDownCleaning(_task: Task): Promise<void> {}
 
   async takeOver(_task: Task): Promise<void> {}
+
+  /** Any service step completes at once; the fake records which ran. */
+  async executeServiceStep(task: Task, step: UserStep): Promise<StepOutcome> {
+    const ran = task.node.driverInternalInfo[FAKE_SERVICE_STEPS_KEY];
+    const steps = Array.isArray(ran) ? ran : [];
+    await task.updateNode({
+      driverInternalInfo: {
+        ...task.node.driverInternalInfo,
+        [FAKE_SERVICE_STEPS_KEY]: [...steps, `${step.interface}.${step.step}`],
+      },
+    });
+    return 'done';
+  }
 }
 
 export const fakeDeployInterface: InterfaceDescriptor<DeployInterface> = {

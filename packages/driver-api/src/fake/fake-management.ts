@@ -1,11 +1,13 @@
-import { InvalidParameterValue } from '@bmaas/common';
+import { InvalidParameterValue, VMEDIA_DEVICES, type VmediaDevice } from '@bmaas/common';
 import type { BootDevice, BootDeviceState, InterfaceDescriptor, ManagementInterface } from '../interfaces.js';
 import type { Task } from '../task.js';
 
 const FAKE_BOOT_DEVICES: readonly BootDevice[] = ['pxe', 'disk'];
 const NMI_COUNT_KEY = 'fake_nmi_count';
+/** driver_internal_info key of the attached virtual media: device -> image URL. */
+export const FAKE_VMEDIA_KEY = 'fake_vmedia';
 
-/** Management that remembers the boot device (and NMIs) in driver_internal_info. */
+/** Management that remembers the boot device, NMIs and virtual media in driver_internal_info. */
 export class FakeManagementInterface implements ManagementInterface {
   getProperties(): Record<string, string> {
     return {};
@@ -39,6 +41,35 @@ export class FakeManagementInterface implements ManagementInterface {
   async setBootMode(_task: Task, _mode: 'bios' | 'uefi'): Promise<void> {}
 
   async setSecureBootState(_task: Task, _enabled: boolean): Promise<void> {}
+
+  async attachVirtualMedia(task: Task, device: VmediaDevice, imageUrl: string): Promise<void> {
+    await this.saveVmedia(task, { ...attachedMedia(task), [device]: imageUrl });
+  }
+
+  async detachVirtualMedia(task: Task, devices: readonly VmediaDevice[] = VMEDIA_DEVICES): Promise<void> {
+    const media = attachedMedia(task);
+    for (const device of devices) delete media[device];
+    await this.saveVmedia(task, media);
+  }
+
+  async getVirtualMedia(task: Task): Promise<Record<string, unknown>> {
+    const media = attachedMedia(task);
+    return Object.fromEntries(
+      VMEDIA_DEVICES.map((device) => [
+        device,
+        { inserted: media[device] !== undefined, image_url: media[device] ?? null },
+      ]),
+    );
+  }
+
+  private async saveVmedia(task: Task, media: Record<string, string>): Promise<void> {
+    await task.updateNode({ driverInternalInfo: { ...task.node.driverInternalInfo, [FAKE_VMEDIA_KEY]: media } });
+  }
+}
+
+function attachedMedia(task: Task): Record<string, string> {
+  const stored = task.node.driverInternalInfo[FAKE_VMEDIA_KEY];
+  return typeof stored === 'object' && stored !== null ? { ...(stored as Record<string, string>) } : {};
 }
 
 export const fakeManagementInterface: InterfaceDescriptor<ManagementInterface> = {
