@@ -1,11 +1,10 @@
 import { InvalidParameterValue, type NodeRecord } from '@bmaas/common';
-import { createStores, type Stores } from '@bmaas/db';
-import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import type { Stores } from '@bmaas/db';
 import { FAKE_DEPLOY_STEPS_KEY, type ProvisionStep } from '@bmaas/driver-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TaskManager } from '../task-manager.js';
-import { createNode, fixtureTasks, testConfig } from '../test-fixtures.js';
-import { type ProvisioningRequest, ProvisioningRunner } from './runner.js';
+import { createNode } from '../test-fixtures.js';
+import type { ProvisioningRequest, ProvisioningRunner } from './runner.js';
+import { type RunnerFixture, startRunnerFixture } from './runner-fixture.js';
 import { mergeDeploySteps } from './steps.js';
 
 const step = (iface: string, name: string, priority: number, args = {}): ProvisionStep => ({
@@ -70,26 +69,19 @@ describe('mergeDeploySteps (user deploy steps over the interface steps)', () => 
   });
 });
 
-let database: TestDatabase;
+let fixture: RunnerFixture;
 let stores: Stores;
-let tasks: TaskManager;
 let runner: ProvisioningRunner;
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  stores = createStores(database.db);
-  ({ tasks } = fixtureTasks(stores, testConfig({ DEFAULT: { enabled_deploy_interfaces: ['fake', 'direct'] } })));
-  runner = new ProvisioningRunner({ tasks, automatedClean: false });
+  fixture = await startRunnerFixture();
+  ({ stores, runner } = fixture);
 });
 afterAll(async () => {
-  await database?.drop();
+  await fixture?.drop();
 });
 
-async function act(node: NodeRecord, event: string, request: ProvisioningRequest): Promise<NodeRecord> {
-  await runner.doProvisioningAction(node.uuid, event, request);
-  expect(await tasks.drain(30_000)).toBe(true);
-  return (await stores.nodes.getById(node.id)) as NodeRecord;
-}
+const act = (node: NodeRecord, event: string, request: ProvisioningRequest) => fixture.act(node, event, request);
 
 describe('deploy_steps through the runner and the fake deploy interface', () => {
   it('runs the user step the fake offers at priority 0 after the core step, then forgets the user steps', async () => {
