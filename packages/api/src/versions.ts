@@ -63,6 +63,8 @@ export const Minor = {
   LESSEE: 65,
   NETWORK_DATA: 66,
   VIF_PORT_UUID: 67,
+  USER_DEPLOY_STEPS: 69,
+  CLEAN_DISABLE_RAMDISK: 70,
   DEPLOY_UNDEPLOY_VERBS: 73,
   BIOS_REGISTRY: 74,
   BOOT_MODE: 75,
@@ -91,13 +93,11 @@ export interface Microversion {
 }
 
 /**
- * The microversions up to 1.95 with what each adds to nodes, drivers,
- * conductors, the ramdisk endpoints and the API as a whole, and whether it
- * is served. Versions of other resources (ports, portgroups, chassis,
- * allocations, deploy templates, runbooks, volumes, driver properties) and of
- * the deploy options, management and inventory endpoints are listed with
- * those. docs/api.md shows the same rows. MAX_MINOR stops below the first
- * row not served.
+ * The microversions up to 1.95 with what each adds, and whether it is
+ * served. docs/api.md shows the same rows. MAX_MINOR stops below the first
+ * row not served. Four versions below the maximum are not in the table
+ * because they are not served (1.63 indicators, 1.81 node inventory, 1.90
+ * OVN VTEP switch keys, 1.94 port node name); docs/api.md says so.
  */
 export const MICROVERSIONS: readonly Microversion[] = [
   { minor: 1, feature: 'base version', status: 'served' },
@@ -122,11 +122,19 @@ export const MICROVERSIONS: readonly Microversion[] = [
   { minor: 20, feature: 'node network_interface', status: 'served' },
   { minor: 21, feature: 'node resource_class', status: 'served' },
   { minor: 22, feature: 'ramdisk lookup and heartbeat', status: 'served' },
+  { minor: 23, feature: 'portgroups', status: 'served' },
+  { minor: 24, feature: 'node and port portgroup subcontrollers', status: 'served' },
+  { minor: 25, feature: 'unset node chassis_uuid', status: 'served' },
+  { minor: 26, feature: 'portgroup mode and properties', status: 'served' },
   { minor: 27, feature: 'soft reboot and soft power off', status: 'served' },
   { minor: 28, feature: 'node vifs', status: 'served' },
+  { minor: 29, feature: 'inject NMI (PUT management/inject_nmi)', status: 'served' },
   { minor: 30, feature: 'dynamic drivers', status: 'served' },
   { minor: 31, feature: 'node *_interface fields', status: 'served' },
+  { minor: 32, feature: 'volume connectors and targets', status: 'served' },
   { minor: 33, feature: 'node storage_interface', status: 'served' },
+  { minor: 34, feature: 'port physical_network', status: 'served' },
+  { minor: 35, feature: 'configdrive with rebuild', status: 'served' },
   { minor: 36, feature: 'agent_version in heartbeat', status: 'served' },
   { minor: 37, feature: 'node traits', status: 'served' },
   { minor: 38, feature: 'rescue and unrescue; rescue_interface', status: 'served' },
@@ -143,7 +151,15 @@ export const MICROVERSIONS: readonly Microversion[] = [
   { minor: 49, feature: 'conductors; node conductor and ?conductor=', status: 'served' },
   { minor: 50, feature: 'node owner and ?owner=', status: 'served' },
   { minor: 51, feature: 'node description and ?description_contains=', status: 'served' },
+  { minor: 52, feature: 'allocations; node allocation_uuid', status: 'served' },
+  { minor: 53, feature: 'port is_smartnic', status: 'served' },
   { minor: 54, feature: 'external events', status: 'served' },
+  { minor: 55, feature: 'deploy templates', status: 'served' },
+  { minor: 56, feature: 'configdrive as an object (meta_data, network_data, user_data)', status: 'served' },
+  { minor: 57, feature: 'allocation PATCH', status: 'served' },
+  { minor: 58, feature: 'allocation backfill (node given on create)', status: 'served' },
+  { minor: 59, feature: 'configdrive vendor_data', status: 'served' },
+  { minor: 60, feature: 'allocation owner', status: 'served' },
   { minor: 61, feature: 'node retired, retired_reason, ?retired=', status: 'served' },
   { minor: 62, feature: 'agent token', status: 'served' },
   { minor: 64, feature: 'network_type in port local_link_connection', status: 'served' },
@@ -151,6 +167,8 @@ export const MICROVERSIONS: readonly Microversion[] = [
   { minor: 66, feature: 'node network_data', status: 'served' },
   { minor: 67, feature: 'port_uuid / portgroup_uuid on VIF attach', status: 'served' },
   { minor: 68, feature: 'agent_verify_ca in heartbeat', status: 'served' },
+  { minor: 69, feature: 'deploy_steps with active and rebuild', status: 'served' },
+  { minor: 70, feature: 'disable_ramdisk with manual cleaning', status: 'served' },
   { minor: 71, feature: 'scope-based roles (policy only)', status: 'served' },
   { minor: 72, feature: 'agent_status in heartbeat', status: 'served' },
   { minor: 73, feature: 'deploy and undeploy verbs', status: 'served' },
@@ -159,6 +177,7 @@ export const MICROVERSIONS: readonly Microversion[] = [
   { minor: 76, feature: 'PUT states/boot_mode and states/secure_boot', status: 'served' },
   { minor: 77, feature: '?fields= on drivers', status: 'served' },
   { minor: 78, feature: 'node history', status: 'served' },
+  { minor: 79, feature: 'allocations prefer the node named as the allocation', status: 'served' },
   { minor: 80, feature: 'self-service node creation (policy only)', status: 'served' },
   { minor: 82, feature: 'node shard, ?shard=, ?sharded=, /v1/shards', status: 'served' },
   { minor: 83, feature: 'parent_node, /children, ?parent_node=, ?include_children=', status: 'served' },
@@ -166,8 +185,10 @@ export const MICROVERSIONS: readonly Microversion[] = [
   { minor: 85, feature: 'unhold verb', status: 'served' },
   { minor: 86, feature: 'node firmware_interface and firmware components', status: 'served' },
   { minor: 87, feature: 'service verb', status: 'served' },
+  { minor: 88, feature: 'port name', status: 'served' },
   { minor: 89, feature: 'virtual media attach and detach', status: 'served' },
   { minor: 91, feature: 'no special treatment of .json in paths', status: 'served' },
+  { minor: 92, feature: 'runbooks', status: 'served' },
   { minor: 93, feature: 'virtual media listing', status: 'served' },
   { minor: 95, feature: 'node disable_power_off', status: 'served' },
 ];

@@ -97,6 +97,8 @@ export interface ProvisionStep {
   step: string;
   priority: number;
   args: JsonObject;
+  /** False when the step runs without the ramdisk booted (Ironic's requires_ramdisk; absent: it needs it). */
+  requires_ramdisk?: boolean;
 }
 
 /**
@@ -109,7 +111,10 @@ export interface ProvisionStep {
  * fails the action with the error as last_error.
  */
 export interface DeployInterface extends HardwareInterface {
-  /** The deploy steps of this interface, in the order they run (highest priority first). */
+  /**
+   * Every deploy step of this interface, highest priority first: those of
+   * priority 0 run only when a user asks for them (deploy_steps, 1.69).
+   */
   getDeploySteps(task: Task): Promise<ProvisionStep[]>;
   /** Runs one of those steps (deploying). */
   executeDeployStep(task: Task, step: ProvisionStep): Promise<StepOutcome>;
@@ -129,6 +134,13 @@ export interface DeployInterface extends HardwareInterface {
    * first), or `requested` (manual cleaning) completed from what the agent offers.
    */
   getCleanSteps(task: Task, requested: readonly ProvisionStep[] | undefined): Promise<ProvisionStep[]>;
+  /**
+   * Manual cleaning with disable_ramdisk (1.70): `requested` completed from
+   * the steps this interface runs without booting the ramdisk, each marked
+   * `requires_ramdisk: false` when it can. Optional: without it every step
+   * needs the ramdisk, and such a cleaning fails.
+   */
+  getCleanStepsWithoutRamdisk?(task: Task, requested: readonly ProvisionStep[]): Promise<ProvisionStep[]>;
   /** Runs one clean step (cleaning). */
   executeCleanStep(task: Task, step: ProvisionStep): Promise<StepOutcome>;
   /** The agent heartbeated in `clean wait` while `step` waited: has it finished? Throws when it failed. */

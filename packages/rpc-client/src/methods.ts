@@ -20,6 +20,10 @@ export interface ConductorRpcMethods {
       node_id: string;
       event: string;
       clean_steps?: unknown[];
+      /** clean (1.70): run only the steps that need no ramdisk, without booting it. */
+      disable_ramdisk?: boolean;
+      /** deploy/rebuild (1.69): {interface, step, args, priority} merged with the deploy interface's steps. */
+      deploy_steps?: unknown[];
       /** Required for `service`: the steps to run on the active node, in order. */
       service_steps?: unknown[];
       rescue_password?: string;

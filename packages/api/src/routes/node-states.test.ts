@@ -167,6 +167,106 @@ describe('/v1/nodes/{id}/states through the conductor client', () => {
     expect(api.conductors.calls).toEqual([]);
   });
 
+  it('passes deploy steps (1.69) on with active and rebuild', async () => {
+    await api.stores.nodes.update(id, { provisionState: 'available' });
+    const steps = [
+      { interface: 'deploy', step: 'write_marker', args: { path: '/x' }, priority: 90 },
+      { interface: 'bios', step: 'apply_configuration', args: {}, priority: '0' },
+    ];
+    expect((await provision({ target: 'active', deploy_steps: steps }, '1.69')).status).toBe(202);
+    await api.stores.nodes.update(id, { provisionState: 'active' });
+    expect((await provision({ target: 'rebuild', deploy_steps: steps }, '1.69')).status).toBe(202);
+    expect(api.conductors.callsOf('do_provisioning_action').map((c) => c.params)).toEqual([
+      { node_id: uuid, event: 'deploy', deploy_steps: steps },
+      { node_id: uuid, event: 'rebuild', deploy_steps: steps },
+    ]);
+  });
+
+  it('passes disable_ramdisk (1.70) on with a manual clean', async () => {
+    await api.stores.nodes.update(id, { provisionState: 'manageable' });
+    const steps = [{ interface: 'management', step: 'clear_job_queue' }];
+    expect((await provision({ target: 'clean', clean_steps: steps, disable_ramdisk: true }, '1.70')).status).toBe(202);
+    expect((await provision({ target: 'clean', clean_steps: steps, disable_ramdisk: false }, '1.70')).status).toBe(202);
+    expect(api.conductors.callsOf('do_provisioning_action').map((c) => c.params)).toEqual([
+      { node_id: uuid, event: 'clean', clean_steps: steps, disable_ramdisk: true },
+      { node_id: uuid, event: 'clean', clean_steps: steps },
+    ]);
+  });
+
+  const deployStep = { interface: 'deploy', step: 'write_marker', args: {}, priority: 10 };
+  it.each([
+    ['available', { target: 'active', deploy_steps: [deployStep] }, '1.68', 406, 'version should be 1.69'],
+    ['manageable', { target: 'provide', deploy_steps: [deployStep] }, '1.69', 400, 'active or rebuild'],
+    [
+      'available',
+      { target: 'active', deploy_steps: [{ interface: 'deploy', step: 'x', args: {} }] },
+      '1.69',
+      400,
+      "'priority' is a required property",
+    ],
+    [
+      'available',
+      { target: 'active', deploy_steps: [{ ...deployStep, args: undefined }] },
+      '1.69',
+      400,
+      "'args' is a required property",
+    ],
+    ['available', { target: 'active', deploy_steps: [{ ...deployStep, priority: -1 }] }, '1.69', 400, 'deploy_steps'],
+    [
+      'available',
+      { target: 'active', deploy_steps: [{ ...deployStep, priority: 'high' }] },
+      '1.69',
+      400,
+      'deploy_steps',
+    ],
+    [
+      'available',
+      { target: 'active', deploy_steps: [{ ...deployStep, interface: 'network' }] },
+      '1.69',
+      400,
+      'must be equal to one of',
+    ],
+    ['available', { target: 'active', deploy_steps: [{ ...deployStep, order: 1 }] }, '1.69', 400, 'unexpected'],
+    ['available', { target: 'active', deploy_steps: 'x' }, '1.69', 400, 'deploy_steps'],
+    [
+      'manageable',
+      { target: 'clean', clean_steps: [{ step: 'x' }], disable_ramdisk: true },
+      '1.69',
+      406,
+      'disable_ramdisk is not acceptable in this API version',
+    ],
+    [
+      'active',
+      { target: 'service', service_steps: [{ interface: 'deploy', step: 'x' }], disable_ramdisk: true },
+      '1.95',
+      406,
+      'disable_ramdisk is not acceptable',
+    ],
+    [
+      'manageable',
+      { target: 'provide', disable_ramdisk: true },
+      '1.70',
+      400,
+      'disable_ramdisk is supported only with manual cleaning or servicing',
+    ],
+    [
+      'manageable',
+      { target: 'clean', clean_steps: [{ step: 'x' }], disable_ramdisk: 'yes' },
+      '1.70',
+      400,
+      'disable_ramdisk',
+    ],
+  ])(
+    'refuses from %s the request %j at %s without calling the conductor',
+    async (state, body, version, status, message) => {
+      await api.stores.nodes.update(id, { provisionState: state });
+      const res = await provision(body, version);
+      expect(res.status).toBe(status);
+      expect(fault(res)).toContain(message);
+      expect(api.conductors.calls).toEqual([]);
+    },
+  );
+
   it('gates service (1.87) and unhold (1.85) by version and by state', async () => {
     await api.stores.nodes.update(id, { provisionState: 'active' });
     const steps = [{ interface: 'deploy', step: 'x' }];

@@ -1,5 +1,6 @@
 import {
   findTransition,
+  InvalidApiVersion,
   InvalidParameterValue,
   InvalidStateRequested,
   NodeLocked,
@@ -41,6 +42,8 @@ interface ProvisionBody {
   target: string;
   clean_steps?: unknown[] | null;
   service_steps?: unknown[] | null;
+  deploy_steps?: unknown[] | null;
+  disable_ramdisk?: boolean | null;
   rescue_password?: string | null;
   configdrive?: string | Record<string, unknown> | null;
 }
@@ -74,12 +77,30 @@ const USER_STEP_SCHEMA = {
   required: ['interface', 'step'],
   additionalProperties: false,
 } as const;
+/** A user deploy step, as Ironic's DEPLOY_STEP_SCHEMA checks it. */
+const DEPLOY_STEP_SCHEMA = {
+  type: 'object',
+  properties: {
+    args: { type: 'object' },
+    interface: { enum: STEP_INTERFACES },
+    priority: USER_STEP_SCHEMA.properties.order,
+    step: { type: 'string', minLength: 1 },
+  },
+  required: ['interface', 'step', 'args', 'priority'],
+  additionalProperties: false,
+} as const;
+
+/** Versions of disable_ramdisk: manual cleaning (1.70), servicing (Ironic's 1.108, above our maximum). */
+const SERVICE_DISABLE_RAMDISK_MINOR = 108;
+
 const checkProvisionBody = compileSchema<ProvisionBody>('provision state request', {
   type: 'object',
   properties: {
     target: { type: 'string' },
     clean_steps: { type: ['array', 'null'], items: { type: 'object' } },
     service_steps: { type: ['array', 'null'], items: USER_STEP_SCHEMA },
+    deploy_steps: { type: ['array', 'null'], items: DEPLOY_STEP_SCHEMA },
+    disable_ramdisk: { type: ['boolean', 'null'] },
     rescue_password: { type: ['string', 'null'] },
     configdrive: {
       anyOf: [
@@ -147,6 +168,8 @@ function checkProvisionRequest(node: NodeRecord, body: ProvisionBody, minor: num
   if (body.service_steps?.length && event !== 'service') {
     throw new InvalidParameterValue('"service_steps" is only valid when setting target provision state to service');
   }
+  checkDeploySteps(body.deploy_steps, target, minor);
+  checkDisableRamdisk(body.disable_ramdisk, target, minor);
   if (event === 'rescue' && !body.rescue_password?.trim()) {
     throw new InvalidParameterValue(
       'A non-empty "rescue_password" is required when setting target provision state to rescue',
@@ -160,6 +183,28 @@ function checkProvisionRequest(node: NodeRecord, body: ProvisionBody, minor: num
     throw versionTooLow(DEPLOY_WAIT_ABORT_MINOR);
   }
   return event;
+}
+
+/** deploy_steps come with active or rebuild, from 1.69 (Ironic's check_allow_deploy_steps). */
+function checkDeploySteps(steps: ProvisionBody['deploy_steps'], target: string, minor: number): void {
+  if (!steps?.length) return;
+  requireMinor(minor, Minor.USER_DEPLOY_STEPS);
+  if (target !== 'active' && target !== 'rebuild') {
+    throw new InvalidParameterValue(
+      '"deploy_steps" is only valid when setting target provision state to active or rebuild',
+    );
+  }
+}
+
+/** disable_ramdisk comes with clean (1.70) or service (1.108) (Ironic's check_allow_disable_ramdisk). */
+function checkDisableRamdisk(disableRamdisk: ProvisionBody['disable_ramdisk'], target: string, minor: number): void {
+  if (disableRamdisk === undefined || disableRamdisk === null) return;
+  const since =
+    target === 'clean' ? Minor.CLEAN_DISABLE_RAMDISK : target === 'service' ? SERVICE_DISABLE_RAMDISK_MINOR : undefined;
+  if (since === undefined) {
+    throw new InvalidParameterValue('disable_ramdisk is supported only with manual cleaning or servicing');
+  }
+  if (minor < since) throw new InvalidApiVersion('disable_ramdisk is not acceptable in this API version');
 }
 
 /** A config drive only comes with active/rebuild, in a form the version knows (Ironic's checks). */
@@ -207,6 +252,8 @@ export function nodeStatesRouter(deps: RouteDeps): Router {
       event,
       ...(body.clean_steps ? { clean_steps: body.clean_steps } : {}),
       ...(body.service_steps ? { service_steps: body.service_steps } : {}),
+      ...(body.deploy_steps?.length ? { deploy_steps: body.deploy_steps } : {}),
+      ...(body.disable_ramdisk ? { disable_ramdisk: true } : {}),
       ...(body.rescue_password ? { rescue_password: body.rescue_password } : {}),
       ...(body.configdrive ? { configdrive: body.configdrive } : {}),
     };

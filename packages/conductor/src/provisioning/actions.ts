@@ -1,5 +1,5 @@
-import { PowerState, type ProvisionState, ProvisionState as S } from '@bmaas/common';
-import { rescueStepsOf } from '@bmaas/driver-api';
+import { InvalidParameterValue, PowerState, type ProvisionState, ProvisionState as S } from '@bmaas/common';
+import { type ProvisionStep, rescueStepsOf } from '@bmaas/driver-api';
 import { withoutAgentSession } from '../agent/agent-token.js';
 import type { ConductorTask } from '../task-manager.js';
 import { continueService, service } from './servicing.js';
@@ -8,11 +8,18 @@ import {
   cleanStepsChosen,
   continueSteps,
   DEPLOY_STEPS,
+  mergeDeploySteps,
   requestedCleanSteps,
   runSteps,
+  stepText,
+  USER_DEPLOY_STEPS_KEY,
+  userDeployStepsOf,
   withoutSteps,
 } from './steps.js';
 import { advance } from './transitions.js';
+
+/** driver_internal_info key: this manual cleaning runs without booting the ramdisk (1.70), as Ironic names it. */
+export const CLEANING_DISABLE_RAMDISK_KEY = 'cleaning_disable_ramdisk';
 
 export interface ActionContext {
   /** [conductor]automated_clean; a node's own automated_clean overrides it. */
@@ -32,7 +39,8 @@ async function verify(task: ConductorTask, ctx: ActionContext): Promise<void> {
 
 /** Cleaning done: back to manageable for a manual clean, else available. */
 export async function finishCleaning(task: ConductorTask, ctx: ActionContext): Promise<void> {
-  const info = withoutAgentSession(withoutSteps(task.node.driverInternalInfo, CLEAN_STEPS));
+  const { [CLEANING_DISABLE_RAMDISK_KEY]: _, ...rest } = withoutSteps(task.node.driverInternalInfo, CLEAN_STEPS);
+  const info = withoutAgentSession(rest);
   if (task.node.targetProvisionState === S.MANAGEABLE || task.node.retired) {
     // Manual cleaning ends where it started, and a retired node is not made available again
     // (Ironic fires its internal `manage` event here).
@@ -50,7 +58,7 @@ export async function finishCleaning(task: ConductorTask, ctx: ActionContext): P
 
 /** The last clean step finished: the agent is powered off and its boot removed, then cleaning ends. */
 async function endCleaning(task: ConductorTask, ctx: ActionContext): Promise<void> {
-  await task.driver.deploy.tearDownCleaning(task);
+  if (!withoutRamdisk(task)) await task.driver.deploy.tearDownCleaning(task);
   await finishCleaning(task, ctx);
 }
 
@@ -63,6 +71,30 @@ async function startCleanSteps(task: ConductorTask, ctx: ActionContext): Promise
   if ((await runSteps(task, ctx, CLEAN_STEPS, steps, 0)) === 'done') await endCleaning(task, ctx);
 }
 
+function withoutRamdisk(task: ConductorTask): boolean {
+  return task.node.driverInternalInfo[CLEANING_DISABLE_RAMDISK_KEY] === true;
+}
+
+/**
+ * Manual cleaning with disable_ramdisk: no ramdisk boots, and only steps the
+ * interface runs without it are taken (Ironic: "requires booting a ramdisk").
+ */
+async function startCleanStepsWithoutRamdisk(task: ConductorTask, ctx: ActionContext): Promise<void> {
+  const requested = requestedCleanSteps(task.node.driverInternalInfo) ?? [];
+  const { deploy } = task.driver;
+  const steps = deploy.getCleanStepsWithoutRamdisk
+    ? await deploy.getCleanStepsWithoutRamdisk(task, requested)
+    : requested;
+  const needing = steps.filter((step) => step.requires_ramdisk !== false);
+  if (needing.length > 0) {
+    throw new InvalidParameterValue(
+      needing.map((step) => `clean step ${stepText(step)} requires booting a ramdisk`).join('; '),
+    );
+  }
+  task.logger.info('clean steps chosen, no ramdisk', { steps: steps.map((s) => `${s.interface}.${s.step}`) });
+  if ((await runSteps(task, ctx, CLEAN_STEPS, steps, 0)) === 'done') await endCleaning(task, ctx);
+}
+
 /** cleaning (provide, manual clean, or after undeploy). */
 async function clean(task: ConductorTask, ctx: ActionContext): Promise<void> {
   const manual = task.node.targetProvisionState === S.MANAGEABLE;
@@ -71,6 +103,10 @@ async function clean(task: ConductorTask, ctx: ActionContext): Promise<void> {
     return;
   }
   await task.driver.power.validate(task);
+  if (manual && withoutRamdisk(task)) {
+    await startCleanStepsWithoutRamdisk(task, ctx);
+    return;
+  }
   if ((await task.driver.deploy.prepareCleaning(task)) === 'wait') {
     await advance(task, 'wait', ctx.now, { cleanStep: {} });
     return;
@@ -80,12 +116,20 @@ async function clean(task: ConductorTask, ctx: ActionContext): Promise<void> {
 
 /** The last deploy step finished: the agent's session ends with it. */
 async function finishDeploy(task: ConductorTask, ctx: ActionContext): Promise<void> {
-  await advance(task, 'done', ctx.now, { driverInternalInfo: withoutAgentSession(task.node.driverInternalInfo) });
+  const { [USER_DEPLOY_STEPS_KEY]: _, ...info } = task.node.driverInternalInfo;
+  await advance(task, 'done', ctx.now, { driverInternalInfo: withoutAgentSession(info) });
 }
 
-/** deploying (deploy, rebuild): the deploy interface's steps, in order. */
+/** The deploy steps to run: the interface's, merged with those the user gave (1.69). */
+export async function deployStepsOf(task: ConductorTask): Promise<ProvisionStep[]> {
+  const userSteps = userDeployStepsOf(task.node.driverInternalInfo[USER_DEPLOY_STEPS_KEY]);
+  return mergeDeploySteps(await task.driver.deploy.getDeploySteps(task), userSteps);
+}
+
+/** deploying (deploy, rebuild): the deploy interface's steps merged with the user's, highest priority first. */
 async function deploy(task: ConductorTask, ctx: ActionContext): Promise<void> {
-  const steps = await task.driver.deploy.getDeploySteps(task);
+  const steps = await deployStepsOf(task);
+  task.logger.info('deploy steps chosen', { steps: steps.map((s) => `${s.interface}.${s.step}`) });
   if ((await runSteps(task, ctx, DEPLOY_STEPS, steps, 0)) === 'done') await finishDeploy(task, ctx);
 }
 

@@ -17,8 +17,16 @@ import {
 import type { NodeChanges } from '@bmaas/db';
 import { AGENT_TOKEN_KEY, agentTokenMatches, withoutAgentSession } from '../agent/agent-token.js';
 import type { ConductorTask, TaskManager } from '../task-manager.js';
-import { type ActionContext, type ActionWork, CONTINUE_BY_WAIT, tearDownWait, WORK_BY_STATE } from './actions.js';
+import {
+  type ActionContext,
+  type ActionWork,
+  CLEANING_DISABLE_RAMDISK_KEY,
+  CONTINUE_BY_WAIT,
+  tearDownWait,
+  WORK_BY_STATE,
+} from './actions.js';
 import { abortService, continueService, SERVICE_STEPS_KEY } from './servicing.js';
+import { mergeDeploySteps, USER_DEPLOY_STEPS_KEY, userDeployStepsOf } from './steps.js';
 import { failAction } from './transitions.js';
 
 export interface ProvisioningRunnerOptions {
@@ -34,6 +42,10 @@ export interface ProvisioningRequest {
   requestId?: string | undefined;
   cleanSteps?: unknown[] | undefined;
   serviceSteps?: unknown[] | undefined;
+  /** deploy/rebuild (1.69): steps merged with the deploy interface's ({interface, step, args, priority}). */
+  deploySteps?: unknown[] | undefined;
+  /** clean (1.70): run only steps that need no ramdisk, without booting it. */
+  disableRamdisk?: boolean | undefined;
   rescuePassword?: string | undefined;
   /** deploy/rebuild: the config drive, stored as upstream in instance_info.configdrive. */
   configdrive?: string | Record<string, unknown> | undefined;
@@ -135,7 +147,7 @@ export class ProvisioningRunner {
         }
         if (node.protected && (event === 'delete' || event === 'rebuild')) throw new NodeProtected(node.uuid);
         if (node.retired && event === 'provide') throw new NodeIsRetired('providing', node.uuid);
-        await this.validateBefore(event, task);
+        await this.validateBefore(event, task, request.deploySteps);
         const eventChanges = extra(node);
         const changes: NodeChanges = {
           provisionState: transition.to,
@@ -294,7 +306,17 @@ export class ProvisioningRunner {
           'An explicit list of clean steps (clean_steps) is required for manual cleaning.',
         );
       }
-      return (node) => ({ driverInternalInfo: { ...node.driverInternalInfo, clean_steps: steps } });
+      const disableRamdisk = request.disableRamdisk === true;
+      return (node) => {
+        const { [CLEANING_DISABLE_RAMDISK_KEY]: _, ...info } = node.driverInternalInfo;
+        return {
+          driverInternalInfo: {
+            ...info,
+            clean_steps: steps,
+            ...(disableRamdisk ? { [CLEANING_DISABLE_RAMDISK_KEY]: true } : {}),
+          },
+        };
+      };
     }
     if (event === 'service') {
       const steps = request.serviceSteps;
@@ -310,20 +332,29 @@ export class ProvisioningRunner {
       }
       return (node) => ({ instanceInfo: { ...node.instanceInfo, rescue_password: password } });
     }
-    if ((event === 'deploy' || event === 'rebuild') && request.configdrive !== undefined) {
+    if (event === 'deploy' || event === 'rebuild') {
       const { configdrive } = request;
-      return (node) => ({ instanceInfo: { ...node.instanceInfo, configdrive } });
+      const userSteps = request.deploySteps?.length ? userDeployStepsOf(request.deploySteps) : undefined;
+      return (node) => {
+        // Steps given now replace any a former deploy left behind.
+        const { [USER_DEPLOY_STEPS_KEY]: _, ...info } = node.driverInternalInfo;
+        return {
+          ...(configdrive !== undefined ? { instanceInfo: { ...node.instanceInfo, configdrive } } : {}),
+          driverInternalInfo: userSteps ? { ...info, [USER_DEPLOY_STEPS_KEY]: userSteps } : info,
+        };
+      };
     }
     return () => ({});
   }
 
   /** Checks made before accepting an action, so a bad node is refused with 400 instead of failing later. */
-  private async validateBefore(event: string, task: ConductorTask): Promise<void> {
+  private async validateBefore(event: string, task: ConductorTask, userSteps: unknown[] | undefined): Promise<void> {
     const { driver } = task;
     if (event === 'deploy' || event === 'rebuild') {
       await driver.boot.validate(task);
       await driver.deploy.validate(task);
       await driver.power.validate(task);
+      if (userSteps?.length) mergeDeploySteps(await driver.deploy.getDeploySteps(task), userDeployStepsOf(userSteps));
     } else if (event === 'rescue') {
       await driver.boot.validate(task);
       await driver.power.validate(task);

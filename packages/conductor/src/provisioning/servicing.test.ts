@@ -1,33 +1,26 @@
 import { InvalidStateRequested, MissingParameterValue, type NodeRecord } from '@bmaas/common';
-import { createStores, type Stores } from '@bmaas/db';
-import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import type { Stores } from '@bmaas/db';
 import { FAKE_SERVICE_STEPS_KEY } from '@bmaas/driver-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TaskManager } from '../task-manager.js';
-import { createNode, fixtureTasks, testConfig } from '../test-fixtures.js';
-import { ProvisioningRunner } from './runner.js';
+import { createNode } from '../test-fixtures.js';
+import type { ProvisioningRunner } from './runner.js';
+import { type RunnerFixture, startRunnerFixture } from './runner-fixture.js';
 
-let database: TestDatabase;
+let fixture: RunnerFixture;
 let stores: Stores;
-let tasks: TaskManager;
 let runner: ProvisioningRunner;
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  stores = createStores(database.db);
-  ({ tasks } = fixtureTasks(stores, testConfig({ DEFAULT: { enabled_deploy_interfaces: ['fake', 'direct'] } })));
-  runner = new ProvisioningRunner({ tasks, automatedClean: false });
+  fixture = await startRunnerFixture();
+  ({ stores, runner } = fixture);
 });
 afterAll(async () => {
-  await database?.drop();
+  await fixture?.drop();
 });
 
 /** Fires an action, waits for its background work, returns the node as stored. */
-async function act(node: NodeRecord, event: string, serviceSteps?: unknown[]): Promise<NodeRecord> {
-  await runner.doProvisioningAction(node.uuid, event, serviceSteps ? { serviceSteps } : {});
-  expect(await tasks.drain(30_000)).toBe(true);
-  return (await stores.nodes.getById(node.id)) as NodeRecord;
-}
+const act = (node: NodeRecord, event: string, serviceSteps?: unknown[]): Promise<NodeRecord> =>
+  fixture.act(node, event, serviceSteps ? { serviceSteps } : {});
 
 const activeNode = (fields: Parameters<typeof createNode>[1] = {}, state: Partial<NodeRecord> = {}) =>
   createNode(stores, fields, { provisionState: 'active', instanceInfo: { image_source: 'http://x/i.img' }, ...state });

@@ -1,5 +1,6 @@
 import { AgentInProgress } from '@bmaas/agent-client';
-import type { JsonObject } from '@bmaas/common';
+import { InvalidParameterValue, type JsonObject } from '@bmaas/common';
+
 import type { ProvisionStep, StepOutcome } from '@bmaas/driver-api';
 import type { ConductorTask } from '../task-manager.js';
 import type { ActionContext } from './actions.js';
@@ -130,4 +131,96 @@ export function cleanStepsChosen(info: JsonObject): boolean {
 export function requestedCleanSteps(info: JsonObject): ProvisionStep[] | undefined {
   const list = stepsOf(info, CLEAN_STEPS);
   return list.length > 0 ? list : undefined;
+}
+
+/** driver_internal_info key of the deploy steps a user gave with active/rebuild (1.69), as Ironic names it. */
+export const USER_DEPLOY_STEPS_KEY = 'user_deploy_steps';
+
+/** Order of interfaces whose deploy steps share a priority (Ironic's DEPLOYING_INTERFACE_PRIORITY). */
+const DEPLOY_INTERFACE_ORDER: Readonly<Record<string, number>> = {
+  vendor: 7,
+  power: 6,
+  management: 5,
+  firmware: 4,
+  deploy: 3,
+  bios: 2,
+  raid: 1,
+};
+
+/** A step as Python prints its dictionary, the form Ironic's step messages show. */
+export function stepText(value: unknown): string {
+  if (typeof value === 'string') return `'${value}'`;
+  if (value === true) return 'True';
+  if (value === false) return 'False';
+  if (value === null || value === undefined) return 'None';
+  if (Array.isArray(value)) return `[${value.map(stepText).join(', ')}]`;
+  if (typeof value === 'object') {
+    return `{${Object.entries(value)
+      .map(([k, v]) => `'${k}': ${stepText(v)}`)
+      .join(', ')}}`;
+  }
+  return String(value);
+}
+
+const stepId = (step: { interface: string; step: string }) => `${step.interface}.${step.step}`;
+
+/** The user's deploy steps as the API checked them (priority a number or a string of digits). */
+export function userDeployStepsOf(raw: unknown): ProvisionStep[] {
+  if (!Array.isArray(raw)) return [];
+  return raw.map((item) => {
+    const step = item as { interface: string; step: string; priority: unknown; args?: JsonObject };
+    return { interface: step.interface, step: step.step, priority: Number(step.priority), args: step.args ?? {} };
+  });
+}
+
+/**
+ * The deploy steps to run (Ironic's _get_all_deployment_steps): the
+ * driver's steps of priority above 0, where a user step of the same
+ * interface.step replaces it (its priority and args; priority 0 disables
+ * it), highest priority first. A user step the interface does not have, the
+ * core step given a priority, or a step given twice is refused.
+ */
+export function mergeDeploySteps(
+  driverSteps: readonly ProvisionStep[],
+  userSteps: readonly ProvisionStep[],
+): ProvisionStep[] {
+  const known = new Map(driverSteps.map((step) => [stepId(step), step]));
+  const errors: string[] = [];
+  const seen = new Set<string>();
+  const duplicates = new Set<string>();
+  for (const step of userSteps) {
+    const id = stepId(step);
+    if (seen.has(id)) duplicates.add(id);
+    seen.add(id);
+    if (!known.has(id)) {
+      errors.push(`node does not support this deploy step: ${stepText(step)}`);
+    } else if (step.priority > 0 && id === 'deploy.deploy') {
+      errors.push(
+        `deploy step ${step.step} on interface ${step.interface} is a core step and cannot be overridden by user steps. It may be disabled by setting the priority to 0`,
+      );
+    }
+  }
+  if (duplicates.size > 0) {
+    errors.push(
+      `Duplicate deploy steps. A deploy template cannot have multiple deploy steps with the same interface and step. Duplicate deploy steps for ${[...duplicates].join(', ')}`,
+    );
+  }
+  if (errors.length > 0) {
+    throw new InvalidParameterValue(
+      `Validation of deploy steps from "deploy steps" argument failed.${errors.join('; ')}`,
+    );
+  }
+  const steps = [
+    ...driverSteps.filter((step) => step.priority > 0 && !seen.has(stepId(step))),
+    ...userSteps.filter((step) => step.priority > 0).map((step) => ({ ...known.get(stepId(step)), ...step })),
+  ];
+  return steps
+    .map((step, index) => ({ step, index }))
+    .sort(
+      (a, b) =>
+        b.step.priority - a.step.priority ||
+        (DEPLOY_INTERFACE_ORDER[b.step.interface] ?? 0) - (DEPLOY_INTERFACE_ORDER[a.step.interface] ?? 0) ||
+        a.index - b.index,
+    )
+    .map(({ step }) => step);
 }

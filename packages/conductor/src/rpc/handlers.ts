@@ -29,6 +29,8 @@ export function createRpcHandlers({ runner, tasks, history, registry }: RpcHandl
         requestId,
         cleanSteps: params.clean_steps,
         serviceSteps: params.service_steps,
+        deploySteps: params.deploy_steps,
+        disableRamdisk: params.disable_ramdisk,
         rescuePassword: params.rescue_password,
         configdrive: params.configdrive,
       });
