@@ -16,6 +16,7 @@ import { PortService } from './port-service.js';
 import type { RouteDeps } from './route-deps.js';
 import { conductorsRouter } from './routes/conductors.js';
 import { driversRouter } from './routes/drivers.js';
+import { nodeInventoryRouter } from './routes/node-inventory.js';
 import { nodeStatesRouter } from './routes/node-states.js';
 import { nodesRouter } from './routes/nodes.js';
 import { portsRouter } from './routes/ports.js';
@@ -29,7 +30,7 @@ export interface ApiDeps {
 }
 
 /** Firmware and ramdisk endpoints: not versioned (they cannot negotiate) and public. */
-export const UNVERSIONED_PREFIXES = ['/v1/boot', '/v1/lookup', '/v1/heartbeat'];
+export const UNVERSIONED_PREFIXES = ['/v1/boot', '/v1/lookup', '/v1/heartbeat', '/v1/continue_inspection'];
 
 /**
  * The API as a node:http request listener (main and the tests listen with
@@ -82,6 +83,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(rootRouter(routeDeps));
   app.use(nodesRouter(routeDeps));
   app.use(nodeStatesRouter(routeDeps));
+  app.use(nodeInventoryRouter(routeDeps));
   app.use(portsRouter(routeDeps));
   app.use(conductorsRouter(routeDeps));
   app.use(driversRouter(routeDeps));

@@ -13,6 +13,7 @@ export const INTERFACE_FIELDS = {
   deploy: 'deployInterface',
   power: 'powerInterface',
   management: 'managementInterface',
+  inspect: 'inspectInterface',
 } as const satisfies Record<InterfaceType, string>;
 
 export type NodeInterfaces = { [K in InterfaceType as (typeof INTERFACE_FIELDS)[K]]: string };
@@ -24,7 +25,6 @@ export type NodeInterfaces = { [K in InterfaceType as (typeof INTERFACE_FIELDS)[
 export const UNMODELLED_INTERFACES: Readonly<Record<string, string>> = {
   bios: 'no-bios',
   console: 'no-console',
-  inspect: 'no-inspect',
   network: 'noop',
   raid: 'no-raid',
   rescue: 'no-rescue',
@@ -58,6 +58,7 @@ export class HardwareTypeCatalog {
       deploy: config.DEFAULT.default_deploy_interface,
       power: config.DEFAULT.default_power_interface,
       management: config.DEFAULT.default_management_interface,
+      inspect: config.DEFAULT.default_inspect_interface,
     });
   }
 

@@ -10,6 +10,7 @@ const NODE_PROPERTIES = {
   deploy_interface: schemaTypes.nullableString(255),
   power_interface: schemaTypes.nullableString(255),
   management_interface: schemaTypes.nullableString(255),
+  inspect_interface: schemaTypes.nullableString(255),
   driver_info: schemaTypes.nullableObject,
   instance_info: schemaTypes.nullableObject,
   instance_uuid: schemaTypes.nullableUuid,
@@ -38,6 +39,7 @@ export interface NodeBody {
   deploy_interface?: string | null;
   power_interface?: string | null;
   management_interface?: string | null;
+  inspect_interface?: string | null;
   driver_info?: Record<string, unknown> | null;
   instance_info?: Record<string, unknown> | null;
   instance_uuid?: string | null;
@@ -62,6 +64,7 @@ export const NODE_FIELD_DEFAULTS: Readonly<Record<string, unknown>> = {
   deploy_interface: null,
   power_interface: null,
   management_interface: null,
+  inspect_interface: null,
   driver_info: {},
   instance_info: {},
   instance_uuid: null,
@@ -82,6 +85,7 @@ export const NODE_WRITE_VERSIONS: Readonly<Record<string, number>> = {
   deploy_interface: Minor.DYNAMIC_INTERFACES,
   power_interface: Minor.DYNAMIC_INTERFACES,
   management_interface: Minor.DYNAMIC_INTERFACES,
+  inspect_interface: Minor.DYNAMIC_INTERFACES,
   conductor_group: Minor.CONDUCTOR_GROUP,
   automated_clean: Minor.AUTOMATED_CLEAN,
   description: Minor.DESCRIPTION,

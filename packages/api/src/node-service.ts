@@ -11,6 +11,7 @@ import {
   type NodeRecord,
   NoValidHost,
   ProvisionState,
+  parseRootDeviceHints,
   STABLE_STATES,
   TemporaryFailure,
 } from '@bmaas/common';
@@ -84,6 +85,7 @@ function fieldsOf(body: NodeBody, defaultGroup: string): NodeFields {
       deploy: body.deploy_interface ?? null,
       power: body.power_interface ?? null,
       management: body.management_interface ?? null,
+      inspect: body.inspect_interface ?? null,
     },
     driverInfo: body.driver_info ?? {},
     instanceInfo: body.instance_info ?? {},
@@ -108,6 +110,7 @@ function patchDocument(node: NodeRecord): Record<string, unknown> {
     deploy_interface: node.deployInterface,
     power_interface: node.powerInterface,
     management_interface: node.managementInterface,
+    inspect_interface: node.inspectInterface,
     driver_info: node.driverInfo,
     instance_info: node.instanceInfo,
     instance_uuid: node.instanceUuid,
@@ -119,6 +122,13 @@ function patchDocument(node: NodeRecord): Record<string, unknown> {
     automated_clean: node.automatedClean,
     maintenance: node.maintenance,
   };
+}
+
+/** Root device hints (properties.root_device, instance_info.root_device) are checked when they are set. */
+function checkRootDeviceHints(fields: Pick<NodeFields, 'properties' | 'instanceInfo'>): void {
+  for (const hints of [fields.properties.root_device, fields.instanceInfo.root_device]) {
+    if (hints !== undefined) parseRootDeviceHints(hints);
+  }
 }
 
 function sameJson(a: unknown, b: unknown): boolean {
@@ -166,6 +176,7 @@ export class NodeService {
       if (!empty && minor < since) throw versionTooLow(since);
     }
     const fields = fieldsOf(checked, this.deps.config.DEFAULT.default_conductor_group);
+    checkRootDeviceHints(fields);
     if (fields.name !== null)
       checkNodeName(fields.name, minor, `Cannot create node with invalid name '${fields.name}'`);
     const uuid = checked.uuid?.toLowerCase() ?? crypto.randomUUID();
@@ -212,6 +223,7 @@ export class NodeService {
     }
     const patched = checkNodeBody(applyJsonPatch(patchDocument(node), ops, NODE_FIELD_DEFAULTS));
     const next = fieldsOf(patched, '');
+    checkRootDeviceHints(next);
     // Ironic routes every update through the owning conductor: no conductor, no update.
     await this.deps.conductors.hostFor({ uuid: node.uuid, driver: next.driver, conductorGroup: next.conductorGroup });
     const changes = await this.changesFor(node, next, ops, resetInterfaces === true);

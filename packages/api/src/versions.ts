@@ -5,7 +5,7 @@
  */
 export const MIN_MINOR = 1;
 /** Highest version whose behaviour this API implements (the `baremetal` CLI asks for 1.78). */
-export const MAX_MINOR = 78;
+export const MAX_MINOR = 81;
 /** Version of a request that names none. */
 export const DEFAULT_MINOR = MIN_MINOR;
 
@@ -65,6 +65,7 @@ export const Minor = {
   DEPLOY_UNDEPLOY_VERBS: 73,
   BOOT_MODE: 75,
   DRIVER_FIELDS: 77,
+  NODE_INVENTORY: 81,
 } as const;
 
 export type ParsedVersion = { kind: 'version'; major: number; minor: number } | { kind: 'malformed' };

@@ -11,6 +11,7 @@ export interface NodeRecord {
   deployInterface: string;
   powerInterface: string;
   managementInterface: string;
+  inspectInterface: string;
   driverInfo: JsonObject;
   driverInternalInfo: JsonObject;
   instanceInfo: JsonObject;
@@ -31,6 +32,8 @@ export interface NodeRecord {
   resourceClass: string | null;
   description: string | null;
   automatedClean: boolean | null;
+  inspectionStartedAt: Date | null;
+  inspectionFinishedAt: Date | null;
   createdAt: Date;
   updatedAt: Date | null;
 }
@@ -60,8 +63,8 @@ export interface ConductorRecord {
   updatedAt: Date | null;
 }
 
-export type InterfaceType = 'boot' | 'deploy' | 'power' | 'management';
-export const INTERFACE_TYPES: readonly InterfaceType[] = ['boot', 'deploy', 'power', 'management'];
+export type InterfaceType = 'boot' | 'deploy' | 'power' | 'management' | 'inspect';
+export const INTERFACE_TYPES: readonly InterfaceType[] = ['boot', 'deploy', 'power', 'management', 'inspect'];
 
 export interface HardwareInterfaceRecord {
   conductorId: number;

@@ -155,7 +155,7 @@ describe('conductor', () => {
         .filter((i) => i.isDefault)
         .map((i) => `${i.interfaceType}:${i.interfaceName}`)
         .sort(),
-    ).toEqual(['boot:fake', 'deploy:fake', 'management:fake', 'power:fake']);
+    ).toEqual(['boot:fake', 'deploy:fake', 'inspect:fake', 'management:fake', 'power:fake']);
     await conductor.stop();
     expect(await stores.conductors.get(conductor.hostname, 5)).toMatchObject({ online: false, alive: false });
   });

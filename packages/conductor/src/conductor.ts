@@ -4,6 +4,7 @@ import type { Stores } from '@bmaas/db';
 import { ConductorRing } from '@bmaas/rpc-client';
 import { type ConductorSetup, prepareConductor } from './conductor-setup.js';
 import { createHttpFileServer, listen } from './http-file-server.js';
+import { InventoryProcessor } from './inspection/inventory-processor.js';
 import type { NodeCheckDeps } from './periodic/node-checks.js';
 import { crashRecoveryChanges, recoverOrphanedNodes, releaseOwnLeftovers } from './periodic/orphans.js';
 import { RepeatingTask } from './periodic/repeating-task.js';
@@ -70,7 +71,12 @@ export function createConductor(deps: ConductorDeps): Conductor {
     },
     logger: deps.logger.child({ component: 'task' }),
   });
-  const runner = new ProvisioningRunner({ tasks, automatedClean: config.conductor.automated_clean, now });
+  const inventories = new InventoryProcessor({
+    ports: stores.ports,
+    inventories: stores.inventories,
+    config: config.inspector,
+  });
+  const runner = new ProvisioningRunner({ tasks, inventories, automatedClean: config.conductor.automated_clean, now });
   const ring = new ConductorRing({
     conductors: stores.conductors,
     heartbeatTimeout: config.conductor.heartbeat_timeout,

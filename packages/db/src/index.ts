@@ -8,6 +8,7 @@ export {
   ConductorStore,
 } from './stores/conductor-store.js';
 export { createStores, type Stores } from './stores/index.js';
+export { InventoryStore, type NodeInventory } from './stores/inventory-store.js';
 export {
   type NewNode,
   NODE_SORT_EXPRESSIONS,

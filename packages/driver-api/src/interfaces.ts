@@ -61,6 +61,26 @@ export interface DeployInterface extends HardwareInterface {
 }
 
 /**
+ * Inspection: fills in a node's properties and ports from its hardware.
+ * The conductor calls these under the node's exclusive lock. In-band
+ * implementations boot a ramdisk that posts its inventory to the API; the
+ * conductor processes that inventory (properties, ports, storage) itself and
+ * then calls continueInspection. Anything thrown fails inspection
+ * (`inspect failed`, the error as last_error).
+ */
+export interface InspectInterface extends HardwareInterface {
+  /**
+   * Starts inspection (inspecting). 'done': finished in place (out-of-band
+   * or fake); 'wait': the node waits in `inspect wait` for its inventory.
+   */
+  inspectHardware(task: Task): Promise<StepOutcome>;
+  /** The inventory arrived and was processed: undo what inspectHardware prepared (ramdisk boot) and power off. */
+  continueInspection(task: Task): Promise<void>;
+  /** Inspection was aborted or timed out in `inspect wait`: the same tidy-up, best effort. Idempotent. */
+  abortInspection(task: Task): Promise<void>;
+}
+
+/**
  * How an implementation of an interface kind is made known to the conductor:
  * one descriptor per implementation, listed in the conductor's registry file.
  */

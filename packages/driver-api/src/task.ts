@@ -1,6 +1,6 @@
 import type { BmaasConfig, Logger, NodeRecord, PortRecord } from '@bmaas/common';
 import type { BootInterface } from './boot.js';
-import type { DeployInterface, ManagementInterface, PowerInterface } from './interfaces.js';
+import type { DeployInterface, InspectInterface, ManagementInterface, PowerInterface } from './interfaces.js';
 
 /** Node fields a hardware interface may change through its task. */
 export type NodeUpdate = Partial<
@@ -51,4 +51,5 @@ export interface NodeDriver {
   readonly deploy: DeployInterface;
   readonly power: PowerInterface;
   readonly management: ManagementInterface;
+  readonly inspect: InspectInterface;
 }

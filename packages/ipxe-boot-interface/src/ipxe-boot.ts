@@ -7,6 +7,7 @@ import {
   type Logger,
   MissingParameterValue,
   type NodeRecord,
+  ProvisionState,
 } from '@bmaas/common';
 import {
   BaseBootInterface,
@@ -29,6 +30,9 @@ export const DEFAULT_IMAGE_DOWNLOAD_TIMEOUT_MS = 30 * 60 * 1000;
  * The configurations getBootConfig serves, by name, and the file each is
  * read from. A request's name only ever selects an entry here.
  */
+/** States whose ramdisk boot is an inspection: the ramdisk is told where to post its inventory. */
+const INSPECTION_STATES: ReadonlySet<string> = new Set([ProvisionState.INSPECTING, ProvisionState.INSPECT_WAIT]);
+
 const BOOT_CONFIG_FILES: ReadonlyMap<string, (layout: HttpRootLayout, nodeUuid: string) => string> = new Map([
   ['boot.ipxe', (layout: HttpRootLayout, nodeUuid: string) => layout.nodeScript(nodeUuid)],
 ]);
@@ -96,7 +100,8 @@ export class IpxeBootInterface extends BaseBootInterface {
   async prepareRamdisk(task: Task, mode: RamdiskMode): Promise<void> {
     const { uuid } = task.node;
     const sources = this.imageSources(task.node, mode);
-    const script = renderNodeScript(nodeScriptOptions(this.config, uuid, mode));
+    const inspection = INSPECTION_STATES.has(task.node.provisionState);
+    const script = renderNodeScript(nodeScriptOptions(this.config, uuid, mode, inspection));
     const rootScript = renderRootBootScript(this.config);
     const log = this.nodeLogger(task);
 

@@ -18,6 +18,8 @@ export interface NodeScriptOptions {
   timeoutSeconds: number;
   /** [pxe]boot_retry_attempts: failed downloads retried before giving up. */
   retryAttempts: number;
+  /** Inspection boots only: where the ramdisk posts its inventory (ipa-inspection-callback-url). */
+  inspectionCallbackUrl?: string | undefined;
 }
 
 /** Seconds the fail label waits before rebooting, so the message can be read on a console. */
@@ -59,6 +61,7 @@ function ramdiskLabel(options: NodeScriptOptions, mode: RamdiskMode): string[] {
     options.kernelAppendParams.trim(),
     'BOOTIF=${mac}',
     `ipa-api-url=${options.apiUrl}`,
+    options.inspectionCallbackUrl ? `ipa-inspection-callback-url=${options.inspectionCallbackUrl}` : '',
     // The EFI stub of the kernel finds the initrd by the name iPXE gives it.
     `initrd=${mode}_ramdisk`,
   ].filter((arg) => arg !== '');
@@ -112,9 +115,10 @@ export function nodeScriptEntry(script: string): NodeScriptEntry | undefined {
  * back. The instance entry needs neither.
  */
 export function nodeScriptOptions(
-  config: Pick<BmaasConfig, 'deploy' | 'pxe' | 'api'>,
+  config: Pick<BmaasConfig, 'deploy' | 'pxe' | 'api'> & Partial<Pick<BmaasConfig, 'inspector'>>,
   nodeUuid: string,
   entry: NodeScriptEntry,
+  inspection = false,
 ): NodeScriptOptions {
   const httpUrl = config.deploy.http_url ?? '';
   const apiUrl = config.api.public_endpoint ?? '';
@@ -139,6 +143,11 @@ export function nodeScriptOptions(
     kernelAppendParams: config.pxe.kernel_append_params,
     timeoutSeconds: config.pxe.ipxe_timeout,
     retryAttempts: config.pxe.boot_retry_attempts,
+    ...(inspection
+      ? {
+          inspectionCallbackUrl: `${withoutTrailingSlash(config.inspector?.callback_endpoint_override ?? apiUrl)}/v1/continue_inspection`,
+        }
+      : {}),
   };
 }
 

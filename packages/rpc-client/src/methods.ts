@@ -44,6 +44,19 @@ export interface ConductorRpcMethods {
    * power action clears it. Throws NodeLocked.
    */
   get_node_with_token: { params: { node_id: string }; result: AgentLookupNode };
+  /**
+   * The inspection ramdisk posted its inventory (already checked by the API:
+   * at least one interface, each with a MAC). In `inspect wait` the node
+   * moves to `inspecting` and the conductor answers; in the background it
+   * stores the inventory, sets the properties, creates the ports, tidies up
+   * the ramdisk boot and powers off, then `manageable` (or `inspect failed`).
+   * A node in `enroll` (just discovered) only has its inventory processed.
+   * Throws InvalidStateRequested in any other state, NodeLocked.
+   */
+  continue_inspection: {
+    params: { node_id: string; inventory: Record<string, unknown>; plugin_data: Record<string, unknown> };
+    result: null;
+  };
 }
 
 /** What get_node_with_token answers: the fields a lookup shows, and the token (or "******"). */

@@ -4,6 +4,7 @@ import { createRootLogger, NodeLocked, type NodeRecord } from '@bmaas/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOOT_NOT_FOUND_BODY } from '../boot/boot-config-router.js';
 import { ApiHarness, faultOf } from '../testing/api-harness.js';
+import { MAX_VERSION } from '../versions.js';
 
 /** Headers that legitimately differ between two answers. */
 const VARYING = new Set(['date', 'openstack-request-id', 'x-openstack-request-id', 'content-length']);
@@ -100,9 +101,9 @@ describe('GET /v1/lookup', () => {
     });
     const first = await api.request('GET', `/v1/lookup?addresses=${mac}`, { version: '1.82' });
     expect(first.status).toBe(200);
-    expect(first.headers.get('x-openstack-ironic-api-version')).toBe('1.78');
+    expect(first.headers.get('x-openstack-ironic-api-version')).toBe(MAX_VERSION);
     expect(first.headers.get('x-openstack-ironic-api-minimum-version')).toBe('1.1');
-    expect(first.headers.get('x-openstack-ironic-api-maximum-version')).toBe('1.78');
+    expect(first.headers.get('x-openstack-ironic-api-maximum-version')).toBe(MAX_VERSION);
     expect(Object.keys(first.body)).toEqual(['node', 'config']);
     expect(first.body.node).toEqual({
       uuid: node.uuid,

@@ -14,6 +14,8 @@ export const FAKE_HARDWARE_INTERFACES = [
   { hardwareType: 'fake-hardware', interfaceType: 'deploy', interfaceName: 'direct', isDefault: false },
   { hardwareType: 'fake-hardware', interfaceType: 'power', interfaceName: 'fake', isDefault: true },
   { hardwareType: 'fake-hardware', interfaceType: 'management', interfaceName: 'fake', isDefault: true },
+  { hardwareType: 'fake-hardware', interfaceType: 'inspect', interfaceName: 'fake', isDefault: true },
+  { hardwareType: 'fake-hardware', interfaceType: 'inspect', interfaceName: 'agent', isDefault: false },
 ] as const;
 
 /** Answers are read freely in tests. */

@@ -127,6 +127,7 @@ export const configSchema = {
     ...interfaceOptions('deploy', ['fake', 'direct']),
     ...interfaceOptions('power', ['fake']),
     ...interfaceOptions('management', ['fake']),
+    ...interfaceOptions('inspect', ['fake', 'no-inspect', 'agent']),
     hash_ring_reset_interval: {
       doc: 'Seconds a cached hash ring is trusted before it is rebuilt from the conductors table.',
       format: 'positive-number',
@@ -244,6 +245,12 @@ export const configSchema = {
       format: 'nat',
       default: 1800,
       env: 'BMAAS_CONDUCTOR__CLEAN_CALLBACK_TIMEOUT',
+    },
+    inspect_wait_timeout: {
+      doc: 'Seconds a node may wait in "inspect wait" for its ramdisk\'s inventory before inspection fails; 0 = forever.',
+      format: 'nat',
+      default: 1800,
+      env: 'BMAAS_CONDUCTOR__INSPECT_WAIT_TIMEOUT',
     },
     check_provision_state_interval: {
       doc: 'Seconds between runs of the periodic task that fails timed-out waits and checks ring changes.',
@@ -395,6 +402,52 @@ export const configSchema = {
       format: 'nat',
       default: 5,
       env: 'BMAAS_PXE__BOOT_RETRY_ATTEMPTS',
+    },
+  },
+  inspector: {
+    add_ports: {
+      doc: "Ports inspection creates from the inventory's interfaces: all, active (those with an IP address), pxe (only the booting one; all when the ramdisk did not say), disabled.",
+      format: ['all', 'active', 'pxe', 'disabled'],
+      default: 'pxe',
+      env: 'BMAAS_INSPECTOR__ADD_PORTS',
+    },
+    keep_ports: {
+      doc: 'Ports inspection keeps: all, present (delete ports whose MAC is not in the inventory), added (delete every port inspection did not just add or find).',
+      format: ['all', 'present', 'added'],
+      default: 'all',
+      env: 'BMAAS_INSPECTOR__KEEP_PORTS',
+    },
+    callback_endpoint_override: {
+      doc: 'Base URL of the API the inspection ramdisk posts its inventory to (…/v1/continue_inspection); unset = [api]public_endpoint.',
+      format: 'optional-url',
+      default: null as string | null,
+      env: 'BMAAS_INSPECTOR__CALLBACK_ENDPOINT_OVERRIDE',
+    },
+  },
+  discovery: {
+    enabled: {
+      doc: 'Enrol unknown machines: a MAC no port has gets the inspection ramdisk from /v1/boot, and its inventory creates a node in enroll with its ports and properties. Anyone on the provisioning network can then create nodes.',
+      format: Boolean,
+      default: false,
+      env: 'BMAAS_DISCOVERY__ENABLED',
+    },
+    driver: {
+      doc: 'Hardware type of discovered nodes; it must be enabled on a conductor.',
+      format: String,
+      default: 'fake-hardware',
+      env: 'BMAAS_DISCOVERY__DRIVER',
+    },
+    interfaces: {
+      doc: "Interfaces of discovered nodes as kind:name pairs (e.g. power:qemu,inspect:agent); kinds not named get the hardware type's default.",
+      format: 'string-list',
+      default: ['inspect:agent'],
+      env: 'BMAAS_DISCOVERY__INTERFACES',
+    },
+    name_template: {
+      doc: 'Name of a discovered node, from its inventory: {serial} (system serial number), {bmc_address}, {mac} (booting MAC, with dashes), {hostname}; characters a node name may not hold become "-". Unset, or a template whose fields are missing = no name.',
+      format: 'optional-string',
+      default: null as string | null,
+      env: 'BMAAS_DISCOVERY__NAME_TEMPLATE',
     },
   },
   database: {

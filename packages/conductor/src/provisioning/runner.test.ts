@@ -12,12 +12,16 @@ import {
   FakePowerInterface,
   fakeBootInterface,
   fakeDeployInterface,
+  fakeInspectInterface,
   fakeManagementInterface,
   fakePowerInterface,
+  noInspectInterface,
   type Task,
 } from '@bmaas/driver-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { directDeployInterface } from '../deploy/direct-deploy.js';
+import { agentInspectInterface } from '../inspection/agent-inspect.js';
+import { InventoryProcessor } from '../inspection/inventory-processor.js';
 import type { DriverCatalog } from '../registry/catalog.js';
 import { DriverRegistry } from '../registry/driver-registry.js';
 import { TaskManager } from '../task-manager.js';
@@ -42,6 +46,7 @@ const CATALOG: DriverCatalog = {
     deploy: [fakeDeployInterface, directDeployInterface, { name: 'exploding', create: () => new ExplodingDeploy() }],
     power: [fakePowerInterface, { name: 'unreachable', create: () => new UnreachablePower() }],
     management: [fakeManagementInterface],
+    inspect: [fakeInspectInterface, noInspectInterface, agentInspectInterface],
   },
   hardwareTypes: [
     {
@@ -51,6 +56,7 @@ const CATALOG: DriverCatalog = {
         deploy: ['fake', 'direct', 'exploding'],
         power: ['fake', 'unreachable'],
         management: ['fake'],
+        inspect: ['fake', 'no-inspect', 'agent'],
       },
     },
   ],
@@ -77,7 +83,8 @@ function setUp(automatedClean: boolean): { runner: ProvisioningRunner; tasks: Ta
     lockRetry: { attempts: 1, intervalMs: 10 },
     logger: createSilentLogger(),
   });
-  return { runner: new ProvisioningRunner({ tasks, automatedClean }), tasks };
+  const inventories = new InventoryProcessor({ ...stores, config: config.inspector });
+  return { runner: new ProvisioningRunner({ tasks, inventories, automatedClean }), tasks };
 }
 
 let plain: ReturnType<typeof setUp>;

@@ -2,6 +2,7 @@ import type { InterfaceType } from '@bmaas/common';
 import type {
   BootInterface,
   DeployInterface,
+  InspectInterface,
   InterfaceDescriptor,
   ManagementInterface,
   PowerInterface,
@@ -13,6 +14,7 @@ export interface InterfaceKinds {
   deploy: DeployInterface;
   power: PowerInterface;
   management: ManagementInterface;
+  inspect: InspectInterface;
 }
 
 /** Descriptors of the implementations of each kind. */

@@ -12,6 +12,7 @@ import {
   FakeBootInterface,
   fakeBootInterface,
   fakeDeployInterface,
+  fakeInspectInterface,
   fakeManagementInterface,
   fakePowerInterface,
   type InterfaceDescriptor,
@@ -55,6 +56,7 @@ function node(fields: Partial<NodeRecord> = {}): NodeRecord {
     deployInterface: 'fake',
     powerInterface: 'fake',
     managementInterface: 'fake',
+    inspectInterface: 'fake',
     ...fields,
   } as NodeRecord;
 }
@@ -68,7 +70,8 @@ describe('DriverRegistry', () => {
       { hardwareType: 'fake-hardware', interfaceType: 'deploy', interfaceName: 'fake', isDefault: true },
       { hardwareType: 'fake-hardware', interfaceType: 'deploy', interfaceName: 'direct', isDefault: false },
     ]);
-    expect(registry.registrationInterfaces()).toHaveLength(5);
+    // boot, power, management: fake; deploy: fake, direct; inspect: fake, no-inspect, agent.
+    expect(registry.registrationInterfaces()).toHaveLength(8);
   });
 
   it('makes the configured default the default', () => {
@@ -123,13 +126,24 @@ describe('DriverRegistry', () => {
         deploy: [fakeDeployInterface],
         power: [fakePowerInterface],
         management: [fakeManagementInterface],
+        inspect: [fakeInspectInterface],
       },
       hardwareTypes: [
-        { name: 'net-only', supported: { boot: ['net'], deploy: ['fake'], power: ['fake'], management: ['fake'] } },
+        {
+          name: 'net-only',
+          supported: { boot: ['net'], deploy: ['fake'], power: ['fake'], management: ['fake'], inspect: ['fake'] },
+        },
       ],
     };
     expect(
-      refusal(configWith({ enabled_hardware_types: ['net-only'], enabled_deploy_interfaces: ['fake'] }), catalog),
+      refusal(
+        configWith({
+          enabled_hardware_types: ['net-only'],
+          enabled_deploy_interfaces: ['fake'],
+          enabled_inspect_interfaces: ['fake'],
+        }),
+        catalog,
+      ),
     ).toBe('hardware type "net-only" supports none of the enabled boot interfaces (enabled: fake; supported: net)');
   });
 

@@ -28,14 +28,12 @@ export interface DriverRegistryDeps {
   conductorHostname: string;
 }
 
-const NODE_FIELD: Record<
-  InterfaceType,
-  'bootInterface' | 'deployInterface' | 'powerInterface' | 'managementInterface'
-> = {
+const NODE_FIELD: Record<InterfaceType, `${InterfaceType}Interface`> = {
   boot: 'bootInterface',
   deploy: 'deployInterface',
   power: 'powerInterface',
   management: 'managementInterface',
+  inspect: 'inspectInterface',
 };
 
 function duplicateOf(names: readonly string[]): string | undefined {
@@ -127,7 +125,7 @@ export class DriverRegistry {
    * *_interface fields names an interface not enabled for that type.
    */
   driverFor(node: Pick<NodeRecord, 'uuid' | 'driver' | `${InterfaceType}Interface`>): NodeDriver {
-    const key = `${node.driver}\0${node.bootInterface}\0${node.deployInterface}\0${node.powerInterface}\0${node.managementInterface}`;
+    const key = [node.driver, ...INTERFACE_TYPES.map((kind) => node[NODE_FIELD[kind]])].join('\0');
     const cached = this.drivers.get(key);
     if (cached) return cached;
     const hw = this.hardwareTypes.get(node.driver);
@@ -147,6 +145,7 @@ export class DriverRegistry {
       deploy: this.instances.deploy.get(node.deployInterface) as InterfaceKinds['deploy'],
       power: this.instances.power.get(node.powerInterface) as InterfaceKinds['power'],
       management: this.instances.management.get(node.managementInterface) as InterfaceKinds['management'],
+      inspect: this.instances.inspect.get(node.inspectInterface) as InterfaceKinds['inspect'],
     };
     this.drivers.set(key, driver);
     return driver;

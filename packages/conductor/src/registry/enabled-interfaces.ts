@@ -1,8 +1,16 @@
 import type { InterfaceType } from '@bmaas/common';
-import { fakeBootInterface, fakeDeployInterface, fakeManagementInterface, fakePowerInterface } from '@bmaas/driver-api';
+import {
+  fakeBootInterface,
+  fakeDeployInterface,
+  fakeInspectInterface,
+  fakeManagementInterface,
+  fakePowerInterface,
+  noInspectInterface,
+} from '@bmaas/driver-api';
 import { ipxeBootInterface } from '@bmaas/ipxe-boot-interface';
 import { qemuPowerInterface } from '@bmaas/qemu-power-interface';
 import { directDeployInterface } from '../deploy/direct-deploy.js';
+import { agentInspectInterface } from '../inspection/agent-inspect.js';
 import type { DriverCatalog, InterfaceCatalog } from './catalog.js';
 
 /**
@@ -15,6 +23,7 @@ export const INTERFACES: InterfaceCatalog = {
   deploy: [fakeDeployInterface, directDeployInterface],
   power: [fakePowerInterface, qemuPowerInterface],
   management: [fakeManagementInterface],
+  inspect: [fakeInspectInterface, noInspectInterface, agentInspectInterface],
 };
 
 function everyInterface(catalog: InterfaceCatalog): Record<InterfaceType, string[]> {
@@ -23,6 +32,7 @@ function everyInterface(catalog: InterfaceCatalog): Record<InterfaceType, string
     deploy: catalog.deploy.map((d) => d.name),
     power: catalog.power.map((d) => d.name),
     management: catalog.management.map((d) => d.name),
+    inspect: catalog.inspect.map((d) => d.name),
   };
 }
 

@@ -1,4 +1,4 @@
-import { InvalidParameterValue } from '@bmaas/common';
+import { checkInspectionBody, InvalidParameterValue } from '@bmaas/common';
 import { getNodeWithToken } from '../agent/agent-token.js';
 import type { ProvisioningRunner } from '../provisioning/runner.js';
 import type { TaskManager } from '../task-manager.js';
@@ -63,6 +63,15 @@ export function createRpcHandlers({ runner, tasks }: RpcHandlerDeps): ConductorR
         agentVersion: typeof params.agent_version === 'string' ? params.agent_version : undefined,
         agentToken: optionalString(params, 'agent_token'),
       });
+      return null;
+    },
+
+    async continue_inspection(params, { requestId }) {
+      await runner.continueInspection(
+        requireString(params, 'node_id'),
+        checkInspectionBody({ ...params.plugin_data, inventory: params.inventory }),
+        { requestId },
+      );
       return null;
     },
 

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import * as initialSchema from './20261130000000_initial_schema.js';
+import * as inspection from './20261201000000_inspection.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -10,7 +11,10 @@ interface Migration {
  * Every migration, in order. Listed here rather than read from a folder so
  * that the same list works from TypeScript sources and compiled output.
  */
-const MIGRATIONS: ReadonlyArray<[string, Migration]> = [['20261130000000_initial_schema', initialSchema]];
+const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
+  ['20261130000000_initial_schema', initialSchema],
+  ['20261201000000_inspection', inspection],
+];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {
   getMigrations: async () => [...MIGRATIONS],

@@ -18,12 +18,12 @@ describe('migrations', () => {
 
   it('go up, down and up again', async () => {
     expect(await schemaVersion(t.db)).toBeNull();
-    expect(await upgradeSchema(t.db)).toEqual(['20261130000000_initial_schema']);
-    expect(await tables()).toEqual(['conductor_hardware_interfaces', 'conductors', 'nodes', 'ports']);
+    expect(await upgradeSchema(t.db)).toEqual(['20261130000000_initial_schema', '20261201000000_inspection']);
+    expect(await tables()).toEqual(['conductor_hardware_interfaces', 'conductors', 'node_inventory', 'nodes', 'ports']);
     expect(await upgradeSchema(t.db)).toEqual([]);
-    expect(await downgradeSchema(t.db)).toEqual(['20261130000000_initial_schema']);
+    expect(await downgradeSchema(t.db)).toEqual(['20261201000000_inspection', '20261130000000_initial_schema']);
     expect(await tables()).toEqual([]);
-    expect(await upgradeSchema(t.db)).toEqual(['20261130000000_initial_schema']);
-    expect(await schemaVersion(t.db)).toBe('20261130000000');
+    expect(await upgradeSchema(t.db)).toEqual(['20261130000000_initial_schema', '20261201000000_inspection']);
+    expect(await schemaVersion(t.db)).toBe('20261201000000');
   });
 });

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { ConductorStore } from './conductor-store.js';
+import { InventoryStore } from './inventory-store.js';
 import { NodeStore } from './node-store.js';
 import { PortStore } from './port-store.js';
 
@@ -7,8 +8,14 @@ export interface Stores {
   nodes: NodeStore;
   ports: PortStore;
   conductors: ConductorStore;
+  inventories: InventoryStore;
 }
 
 export function createStores(db: Knex): Stores {
-  return { nodes: new NodeStore(db), ports: new PortStore(db), conductors: new ConductorStore(db) };
+  return {
+    nodes: new NodeStore(db),
+    ports: new PortStore(db),
+    conductors: new ConductorStore(db),
+    inventories: new InventoryStore(db),
+  };
 }

@@ -27,6 +27,7 @@ export type NewNode = Pick<
     Pick<
       NodeRecord,
       | 'name'
+      | 'inspectInterface'
       | 'driverInfo'
       | 'instanceInfo'
       | 'instanceUuid'

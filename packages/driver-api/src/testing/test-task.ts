@@ -2,6 +2,7 @@ import { randomInt, randomUUID } from 'node:crypto';
 import { createSilentLogger, type Logger, type NodeRecord, type PortRecord } from '@bmaas/common';
 import { FakeBootInterface } from '../fake/fake-boot.js';
 import { FakeDeployInterface } from '../fake/fake-deploy.js';
+import { FakeInspectInterface } from '../fake/fake-inspect.js';
 import { FakeManagementInterface } from '../fake/fake-management.js';
 import { FakePowerInterface } from '../fake/fake-power.js';
 import type { NodeDriver, NodeUpdate, Task } from '../task.js';
@@ -29,6 +30,7 @@ export function createTestNode(overrides: Partial<NodeRecord> = {}): NodeRecord 
     deployInterface: 'fake',
     powerInterface: 'fake',
     managementInterface: 'fake',
+    inspectInterface: 'fake',
     driverInfo: {},
     driverInternalInfo: {},
     instanceInfo: {},
@@ -49,6 +51,8 @@ export function createTestNode(overrides: Partial<NodeRecord> = {}): NodeRecord 
     resourceClass: null,
     description: null,
     automatedClean: null,
+    inspectionStartedAt: null,
+    inspectionFinishedAt: null,
     createdAt: new Date(),
     updatedAt: null,
     ...overrides,
@@ -128,6 +132,7 @@ class InMemoryTask implements TestTask {
       deploy: new FakeDeployInterface(),
       power: new FakePowerInterface(),
       management: new FakeManagementInterface(),
+      inspect: new FakeInspectInterface(),
       ...options.driver,
     };
   }
