@@ -178,7 +178,13 @@ describe('in-band inspection through the REST API, three conductors', () => {
   });
 
   it('answers the same 404 for unknown MACs, a node not in inspect wait, and refuses a malformed body', async () => {
-    expect((await postInventory({ inventory: inventoryOf([mac()]) })).status).toBe(404);
+    const before = (await rest.request<{ nodes: unknown[] }>('GET', '/v1/nodes')).body.nodes.length;
+    const unknown = mac();
+    expect((await postInventory({ inventory: inventoryOf([unknown]) })).status).toBe(404);
+    // Discovery is off: no node was made, and /v1/boot has no discovery script for the machine.
+    expect((await rest.request<{ nodes: unknown[] }>('GET', '/v1/nodes')).body.nodes).toHaveLength(before);
+    const script = await fetch(`${stack.apiUrl}/v1/boot/${unknown.replaceAll(':', '-')}/discovery.ipxe`);
+    expect(script.status).toBe(404);
     const boot = mac();
     await manageableNode('inspect-not-waiting', boot);
     expect((await postInventory({ inventory: inventoryOf([boot]) })).status).toBe(404);

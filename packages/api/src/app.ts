@@ -7,6 +7,7 @@ import type { Knex } from 'knex';
 import { agentRouter } from './agent/agent-router.js';
 import { BootConfigController } from './boot/boot-config-controller.js';
 import { createBootConfigHandler, isBootConfigPath } from './boot/boot-config-router.js';
+import { renderDiscoveryScript } from './boot/discovery-script.js';
 import { httpBasicAuth } from './middleware/auth.js';
 import { errorHandler, notFound } from './middleware/errors.js';
 import { requestContext } from './middleware/request-id.js';
@@ -48,6 +49,7 @@ export function createApiListener(deps: ApiDeps): RequestListener {
     conductors: deps.conductors,
     restrictToWaitStates: deps.config.api.restrict_boot_config,
     rpcTimeoutMs: deps.config.api.boot_config_rpc_timeout * 1000,
+    discoveryScript: renderDiscoveryScript(deps.config),
   });
   const boot = createBootConfigHandler(bootConfig, deps.logger.child({ component: 'boot-config' }));
   const app = createApp(deps);

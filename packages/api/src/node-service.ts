@@ -1,6 +1,7 @@
 import {
   type BmaasConfig,
   DELETE_ALLOWED_STATES,
+  DuplicateName,
   INTERFACE_TYPES,
   type InterfaceType,
   InvalidParameterValue,
@@ -199,6 +200,30 @@ export class NodeService {
       automatedClean: fields.automatedClean,
       maintenance: fields.maintenance,
     });
+  }
+
+  /**
+   * Enrols a machine discovery found: a node in enroll with the given driver
+   * and interfaces (defaults for the kinds not named) and a port per NIC, in
+   * one transaction; when one of the MACs is already a port, that node is
+   * returned instead (`created` false). A name already taken is dropped.
+   */
+  async enrolDiscovered(
+    fields: { driver: string; name: string | null; interfaces: Partial<Record<InterfaceType, string>> },
+    nics: ReadonlyArray<{ mac: string; pxe: boolean }>,
+  ): Promise<{ node: NodeRecord; created: boolean }> {
+    const uuid = crypto.randomUUID();
+    const conductorGroup = normaliseConductorGroup(this.deps.config.DEFAULT.default_conductor_group);
+    await this.deps.conductors.hostFor({ uuid, driver: fields.driver, conductorGroup });
+    const interfaces = await this.catalog.resolve(fields.driver, fields.interfaces);
+    const ports = nics.map((nic) => ({ address: nic.mac, pxeEnabled: nic.pxe }));
+    const node = { uuid, driver: fields.driver, conductorGroup, ...interfaces };
+    try {
+      return await this.deps.stores.nodes.createWithPortsUnlessKnown({ ...node, name: fields.name }, ports);
+    } catch (error) {
+      if (!(error instanceof DuplicateName)) throw error;
+      return this.deps.stores.nodes.createWithPortsUnlessKnown({ ...node, name: null }, ports);
+    }
   }
 
   async patch(node: NodeRecord, body: unknown, minor: number, resetInterfaces?: boolean): Promise<NodeRecord> {

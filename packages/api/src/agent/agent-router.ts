@@ -1,5 +1,6 @@
 import { checkInspectionBody, InvalidUUID } from '@bmaas/common';
 import type { Router } from 'express';
+import { NodeDiscovery } from '../discovery/node-discovery.js';
 import { baseUrlOf, queryOf, type RouteDeps, resourceRouter } from '../route-deps.js';
 import { isUuid } from '../validation.js';
 import { AgentLookup } from './agent-lookup.js';
@@ -72,7 +73,11 @@ export function agentRouter(deps: RouteDeps): Router {
     res.status(202).end();
   });
 
-  const inspections = new ContinueInspection({ stores: deps.stores, conductors: deps.conductors });
+  const inspections = new ContinueInspection({
+    stores: deps.stores,
+    conductors: deps.conductors,
+    discovery: deps.config.discovery.enabled ? new NodeDiscovery(deps.config.discovery, deps.nodes) : undefined,
+  });
 
   router.post('/v1/continue_inspection', async (req, res) => {
     // ironic-python-agent sends no version header here: every version is served, and answered as 1.1 is.

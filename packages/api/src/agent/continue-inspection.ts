@@ -8,14 +8,13 @@ import {
 } from '@bmaas/common';
 import type { Stores } from '@bmaas/db';
 import type { ConductorClient } from '@bmaas/rpc-client';
+import type { NodeDiscovery } from '../discovery/node-discovery.js';
 
 export interface ContinueInspectionDeps {
   stores: Pick<Stores, 'nodes' | 'ports'>;
   conductors: ConductorClient;
   /** Creates a node for an unknown machine ([discovery]enabled), or is absent. */
-  discover?:
-    | ((data: InspectionData, macs: string[], logger: Logger, requestId: string) => Promise<NodeRecord>)
-    | undefined;
+  discovery?: Pick<NodeDiscovery, 'enrol'> | undefined;
 }
 
 /**
@@ -41,8 +40,8 @@ export class ContinueInspection {
     if (nodeIds.length > 1) throw refused(request.logger, 'several-nodes', macs);
     let node = nodeIds[0] === undefined ? undefined : await this.deps.stores.nodes.getById(nodeIds[0]);
     if (!node) {
-      if (!this.deps.discover) throw refused(request.logger, 'unknown-node', macs);
-      node = await this.deps.discover(data, macs, request.logger, request.requestId);
+      if (!this.deps.discovery) throw refused(request.logger, 'unknown-node', macs);
+      node = await this.deps.discovery.enrol(data, request.logger);
       if (node.provisionState !== ProvisionState.ENROLL) {
         // Another post of the same machine enrolled it a moment ago and it moved on.
         throw refused(request.logger, 'state-not-allowed', macs, node);

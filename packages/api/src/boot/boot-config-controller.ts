@@ -10,6 +10,7 @@ import {
   WAIT_STATES,
 } from '@bmaas/common';
 import type { ConductorClient } from '@bmaas/rpc-client';
+import { DISCOVERY_SCRIPT_NAME } from './discovery-script.js';
 
 /** Why a boot request was refused: logged, never shown to the client. */
 export type BootRefusal =
@@ -36,6 +37,8 @@ export interface BootConfigControllerDeps {
   restrictToWaitStates: boolean;
   /** [api]boot_config_rpc_timeout, in milliseconds. */
   rpcTimeoutMs: number;
+  /** What an unknown MAC gets for `discovery.ipxe` when discovery is on; undefined = the usual refusal. */
+  discoveryScript?: string | undefined;
 }
 
 /**
@@ -59,7 +62,12 @@ export class BootConfigController {
     if (!CONFIG_NAME.test(rawName)) return { ok: false, reason: 'malformed-name' };
 
     const node = await this.deps.lookup(mac);
-    if (!node) return { ok: false, reason: 'unknown-mac', detail: mac };
+    if (!node) {
+      if (rawName === DISCOVERY_SCRIPT_NAME && this.deps.discoveryScript !== undefined) {
+        return { ok: true, content: this.deps.discoveryScript, nodeUuid: 'discovery' };
+      }
+      return { ok: false, reason: 'unknown-mac', detail: mac };
+    }
     if (this.deps.restrictToWaitStates && !WAIT_STATES.has(node.provisionState as never)) {
       return { ok: false, reason: 'state-not-allowed', nodeUuid: node.nodeUuid, detail: node.provisionState };
     }

@@ -443,6 +443,18 @@ export const configSchema = {
       default: ['inspect:agent'],
       env: 'BMAAS_DISCOVERY__INTERFACES',
     },
+    deploy_kernel: {
+      doc: "URL of the inspection ramdisk's kernel that unknown machines boot (http or https, reachable by the machines).",
+      format: 'optional-url',
+      default: null as string | null,
+      env: 'BMAAS_DISCOVERY__DEPLOY_KERNEL',
+    },
+    deploy_ramdisk: {
+      doc: "URL of the inspection ramdisk's initrd that unknown machines boot.",
+      format: 'optional-url',
+      default: null as string | null,
+      env: 'BMAAS_DISCOVERY__DEPLOY_RAMDISK',
+    },
     name_template: {
       doc: 'Name of a discovered node, from its inventory: {serial} (system serial number), {bmc_address}, {mac} (booting MAC, with dashes), {hostname}; characters a node name may not hold become "-". Unset, or a template whose fields are missing = no name.',
       format: 'optional-string',

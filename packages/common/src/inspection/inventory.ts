@@ -1,4 +1,5 @@
 import { InvalidParameterValue } from '../errors.js';
+import { tryParseMac } from '../mac.js';
 
 /**
  * The hardware inventory an inspection ramdisk posts (ironic-python-agent's
@@ -81,4 +82,38 @@ export function checkInspectionBody(body: unknown): InspectionData {
     }
   }
   return { inventory: inventory as Inventory, pluginData };
+}
+
+/** An interface of the inventory that may become a port. */
+export interface InspectedNic {
+  name: string;
+  mac: string;
+  /** The machine booted the ramdisk from it (inventory.boot.pxe_interface). */
+  pxe: boolean;
+  active: boolean;
+}
+
+/** What upstream's validate-interfaces hook keeps: named interfaces with a valid, non-zero MAC, loopback dropped. */
+export function validInterfaces(inventory: Inventory): InspectedNic[] {
+  const pxeMac = pxeMacOf(inventory);
+  const nics: InspectedNic[] = [];
+  for (const item of inventory.interfaces as InventoryInterface[]) {
+    const mac = typeof item.mac_address === 'string' ? tryParseMac(item.mac_address) : undefined;
+    if (!item.name || item.name === 'lo' || mac === undefined || mac === '00:00:00:00:00:00') continue;
+    nics.push({
+      name: item.name,
+      mac,
+      pxe: pxeMac === undefined || mac === pxeMac,
+      active: Boolean(item.ipv4_address || item.ipv6_address),
+    });
+  }
+  return nics;
+}
+
+/** The booting NIC's MAC (BOOTIF may come as 01-aa-bb-…), or undefined when the ramdisk did not say. */
+export function pxeMacOf(inventory: Inventory): string | undefined {
+  const value = inventory.boot?.pxe_interface;
+  if (typeof value !== 'string' || value === '') return undefined;
+  const text = /^01-([0-9a-f]{2}-){5}[0-9a-f]{2}$/i.test(value) ? value.slice(3) : value;
+  return tryParseMac(text);
 }

@@ -1,12 +1,6 @@
-import { GIB, type Inventory } from '@bmaas/common';
+import { GIB, type Inventory, validInterfaces } from '@bmaas/common';
 import { describe, expect, it } from 'vitest';
-import {
-  interfacesToAdd,
-  portsToDelete,
-  propertiesFromInventory,
-  validInterfaces,
-  withCapability,
-} from './inventory-processing.js';
+import { interfacesToAdd, portsToDelete, propertiesFromInventory, withCapability } from './inventory-processing.js';
 
 function inventory(overrides: Partial<Inventory> = {}): Inventory {
   return {

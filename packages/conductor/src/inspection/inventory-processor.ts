@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type InspectionData, MACAlreadyExists } from '@bmaas/common';
+import { type InspectionData, MACAlreadyExists, validInterfaces } from '@bmaas/common';
 import type { InventoryStore, PortStore } from '@bmaas/db';
 import type { ConductorTask } from '../task-manager.js';
 import {
@@ -7,7 +7,6 @@ import {
   interfacesToAdd,
   portsToDelete,
   propertiesFromInventory,
-  validInterfaces,
 } from './inventory-processing.js';
 
 export interface InventoryProcessorDeps {
