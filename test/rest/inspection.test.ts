@@ -1,7 +1,6 @@
-import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ironicFault, type NodeAnswer, RestClient } from '../support/rest-client.js';
-import { type Stack, startStack } from '../support/stack.js';
+import { useRestStack } from '../support/rest-stack.js';
 
 /**
  * In-band inspection (`agent` inspect interface) through the REST API and
@@ -16,8 +15,6 @@ const GIB = 1024 ** 3;
 /** Seconds a node may wait in "inspect wait" here (the periodic check runs every second). */
 const INSPECT_WAIT_TIMEOUT = 8;
 
-let database: TestDatabase;
-let stack: Stack;
 let rest: RestClient;
 let anonymous: RestClient;
 let macCounter = 0;
@@ -82,26 +79,15 @@ async function ports(nodeUuid: string): Promise<Array<{ address: string; pxe_ena
   return answer.body.ports.map((p) => ({ address: p.address, pxe_enabled: p.pxe_enabled }));
 }
 
-beforeAll(async () => {
-  database = await createTestDatabase();
-  stack = await startStack({
-    databaseUrl: database.url,
-    conductors: 3,
-    api: true,
-    startTimeoutMs: 60_000,
-    env: {
-      BMAAS_DEFAULT__ENABLED_BOOT_INTERFACES: 'fake',
-      BMAAS_INSPECTOR__ADD_PORTS: 'all',
-      BMAAS_CONDUCTOR__INSPECT_WAIT_TIMEOUT: String(INSPECT_WAIT_TIMEOUT),
-    },
-  });
-  rest = new RestClient(stack.apiUrl as string, '1.81');
-  anonymous = new RestClient(stack.apiUrl as string);
+const lab = useRestStack({
+  BMAAS_DEFAULT__ENABLED_BOOT_INTERFACES: 'fake',
+  BMAAS_INSPECTOR__ADD_PORTS: 'all',
+  BMAAS_CONDUCTOR__INSPECT_WAIT_TIMEOUT: String(INSPECT_WAIT_TIMEOUT),
 });
 
-afterAll(async () => {
-  await stack?.stop();
-  await database?.drop();
+beforeAll(() => {
+  rest = new RestClient(lab.apiUrl, '1.81');
+  anonymous = new RestClient(lab.apiUrl);
 });
 
 describe('in-band inspection through the REST API, three conductors', () => {
@@ -143,7 +129,7 @@ describe('in-band inspection through the REST API, three conductors', () => {
 
   it('serves the inventory only from 1.81, and says when there is none', async () => {
     const node = await manageableNode('inspect-none', mac());
-    const old = await new RestClient(stack.apiUrl as string, '1.78').request('GET', `/v1/nodes/${node.uuid}/inventory`);
+    const old = await new RestClient(lab.apiUrl, '1.78').request('GET', `/v1/nodes/${node.uuid}/inventory`);
     expect(old.status).toBe(404);
     const none = await rest.request('GET', `/v1/nodes/${node.uuid}/inventory`);
     expect(none.status).toBe(404);
@@ -183,7 +169,7 @@ describe('in-band inspection through the REST API, three conductors', () => {
     expect((await postInventory({ inventory: inventoryOf([unknown]) })).status).toBe(404);
     // Discovery is off: no node was made, and /v1/boot has no discovery script for the machine.
     expect((await rest.request<{ nodes: unknown[] }>('GET', '/v1/nodes')).body.nodes).toHaveLength(before);
-    const script = await fetch(`${stack.apiUrl}/v1/boot/${unknown.replaceAll(':', '-')}/discovery.ipxe`);
+    const script = await fetch(`${lab.apiUrl}/v1/boot/${unknown.replaceAll(':', '-')}/discovery.ipxe`);
     expect(script.status).toBe(404);
     const boot = mac();
     await manageableNode('inspect-not-waiting', boot);

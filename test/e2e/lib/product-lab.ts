@@ -7,7 +7,7 @@ import { type Dnsmasq, startDnsmasq } from './dnsmasq.js';
 import { type HostRelay, startHostRelay } from './host-relay.js';
 import { LabNetwork } from './netns.js';
 import { type ProductStack, type StackLayout, spawnOnHost, startProductStack } from './product-stack.js';
-import { GUESTFWD_ADDRESS, type QemuMachine, startQemuMachine } from './qemu.js';
+import { GUESTFWD_ADDRESS, type MachineHardware, type QemuMachine, startQemuMachine } from './qemu.js';
 import { RAMDISK_KERNEL_ARGS, type TestRamdisk } from './ramdisk.js';
 
 /** Printed by the fallback script the root boot.ipxe chains when no NIC has a boot configuration. */
@@ -23,7 +23,7 @@ export interface ProductLab {
   /** dnsmasq, in the namespace variant. */
   readonly dnsmasq: Dnsmasq | undefined;
   /** A diskless machine with one NIC, powered off until the product powers it on through `qmpSocket`. */
-  addMachine(name: string, mac: string): Promise<QemuMachine>;
+  addMachine(name: string, mac: string, hardware?: MachineHardware): Promise<QemuMachine>;
   /** Stops machines, DHCP, the product and the network, each by PID. */
   stop(): Promise<void>;
 }
@@ -33,16 +33,16 @@ export interface ProductLabOptions {
   /** Short (QMP socket paths are limited to 107 bytes). */
   workDir: string;
   conductors: number;
-  /** More BMAAS_* for every process. */
-  env?: Record<string, string>;
+  /** More BMAAS_* for every process (a function gets the stack's layout: its ports and URLs). */
+  env?: Record<string, string> | ((layout: StackLayout) => Record<string, string>);
 }
 
 /** Settings both variants share: the ramdisk's console, and the fallback of unknown machines. */
-function labEnvironment(env: Record<string, string> = {}): (layout: StackLayout) => Record<string, string> {
+function labEnvironment(env: ProductLabOptions['env'] = {}): (layout: StackLayout) => Record<string, string> {
   return (layout) => ({
     BMAAS_PXE__KERNEL_APPEND_PARAMS: RAMDISK_KERNEL_ARGS,
     BMAAS_PXE__IPXE_FALLBACK_SCRIPT: `${layout.httpUrls[0]}/${FALLBACK_FILE}`,
-    ...env,
+    ...(typeof env === 'function' ? env(layout) : env),
   });
 }
 
@@ -112,7 +112,7 @@ export async function startNetnsProductLab(options: ProductLabOptions): Promise<
       api: new ApiClient({ socketPath: apiSocket }),
       workDir: options.workDir,
       dnsmasq,
-      async addMachine(name, mac) {
+      async addMachine(name, mac, hardware) {
         const tap = await network.addTap();
         const machine = await startQemuMachine({
           name,
@@ -120,6 +120,7 @@ export async function startNetnsProductLab(options: ProductLabOptions): Promise<
           workDir: options.workDir,
           powerControlled: true,
           net: { kind: 'tap', network, tap },
+          ...(hardware ? { hardware } : {}),
         });
         machines.push(machine);
         return machine;

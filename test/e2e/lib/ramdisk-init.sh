@@ -36,6 +36,7 @@ for arg in $(cat /proc/cmdline); do
   case "$arg" in
     ipa-api-url=*) API_URL=${arg#ipa-api-url=} ;;
     BOOTIF=*) BOOTIF=${arg#BOOTIF=} ;;
+    ipa-inspection-callback-url=*) INSPECTION_URL=${arg#ipa-inspection-callback-url=} ;;
   esac
 done
 API_URL=${API_URL%/}
@@ -78,6 +79,17 @@ for iface in $IFACES; do
 done
 [ -n "$MY_IP" ] || finish "E2E-FAILED dhcp: no lease on$IFACES"
 echo "E2E-DHCP ok iface=$MY_IFACE ip=$MY_IP up=$(uptime_s)"
+
+# Inspection boot: post the inventory (ramdisk-inventory), then wait to be powered off.
+if [ -n "$INSPECTION_URL" ]; then
+  /bin/ramdisk-inventory "$BOOTIF" >/tmp/inventory.json
+  wget -S -O /tmp/inspection.out --header "Content-Type: application/json" --post-file /tmp/inventory.json \
+    "$INSPECTION_URL" 2>/tmp/inspection.err
+  STATUS=$(grep -o 'HTTP/[0-9.]* [0-9]*' /tmp/inspection.err | tail -n 1 | sed 's/.* //')
+  echo "E2E-INSPECTION status=${STATUS:-none} node=$(json_string uuid </tmp/inspection.out) up=$(uptime_s)"
+  sleep 600
+  finish "E2E-INSPECTION not powered off"
+fi
 
 attempt=1
 until wget -q -O /tmp/lookup.json --header "$API_VERSION_HEADER" "$API_URL/v1/lookup?addresses=$MACS"; do

@@ -43,6 +43,9 @@ export const VIRTIO_NET_MODULES = [
   'virtio_net',
 ] as const;
 
+/** virtio-blk, for the disks the inspection inventory lists (modular in the cloud kernel). */
+export const VIRTIO_BLOCK_MODULES = ['virtio_blk'] as const;
+
 /** Kernel arguments the ramdisk wants besides ipa-api-url= and BOOTIF=. */
 export const RAMDISK_KERNEL_ARGS = 'console=ttyS0 quiet panic=1';
 
@@ -55,7 +58,8 @@ export async function buildTestRamdisk(cacheDir: string): Promise<TestRamdisk> {
   const scripts = await readScripts();
   // busybox is part of the key too: a Debian update of busybox-static rebuilds
   const busybox = await readFile(BUSYBOX);
-  const scriptHash = hashOf([BUILD_FORMAT, scripts.init, scripts.udhcpc, VIRTIO_NET_MODULES.join(' '), busybox]);
+  const modules = [...VIRTIO_NET_MODULES, ...VIRTIO_BLOCK_MODULES].join(' ');
+  const scriptHash = hashOf([BUILD_FORMAT, scripts.init, scripts.udhcpc, scripts.inventory, modules, busybox]);
   await mkdir(cacheDir, { recursive: true });
 
   const kernelPackage = await resolveKernelPackage().catch((error: Error) => error);
@@ -95,12 +99,14 @@ interface KernelPackage {
 interface Scripts {
   init: string;
   udhcpc: string;
+  inventory: string;
 }
 
 async function readScripts(): Promise<Scripts> {
   return {
     init: await readFile(new URL('./ramdisk-init.sh', import.meta.url), 'utf8'),
     udhcpc: await readFile(new URL('./ramdisk-udhcpc.sh', import.meta.url), 'utf8'),
+    inventory: await readFile(new URL('./ramdisk-inventory.sh', import.meta.url), 'utf8'),
   };
 }
 
@@ -143,10 +149,11 @@ async function assembleRoot(root: string, moduleTree: string, scripts: Scripts):
   await symlink('busybox', join(root, 'bin/sh')); // the kernel runs /init through its #!/bin/sh
   await writeFile(join(root, 'init'), scripts.init, { mode: 0o755 });
   await writeFile(join(root, 'etc/udhcpc.script'), scripts.udhcpc, { mode: 0o755 });
+  await writeFile(join(root, 'bin/ramdisk-inventory'), scripts.inventory, { mode: 0o755 });
 
   const found = await findModules(moduleTree);
   const loadOrder: string[] = [];
-  for (const module of VIRTIO_NET_MODULES) {
+  for (const module of [...VIRTIO_NET_MODULES, ...VIRTIO_BLOCK_MODULES]) {
     const path = found.get(module);
     if (!path) continue; // built into this kernel
     if (!path.endsWith('.ko')) throw new Error(`compressed module not supported: ${path}`);

@@ -39,14 +39,13 @@ export class ContinueInspection {
     const nodeIds = [...new Set(ports.map((port) => port.nodeId))];
     if (nodeIds.length > 1) throw refused(request.logger, 'several-nodes', macs);
     let node = nodeIds[0] === undefined ? undefined : await this.deps.stores.nodes.getById(nodeIds[0]);
+    let discovered = false;
     if (!node) {
       if (!this.deps.discovery) throw refused(request.logger, 'unknown-node', macs);
-      node = await this.deps.discovery.enrol(data, request.logger);
-      if (node.provisionState !== ProvisionState.ENROLL) {
-        // Another post of the same machine enrolled it a moment ago and it moved on.
-        throw refused(request.logger, 'state-not-allowed', macs, node);
-      }
-    } else if (node.provisionState !== ProvisionState.INSPECT_WAIT) {
+      // Another post of the same machine may have enrolled it a moment ago: then it is a known node.
+      ({ node, created: discovered } = await this.deps.discovery.enrol(data, request.logger));
+    }
+    if (!discovered && node.provisionState !== ProvisionState.INSPECT_WAIT) {
       throw refused(request.logger, 'state-not-allowed', macs, node);
     }
     await this.deps.conductors.callForNode(

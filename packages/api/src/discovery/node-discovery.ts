@@ -88,7 +88,7 @@ export class NodeDiscovery {
     checkTemplate(config.name_template);
   }
 
-  async enrol(data: InspectionData, logger: Logger): Promise<NodeRecord> {
+  async enrol(data: InspectionData, logger: Logger): Promise<{ node: NodeRecord; created: boolean }> {
     const nics = validInterfaces(data.inventory);
     if (nics.length === 0) {
       logger.info('continue inspection refused: no-valid-interface', { reason: 'no-valid-interface' });
@@ -102,6 +102,6 @@ export class NodeDiscovery {
     if (created) {
       logger.info('discovery: node enrolled', { nodeUuid: node.uuid, name: node.name, macs: nics.map((n) => n.mac) });
     }
-    return node;
+    return { node, created };
   }
 }
