@@ -83,6 +83,8 @@ echo "E2E-DHCP ok iface=$MY_IFACE ip=$MY_IP up=$(uptime_s)"
 # Inspection boot: post the inventory (ramdisk-inventory), then wait to be powered off.
 if [ -n "$INSPECTION_URL" ]; then
   /bin/ramdisk-inventory "$BOOTIF" >/tmp/inventory.json
+  # Printed first: the conductor may power the machine off before a later line leaves the UART.
+  echo "E2E-INSPECTION posting to=$INSPECTION_URL up=$(uptime_s)"
   wget -S -O /tmp/inspection.out --header "Content-Type: application/json" --post-file /tmp/inventory.json \
     "$INSPECTION_URL" 2>/tmp/inspection.err
   STATUS=$(grep -o 'HTTP/[0-9.]* [0-9]*' /tmp/inspection.err | tail -n 1 | sed 's/.* //')
