@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidParameterValue } from '../errors.js';
 import { GIB, type InventoryDisk } from './inventory.js';
-import { parseRootDeviceHints, rootDeviceHintsOf, selectRootDevice } from './root-device-hints.js';
+import { hintsPinning, parseRootDeviceHints, rootDeviceHintsOf, selectRootDevice } from './root-device-hints.js';
 
 const DISKS: InventoryDisk[] = [
   { name: '/dev/vda', size: 10 * GIB, model: 'QEMU HARDDISK', serial: 'disk-a', rotational: true, wwn: '0x5000c5001' },
@@ -68,5 +68,14 @@ describe('root device selection', () => {
     expect(
       rootDeviceHintsOf({ properties: { root_device: { size: 10 } }, instanceInfo: { root_device: { size: 20 } } }),
     ).toEqual({ size: 20 });
+  });
+
+  it('pins the chosen disk for the agent by its most stable identifier, and the pin selects it again', () => {
+    const chosen = selectRootDevice(DISKS, { size: 20 });
+    expect(chosen?.name).toBe('/dev/vdb');
+    expect(hintsPinning(chosen as InventoryDisk)).toEqual({ serial: 'disk-b' });
+    expect(hintsPinning(DISKS[0] as InventoryDisk)).toEqual({ wwn: '0x5000c5001' });
+    expect(hintsPinning({ name: '/dev/sdz', size: GIB })).toEqual({ name: '/dev/sdz' });
+    for (const disk of DISKS) expect(selectRootDevice(DISKS, hintsPinning(disk))).toBe(disk);
   });
 });

@@ -170,3 +170,17 @@ export function rootDeviceHintsOf(node: {
 }): unknown {
   return node.instanceInfo.root_device ?? node.properties.root_device;
 }
+
+/**
+ * Hints that make the agent pick exactly `disk`, for a deploy that chose it
+ * from the stored inventory (e.g. as instance_info.root_device, which the
+ * agent reads at lookup and prefers over properties.root_device): the most
+ * stable identifier the disk has, wwn, then serial, then by_path, then name.
+ */
+export function hintsPinning(disk: InventoryDisk): Record<string, string> {
+  for (const key of ['wwn', 'serial', 'by_path'] as const) {
+    const value = disk[key];
+    if (typeof value === 'string' && value !== '') return { [key]: value };
+  }
+  return { name: disk.name };
+}
