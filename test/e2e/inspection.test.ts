@@ -30,6 +30,8 @@ const problem =
   missingTools.length > 0
     ? `missing ${missingTools.join(', ')} (see test/debian-packages.txt)`
     : await netnsUnavailableReason();
+// On CI (CI=true) the machine must have what the lab needs: a missing prerequisite fails the file.
+if (problem && process.env.CI === 'true') throw new Error(`[${LABEL}] cannot run under CI=true: ${problem}`);
 if (problem) console.warn(`[${LABEL}] SKIPPING every scenario: ${problem}`);
 
 /** Two disks and two NICs, as the scenarios want; `cpus` and memory vary per machine. */
