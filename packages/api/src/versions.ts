@@ -69,6 +69,7 @@ export const Minor = {
   BOOT_MODE_CHANGE: 76,
   DRIVER_FIELDS: 77,
   NODE_HISTORY: 78,
+  NODE_INVENTORY: 81,
   SHARDS: 82,
   PARENT_NODE: 83,
   FIRMWARE_INTERFACE: 86,
@@ -91,8 +92,7 @@ export interface Microversion {
  * conductors, the ramdisk endpoints and the API as a whole, and whether it
  * is served. Versions of other resources (ports, portgroups, chassis,
  * allocations, deploy templates, runbooks, volumes, driver properties) and of
- * the deploy options, management and inventory endpoints are listed with
- * those. docs/api.md shows the same rows. MAX_MINOR stops below the first
+ * the deploy options and management endpoints are listed with those. docs/api.md shows the same rows. MAX_MINOR stops below the first
  * row not served.
  */
 export const MICROVERSIONS: readonly Microversion[] = [
@@ -156,9 +156,10 @@ export const MICROVERSIONS: readonly Microversion[] = [
   { minor: 77, feature: '?fields= on drivers', status: 'served' },
   { minor: 78, feature: 'node history', status: 'served' },
   { minor: 80, feature: 'self-service node creation (policy only)', status: 'served' },
+  { minor: 81, feature: 'node inventory', status: 'served' },
   { minor: 82, feature: 'node shard, ?shard=, ?sharded=, /v1/shards', status: 'served' },
   { minor: 83, feature: 'parent_node, /children, ?parent_node=, ?include_children=', status: 'served' },
-  { minor: 84, feature: 'ramdisk callback to continue inspection', status: 'not served' },
+  { minor: 84, feature: 'ramdisk callback to continue inspection', status: 'served' },
   { minor: 85, feature: 'unhold verb', status: 'not served' },
   { minor: 86, feature: 'node firmware_interface and firmware components', status: 'served' },
   { minor: 87, feature: 'service verb', status: 'not served' },

@@ -28,6 +28,7 @@ export async function createNode(
     deployInterface: 'fake',
     powerInterface: 'fake',
     managementInterface: 'fake',
+    inspectInterface: 'fake',
     ...fields,
   });
   if (Object.keys(state).length === 0) return node;

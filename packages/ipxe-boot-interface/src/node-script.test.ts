@@ -38,6 +38,23 @@ describe('renderNodeScript', () => {
     expect(script).not.toContain('poweroff\n');
   });
 
+  it('tells an inspection ramdisk where to post its inventory', () => {
+    const script = renderNodeScript(nodeScriptOptions(config(), NODE, 'deploy', true));
+    expect(script).toContain(
+      'ipa-api-url=http://192.0.2.1:6385 ipa-inspection-callback-url=http://192.0.2.1:6385/v1/continue_inspection initrd=deploy_ramdisk',
+    );
+    expect(ipxeScriptProblems(script)).toEqual([]);
+    const override = testConfig({
+      deploy: { http_url: 'http://192.0.2.10:8080/' },
+      api: { public_endpoint: 'http://192.0.2.1:6385/' },
+      inspector: { callback_endpoint_override: 'http://198.51.100.7:6385/' },
+    });
+    expect(renderNodeScript(nodeScriptOptions(override, NODE, 'deploy', true))).toContain(
+      'ipa-inspection-callback-url=http://198.51.100.7:6385/v1/continue_inspection ',
+    );
+    expect(render('deploy')).not.toContain('ipa-inspection-callback-url');
+  });
+
   it('gives kernel and initrd the timeout in milliseconds', () => {
     const script = render('rescue', 7);
     expect(script.match(/ --timeout 7000 /g)).toHaveLength(2);

@@ -127,6 +127,19 @@ export interface ConductorRpcMethods {
   set_boot_mode: { params: { node_id: string; mode: 'bios' | 'uefi' }; result: null };
   /** Turns UEFI secure boot on or off with the management interface and records it. */
   set_secure_boot_state: { params: { node_id: string; state: boolean }; result: null };
+  /**
+   * The inspection ramdisk posted its inventory (already checked by the API:
+   * at least one interface, each with a MAC). In `inspect wait` the node
+   * moves to `inspecting` and the conductor answers; in the background it
+   * stores the inventory, sets the properties, creates the ports, tidies up
+   * the ramdisk boot and powers off, then `manageable` (or `inspect failed`).
+   * A node in `enroll` (just discovered) only has its inventory processed.
+   * Throws InvalidStateRequested in any other state, NodeLocked.
+   */
+  continue_inspection: {
+    params: { node_id: string; inventory: Record<string, unknown>; plugin_data: Record<string, unknown> };
+    result: null;
+  };
 }
 
 /** A vendor passthru method as listed. */

@@ -3,6 +3,7 @@ import { createSilentLogger, InvalidParameterValue, NodeNotFound, type NodeRecor
 import { createStores, type Stores } from '@bmaas/db';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InventoryProcessor } from '../inspection/inventory-processor.js';
 import { ProvisioningRunner } from '../provisioning/runner.js';
 import { DriverRegistry } from '../registry/driver-registry.js';
 import { DRIVER_CATALOG } from '../registry/enabled-interfaces.js';
@@ -50,7 +51,8 @@ beforeAll(async () => {
     lockRetry: { attempts: 50, intervalMs: 10 },
     logger: createSilentLogger(),
   });
-  const runner = new ProvisioningRunner({ tasks, automatedClean: false });
+  const inventories = new InventoryProcessor({ ...stores, config: testConfig().inspector });
+  const runner = new ProvisioningRunner({ tasks, inventories, automatedClean: false });
   rpc = createRpcHandlers({ runner, tasks, registry });
 });
 afterAll(async () => {

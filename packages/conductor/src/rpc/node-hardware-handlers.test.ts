@@ -11,6 +11,7 @@ import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { FAKE_BOOT_CONFIG_NAME } from '@bmaas/driver-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeHistoryWriter } from '../history/node-history-writer.js';
+import { InventoryProcessor } from '../inspection/inventory-processor.js';
 import { ProvisioningRunner } from '../provisioning/runner.js';
 import { DriverRegistry } from '../registry/driver-registry.js';
 import { DRIVER_CATALOG } from '../registry/enabled-interfaces.js';
@@ -53,7 +54,8 @@ beforeAll(async () => {
     logger: createSilentLogger(),
     history,
   });
-  runner = new ProvisioningRunner({ tasks, automatedClean: false });
+  const inventories = new InventoryProcessor({ ...stores, config: testConfig().inspector });
+  runner = new ProvisioningRunner({ tasks, inventories, automatedClean: false });
   handlers = createRpcHandlers({ runner, tasks, history, registry });
 });
 afterAll(async () => {

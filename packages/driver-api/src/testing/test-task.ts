@@ -2,7 +2,6 @@ import { randomInt, randomUUID } from 'node:crypto';
 import {
   createSilentLogger,
   type Logger,
-  loadConfig,
   type NodeRecord,
   OPTIONAL_INTERFACE_GENERIC,
   OPTIONAL_INTERFACE_TYPES,
@@ -88,6 +87,8 @@ export function createTestNode(overrides: Partial<NodeRecord> = {}): NodeRecord 
     consoleEnabled: false,
     deployStep: {},
     cleanStep: {},
+    inspectionStartedAt: null,
+    inspectionFinishedAt: null,
     createdAt: new Date(),
     updatedAt: null,
     ...overrides,
