@@ -13,7 +13,7 @@ import { netnsUnavailableReason } from './lib/netns.js';
 import { missingLabTools } from './lib/prerequisites.js';
 import { FALLBACK_MARKER, nodeBodyFor, type ProductLab, startNetnsProductLab } from './lib/product-lab.js';
 import type { MachineHardware, QemuMachine } from './lib/qemu.js';
-import { buildTestRamdisk } from './lib/ramdisk.js';
+import { buildTestRamdisk, RAMDISK_KERNEL_ARGS } from './lib/ramdisk.js';
 
 const LABEL = 'inspection';
 const CACHE_DIR = process.env.BMAAS_E2E_CACHE ?? fileURLToPath(new URL('./.cache', import.meta.url));
@@ -200,6 +200,8 @@ describe.skipIf(skip)('discovery on: unknown machines enrol themselves', () => {
   const state = inspectionLab(
     (layout) => ({
       BMAAS_DISCOVERY__ENABLED: 'true',
+      // The discovery script's own kernel parameters: the ramdisk's console on the serial port.
+      BMAAS_DISCOVERY__KERNEL_APPEND_PARAMS: RAMDISK_KERNEL_ARGS,
       BMAAS_DISCOVERY__INTERFACES: 'inspect:agent,power:qemu',
       BMAAS_DISCOVERY__NAME_TEMPLATE: 'rack-{serial}',
       BMAAS_DISCOVERY__DEPLOY_KERNEL: `${layout.httpUrls[0]}/discovery/kernel`,
