@@ -92,6 +92,7 @@ describe.skipIf(
         { hardwareType: 'fake-hardware', interfaceType: 'deploy', interfaceName: 'fake', isDefault: true },
         { hardwareType: 'fake-hardware', interfaceType: 'power', interfaceName: 'fake', isDefault: true },
         { hardwareType: 'fake-hardware', interfaceType: 'management', interfaceName: 'fake', isDefault: true },
+        { hardwareType: 'fake-hardware', interfaceType: 'inspect', interfaceName: 'fake', isDefault: true },
       ],
     });
     const port = await freePort();

@@ -211,7 +211,7 @@ describe('provision states through the REST API, three conductors', () => {
   });
 
   it('manual clean with clean_steps, inspect and adopt from manageable', async () => {
-    const node = await createNode('rest-clean-inspect-adopt');
+    const node = await createNode('rest-clean-inspect-adopt', { inspect_interface: 'fake' });
     await drive(node.uuid, 'manage', 'manageable');
     expectRefusal(
       await rest.provision(node.uuid, 'clean'),

@@ -7,6 +7,7 @@ import type { Knex } from 'knex';
 import { agentRouter } from './agent/agent-router.js';
 import { BootConfigController } from './boot/boot-config-controller.js';
 import { bootConfigTarget, createBootConfigHandler } from './boot/boot-config-router.js';
+import { renderDiscoveryScript } from './boot/discovery-script.js';
 import { httpBasicAuth } from './middleware/auth.js';
 import { errorHandler, notFound } from './middleware/errors.js';
 import { jsonBody } from './middleware/json-body.js';
@@ -22,6 +23,7 @@ import { driversRouter } from './routes/drivers.js';
 import { eventsRouter } from './routes/events.js';
 import { nodeHardwareRouter } from './routes/node-hardware.js';
 import { nodeHistoryRouter } from './routes/node-history.js';
+import { nodeInventoryRouter } from './routes/node-inventory.js';
 import { nodeManagementRouter } from './routes/node-management.js';
 import { nodeStatesRouter } from './routes/node-states.js';
 import { nodeTraitsRouter } from './routes/node-traits.js';
@@ -39,7 +41,7 @@ export interface ApiDeps {
 }
 
 /** Firmware and ramdisk endpoints: not versioned (they cannot negotiate) and public. */
-export const UNVERSIONED_PREFIXES = ['/v1/boot', '/v1/lookup', '/v1/heartbeat'];
+export const UNVERSIONED_PREFIXES = ['/v1/boot', '/v1/lookup', '/v1/heartbeat', '/v1/continue_inspection'];
 
 /**
  * The API as a node:http request listener (main and the tests listen with
@@ -55,6 +57,7 @@ export function createApiListener(deps: ApiDeps): RequestListener {
     conductors: deps.conductors,
     restrictToWaitStates: deps.config.api.restrict_boot_config,
     rpcTimeoutMs: deps.config.api.boot_config_rpc_timeout * 1000,
+    discoveryScript: renderDiscoveryScript(deps.config),
   });
   const boot = createBootConfigHandler(bootConfig, deps.logger.child({ component: 'boot-config' }));
   const app = createApp(deps);
@@ -102,6 +105,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(nodeHardwareRouter(routeDeps));
   app.use(shardsRouter(routeDeps));
   app.use(eventsRouter(routeDeps));
+  app.use(nodeInventoryRouter(routeDeps));
   app.use(portsRouter(routeDeps));
   app.use(conductorsRouter(routeDeps));
   app.use(driversRouter(routeDeps));

@@ -10,6 +10,7 @@ function registered(bootInterfaces: string[]): HardwareInterfaceRecord[] {
     row('deploy', 'fake', true),
     row('power', 'fake', true),
     row('management', 'fake', true),
+    row('inspect', 'fake', true),
   ];
 }
 

@@ -1,6 +1,7 @@
 import {
   type BmaasConfig,
   DELETE_ALLOWED_STATES,
+  DuplicateName,
   INTERFACE_TYPES,
   type InterfaceType,
   InvalidParameterValue,
@@ -12,6 +13,7 @@ import {
   type NodeRecord,
   NoValidHost,
   ProvisionState,
+  parseRootDeviceHints,
   STABLE_STATES,
   TemporaryFailure,
 } from '@bmaas/common';
@@ -165,6 +167,13 @@ function patchDocument(node: NodeRecord): Record<string, unknown> {
   };
 }
 
+/** Root device hints (properties.root_device, instance_info.root_device) are checked when they are set. */
+function checkRootDeviceHints(fields: Pick<NodeFields, 'properties' | 'instanceInfo'>): void {
+  for (const hints of [fields.properties.root_device, fields.instanceInfo.root_device]) {
+    if (hints !== undefined) parseRootDeviceHints(hints);
+  }
+}
+
 function sameJson(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
@@ -216,6 +225,7 @@ export class NodeService {
       throw new InvalidParameterValue('The retired_reason field can only be set when retired is True');
     }
     if (fields.parentNode !== null) fields.parentNode = await this.parentUuid(fields.parentNode, minor);
+    checkRootDeviceHints(fields);
     if (fields.name !== null)
       checkNodeName(fields.name, minor, `Cannot create node with invalid name '${fields.name}'`);
     const uuid = checked.uuid?.toLowerCase() ?? crypto.randomUUID();
@@ -268,6 +278,30 @@ export class NodeService {
     return parent.uuid;
   }
 
+  /**
+   * Enrols a machine discovery found: a node in enroll with the given driver
+   * and interfaces (defaults for the kinds not named) and a port per NIC, in
+   * one transaction; when one of the MACs is already a port, that node is
+   * returned instead (`created` false). A name already taken is dropped.
+   */
+  async enrolDiscovered(
+    fields: { driver: string; name: string | null; interfaces: Partial<Record<InterfaceType, string>> },
+    nics: ReadonlyArray<{ mac: string; pxe: boolean }>,
+  ): Promise<{ node: NodeRecord; created: boolean }> {
+    const uuid = crypto.randomUUID();
+    const conductorGroup = normaliseConductorGroup(this.deps.config.DEFAULT.default_conductor_group);
+    await this.deps.conductors.hostFor({ uuid, driver: fields.driver, conductorGroup });
+    const interfaces = await this.catalog.resolve(fields.driver, fields.interfaces);
+    const ports = nics.map((nic) => ({ address: nic.mac, pxeEnabled: nic.pxe }));
+    const node = { uuid, driver: fields.driver, conductorGroup, ...interfaces };
+    try {
+      return await this.deps.stores.nodes.createWithPortsUnlessKnown({ ...node, name: fields.name }, ports);
+    } catch (error) {
+      if (!(error instanceof DuplicateName)) throw error;
+      return this.deps.stores.nodes.createWithPortsUnlessKnown({ ...node, name: null }, ports);
+    }
+  }
+
   async patch(node: NodeRecord, body: unknown, minor: number, resetInterfaces?: boolean): Promise<NodeRecord> {
     const ops = parsePatch(body, NODE_PATCH_FIELDS);
     for (const op of ops) {
@@ -295,6 +329,7 @@ export class NodeService {
       next.parentNode = await this.parentUuid(next.parentNode, minor, node);
     }
     checkProtection(node, next, ops);
+    checkRootDeviceHints(next);
     // Ironic routes every update through the owning conductor: no conductor, no update.
     await this.deps.conductors.hostFor({ uuid: node.uuid, driver: next.driver, conductorGroup: next.conductorGroup });
     // Ironic lets a node leave its chassis from 1.25 on.

@@ -71,6 +71,7 @@ export const Minor = {
   BOOT_MODE_CHANGE: 76,
   DRIVER_FIELDS: 77,
   NODE_HISTORY: 78,
+  NODE_INVENTORY: 81,
   SHARDS: 82,
   PARENT_NODE: 83,
   UNHOLD_VERB: 85,
@@ -95,8 +96,8 @@ export interface Microversion {
 /**
  * The microversions up to 1.95 with what each adds, and whether it is
  * served. docs/api.md shows the same rows. MAX_MINOR stops below the first
- * row not served. Four versions below the maximum are not in the table
- * because they are not served (1.63 indicators, 1.81 node inventory, 1.90
+ * row not served. Three versions below the maximum are not in the table
+ * because they are not served (1.63 indicators, 1.90
  * OVN VTEP switch keys, 1.94 port node name); docs/api.md says so.
  */
 export const MICROVERSIONS: readonly Microversion[] = [
@@ -179,6 +180,7 @@ export const MICROVERSIONS: readonly Microversion[] = [
   { minor: 78, feature: 'node history', status: 'served' },
   { minor: 79, feature: 'allocations prefer the node named as the allocation', status: 'served' },
   { minor: 80, feature: 'self-service node creation (policy only)', status: 'served' },
+  { minor: 81, feature: 'node inventory', status: 'served' },
   { minor: 82, feature: 'node shard, ?shard=, ?sharded=, /v1/shards', status: 'served' },
   { minor: 83, feature: 'parent_node, /children, ?parent_node=, ?include_children=', status: 'served' },
   { minor: 84, feature: 'ramdisk callback to continue inspection', status: 'served' },

@@ -113,6 +113,12 @@ export class BootConfigNotFound extends NotFound {
     });
   }
 }
+/** The node has no inventory stored (never inspected, or inspected before inventories were kept). */
+export class InventoryNotRecorded extends NotFound {
+  constructor(node: string) {
+    super(`Inventory not found for node ${node}.`, { node });
+  }
+}
 
 export class NodeLocked extends Conflict {
   constructor(node: string, host: string) {
@@ -213,6 +219,7 @@ export const REMOTE_ERROR_CLASSES: ReadonlyMap<string, ErrorClass> = new Map<str
       DriverNotFound,
       ResourceNotFound,
       BootConfigNotFound,
+      InventoryNotRecorded,
       NodeLocked,
       MACAlreadyExists,
       DuplicateName,
@@ -298,6 +305,11 @@ export const DOCUMENTED_ERRORS: ReadonlyArray<{ code: string; status: number; me
     code: 'BootConfigNotFound',
     status: 404,
     meaning: 'The boot interface cannot produce the named configuration for the node.',
+  },
+  {
+    code: 'InventoryNotRecorded',
+    status: 404,
+    meaning: 'The node has no hardware inventory stored (not inspected yet).',
   },
   { code: 'InvalidApiVersion', status: 406, meaning: 'The requested microversion is outside the supported range.' },
   {

@@ -64,6 +64,8 @@ export interface NodeRecord {
   deployStep: JsonObject;
   /** The clean step running now ({} when none). */
   cleanStep: JsonObject;
+  inspectionStartedAt: Date | null;
+  inspectionFinishedAt: Date | null;
   createdAt: Date;
   updatedAt: Date | null;
 }

@@ -5,6 +5,7 @@ import { ConductorRing } from '@bmaas/rpc-client';
 import { type ConductorSetup, prepareConductor } from './conductor-setup.js';
 import { NodeHistoryWriter } from './history/node-history-writer.js';
 import { createHttpFileServer, listen } from './http-file-server.js';
+import { InventoryProcessor } from './inspection/inventory-processor.js';
 import type { NodeCheckDeps } from './periodic/node-checks.js';
 import { type NodeEventRecorder, recordedNodeEvents } from './periodic/node-events.js';
 import { crashRecoveryChanges, recoverOrphanedNodes, releaseOwnLeftovers } from './periodic/orphans.js';
@@ -82,8 +83,14 @@ export function createConductor(deps: ConductorDeps): Conductor {
     logger: deps.logger.child({ component: 'task' }),
     history,
   });
+  const inventories = new InventoryProcessor({
+    ports: stores.ports,
+    inventories: stores.inventories,
+    config: config.inspector,
+  });
   const runner = new ProvisioningRunner({
     tasks,
+    inventories,
     automatedClean: config.conductor.automated_clean,
     requireTls: config.agent.require_tls,
     now,

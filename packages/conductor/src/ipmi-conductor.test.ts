@@ -86,6 +86,7 @@ describe.runIf(run)('a conductor driving ipmi nodes through a real ipmi_sim BMC'
         deployInterface: 'direct',
         powerInterface: 'ipmitool',
         managementInterface: 'ipmitool',
+        inspectInterface: 'no-inspect',
         driverInfo: bmc.driverInfo(),
       },
       { provisionState: 'active', ...state },

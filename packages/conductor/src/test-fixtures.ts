@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { type BmaasConfig, createSilentLogger, type DeepPartial, type NodeRecord } from '@bmaas/common';
 import type { NewNode, Stores } from '@bmaas/db';
+import { InventoryProcessor } from './inspection/inventory-processor.js';
+import { ProvisioningRunner } from './provisioning/runner.js';
 import { DriverRegistry } from './registry/driver-registry.js';
 import { DRIVER_CATALOG } from './registry/enabled-interfaces.js';
 import { loadConductorConfig } from './registry/plugin-config.js';
@@ -31,6 +33,7 @@ export async function createNode(
     deployInterface: 'fake',
     powerInterface: 'fake',
     managementInterface: 'fake',
+    inspectInterface: 'fake',
     ...fields,
   });
   if (Object.keys(state).length === 0) return node;
@@ -63,4 +66,10 @@ export function fixtureTasks(
     ...options,
   });
   return { registry, tasks };
+}
+
+/** The provisioning runner of a test conductor: its tasks, inspection's inventory processing, no automated cleaning. */
+export function fixtureRunner(stores: Stores, tasks: TaskManager): ProvisioningRunner {
+  const inventories = new InventoryProcessor({ ...stores, config: testConfig().inspector });
+  return new ProvisioningRunner({ tasks, inventories, automatedClean: false });
 }

@@ -15,6 +15,7 @@ export {
   ConductorStore,
 } from './stores/conductor-store.js';
 export { createStores, type Stores } from './stores/index.js';
+export { InventoryStore, type NodeInventory } from './stores/inventory-store.js';
 export { type NewNodeHistory, type NodeHistoryPage, NodeHistoryStore } from './stores/node-history-store.js';
 export {
   type NewNode,

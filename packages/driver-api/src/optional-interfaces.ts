@@ -1,4 +1,4 @@
-import type { HardwareInterface } from './interfaces.js';
+import type { HardwareInterface, StepOutcome } from './interfaces.js';
 import type { Task } from './task.js';
 
 /**
@@ -14,8 +14,25 @@ export interface BiosInterface extends HardwareInterface {}
 /** Firmware components. Like BIOS settings, cached by the conductor; none here caches any. */
 export interface FirmwareInterface extends HardwareInterface {}
 
-/** Hardware inspection. */
-export interface InspectInterface extends HardwareInterface {}
+/**
+ * Inspection: fills in a node's properties and ports from its hardware.
+ * The conductor calls these under the node's exclusive lock. In-band
+ * implementations boot a ramdisk that posts its inventory to the API; the
+ * conductor processes that inventory (properties, ports, storage) itself and
+ * then calls continueInspection. Anything thrown fails inspection
+ * (`inspect failed`, the error as last_error).
+ */
+export interface InspectInterface extends HardwareInterface {
+  /**
+   * Starts inspection (inspecting). 'done': finished in place (out-of-band
+   * or fake); 'wait': the node waits in `inspect wait` for its inventory.
+   */
+  inspectHardware(task: Task): Promise<StepOutcome>;
+  /** The inventory arrived and was processed: undo what inspectHardware prepared (ramdisk boot) and power off. */
+  continueInspection(task: Task): Promise<void>;
+  /** Inspection was aborted or timed out in `inspect wait`: the same tidy-up, best effort. Idempotent. */
+  abortInspection(task: Task): Promise<void>;
+}
 
 /** Rescue of an active node. */
 export interface RescueInterface extends HardwareInterface {}

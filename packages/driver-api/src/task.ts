@@ -53,6 +53,8 @@ export interface InterfaceDeps<Settings = Readonly<Record<string, unknown>>> {
   agent: ConfigSection<'agent'>;
   /** [api]public_endpoint: the API URL machines and agents call back; null when unset. */
   apiPublicEndpoint: string | null;
+  /** [inspector]callback_endpoint_override, else [api]public_endpoint: the API an inspection ramdisk posts its inventory to. */
+  inspectionCallbackEndpoint: string | null;
   /** [conductor]file_url_allowed_paths: where local images (paths, file:// URLs) may come from. */
   fileUrlAllowedPaths: readonly string[];
   /** [conductor]power_state_change_timeout, in seconds: how long a power change may take to hold. */

@@ -18,6 +18,7 @@ export async function createGrubFixture(overrides: DeepPartial<InterfaceDeps> = 
     agent: defaults.agent,
     apiPublicEndpoint:
       overrides.apiPublicEndpoint === undefined ? 'http://192.0.2.1:6385' : overrides.apiPublicEndpoint,
+    inspectionCallbackEndpoint: null,
     fileUrlAllowedPaths: [root.imagesDir],
     powerStateChangeTimeout: 60,
     logger: createSilentLogger(),

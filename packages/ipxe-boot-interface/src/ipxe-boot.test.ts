@@ -173,6 +173,7 @@ describe('ipxe boot interface', () => {
       deploy: fixture.config.deploy,
       agent: fixture.config.agent,
       apiPublicEndpoint: null,
+      inspectionCallbackEndpoint: null,
       fileUrlAllowedPaths: fixture.config.conductor.file_url_allowed_paths,
       powerStateChangeTimeout: 60,
       logger: createSilentLogger(),

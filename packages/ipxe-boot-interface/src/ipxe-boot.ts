@@ -1,6 +1,6 @@
 import { readdir, readFile, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BootConfigNotFound, type Logger } from '@bmaas/common';
+import { BootConfigNotFound, type Logger, ProvisionState } from '@bmaas/common';
 import {
   BaseBootInterface,
   type BootInterfaceDescriptor,
@@ -28,6 +28,9 @@ import { renderRootBootScript } from './root-script.js';
 
 /** Longest an image download may take by default. */
 export const DEFAULT_IMAGE_DOWNLOAD_TIMEOUT_MS = 30 * 60 * 1000;
+
+/** States whose ramdisk boot is an inspection: the ramdisk is told where to post its inventory. */
+const INSPECTION_STATES: ReadonlySet<string> = new Set([ProvisionState.INSPECTING, ProvisionState.INSPECT_WAIT]);
 
 /**
  * The configurations getBootConfig serves, by name, and the node file each
@@ -103,7 +106,8 @@ export class IpxeBootInterface extends BaseBootInterface {
   async prepareRamdisk(task: Task, mode: RamdiskMode): Promise<void> {
     const { uuid } = task.node;
     const sources = await ramdiskImageSources(task.node, mode, { allowedPaths: this.allowedPaths });
-    const script = renderNodeScript(nodeScriptOptions(this.config, uuid, mode));
+    const inspection = INSPECTION_STATES.has(task.node.provisionState);
+    const script = renderNodeScript(nodeScriptOptions(this.config, uuid, mode, inspection));
     const rootScript = renderRootBootScript(this.config);
     const log = this.nodeLogger(task);
 

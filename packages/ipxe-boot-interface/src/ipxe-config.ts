@@ -54,8 +54,15 @@ export interface IpxeConfig {
   pxe: PxeSettings;
   deploy: Pick<BmaasConfig['deploy'], 'http_root' | 'http_url'>;
   api: Pick<BmaasConfig['api'], 'public_endpoint'>;
+  /** Where an inspection ramdisk posts its inventory ([inspector]callback_endpoint_override or the API). */
+  inspectionCallbackEndpoint?: string | null;
 }
 
 export function ipxeConfigOf(deps: InterfaceDeps<PxeSettings>): IpxeConfig {
-  return { pxe: deps.settings, deploy: deps.deploy, api: { public_endpoint: deps.apiPublicEndpoint } };
+  return {
+    pxe: deps.settings,
+    deploy: deps.deploy,
+    api: { public_endpoint: deps.apiPublicEndpoint },
+    inspectionCallbackEndpoint: deps.inspectionCallbackEndpoint,
+  };
 }

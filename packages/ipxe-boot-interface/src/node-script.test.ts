@@ -1,9 +1,10 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${name} is iPXE's own setting expansion, expected in the scripts as is.
 import { InvalidParameterValue, MissingParameterValue } from '@bmaas/common';
 import { describe, expect, it } from 'vitest';
+import { ipxeConfigOf } from './ipxe-config.js';
 import { type NodeScriptEntry, nodeScriptEntry, nodeScriptOptions, renderNodeScript } from './node-script.js';
 import { ipxeScriptProblems } from './script-check.test-support.js';
-import { testConfig } from './test-config.test-support.js';
+import { testConfig, testDeps } from './test-config.test-support.js';
 
 const NODE = '1be26c0b-03f2-4d2e-ae87-c02d7f33c123';
 const config = (ipxeTimeout = 0) =>
@@ -36,6 +37,28 @@ describe('renderNodeScript', () => {
     expect(script).toContain(`initrd http://192.0.2.10:8080/${NODE}/deploy_ramdisk || goto retry`);
     expect(script).toContain('set attempts:int32 4');
     expect(script).not.toContain('poweroff\n');
+  });
+
+  it('tells an inspection ramdisk where to post its inventory', () => {
+    const script = renderNodeScript(nodeScriptOptions(config(), NODE, 'deploy', true));
+    expect(script).toContain(
+      'ipa-api-url=http://192.0.2.1:6385 ipa-inspection-callback-url=http://192.0.2.1:6385/v1/continue_inspection initrd=deploy_ramdisk',
+    );
+    expect(ipxeScriptProblems(script)).toEqual([]);
+    // [inspector]callback_endpoint_override, as the registry passes it (InterfaceDeps.inspectionCallbackEndpoint).
+    const override = ipxeConfigOf(
+      testDeps(
+        testConfig({
+          deploy: { http_url: 'http://192.0.2.10:8080/' },
+          api: { public_endpoint: 'http://192.0.2.1:6385/' },
+          inspector: { callback_endpoint_override: 'http://198.51.100.7:6385/' },
+        }),
+      ),
+    );
+    expect(renderNodeScript(nodeScriptOptions(override, NODE, 'deploy', true))).toContain(
+      'ipa-inspection-callback-url=http://198.51.100.7:6385/v1/continue_inspection ',
+    );
+    expect(render('deploy')).not.toContain('ipa-inspection-callback-url');
   });
 
   it('gives kernel and initrd the timeout in milliseconds', () => {

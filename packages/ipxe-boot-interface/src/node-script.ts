@@ -19,6 +19,8 @@ export interface NodeScriptOptions {
   timeoutSeconds: number;
   /** [pxe]boot_retry_attempts: failed downloads retried before giving up. */
   retryAttempts: number;
+  /** Inspection boots only: where the ramdisk posts its inventory (ipa-inspection-callback-url). */
+  inspectionCallbackUrl?: string | undefined;
 }
 
 /** Seconds the fail label waits before rebooting, so the message can be read on a console. */
@@ -60,6 +62,7 @@ function ramdiskLabel(options: NodeScriptOptions, mode: RamdiskMode): string[] {
     options.kernelAppendParams.trim(),
     'BOOTIF=${mac}',
     `ipa-api-url=${options.apiUrl}`,
+    options.inspectionCallbackUrl ? `ipa-inspection-callback-url=${options.inspectionCallbackUrl}` : '',
     // The EFI stub of the kernel finds the initrd by the name iPXE gives it.
     `initrd=${mode}_ramdisk`,
   ].filter((arg) => arg !== '');
@@ -113,9 +116,10 @@ export function nodeScriptEntry(script: string): NodeScriptEntry | undefined {
  * back. The instance entry needs neither.
  */
 export function nodeScriptOptions(
-  config: Pick<IpxeConfig, 'deploy' | 'pxe' | 'api'>,
+  config: Pick<IpxeConfig, 'deploy' | 'pxe' | 'api' | 'inspectionCallbackEndpoint'>,
   nodeUuid: string,
   entry: NodeScriptEntry,
+  inspection = false,
 ): NodeScriptOptions {
   const httpUrl = config.deploy.http_url ?? '';
   const apiUrl = config.api.public_endpoint ?? '';
@@ -140,6 +144,11 @@ export function nodeScriptOptions(
     kernelAppendParams: config.pxe.kernel_append_params,
     timeoutSeconds: config.pxe.ipxe_timeout,
     retryAttempts: config.pxe.boot_retry_attempts,
+    ...(inspection
+      ? {
+          inspectionCallbackUrl: `${withoutTrailingSlash(config.inspectionCallbackEndpoint ?? apiUrl)}/v1/continue_inspection`,
+        }
+      : {}),
   };
 }
 

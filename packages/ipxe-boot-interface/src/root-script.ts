@@ -75,6 +75,10 @@ export function renderRootBootScript(config: Pick<IpxeConfig, 'pxe' | 'api'>): s
     '',
     ':no_config',
   ];
+  if (config.pxe.ipxe_use_boot_config_api) {
+    // Discovery: the API answers an inspection ramdisk for an unknown machine when [discovery]enabled, else 404.
+    lines.push(`chain ${prefix}\${mac:hexhyp}/discovery.ipxe && exit 0 ||`);
+  }
   if (fallback) {
     lines.push(`chain ${checkedToken('[pxe]ipxe_fallback_script', fallback)} && exit 0 ||`);
   }

@@ -17,6 +17,7 @@ export function testDeps(config: BmaasConfig & IpxeConfig): InterfaceDeps<PxeSet
     deploy: config.deploy,
     agent: config.agent,
     apiPublicEndpoint: config.api.public_endpoint,
+    inspectionCallbackEndpoint: config.inspector.callback_endpoint_override ?? config.api.public_endpoint,
     fileUrlAllowedPaths: config.conductor.file_url_allowed_paths,
     powerStateChangeTimeout: 60,
     logger: createSilentLogger(),

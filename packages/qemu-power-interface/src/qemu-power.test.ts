@@ -20,6 +20,7 @@ const power = qemuPowerInterface.create({
   deploy: loadConfig({ env: {} }).deploy,
   agent: loadConfig({ env: {} }).agent,
   apiPublicEndpoint: null,
+  inspectionCallbackEndpoint: null,
   fileUrlAllowedPaths: [],
   powerStateChangeTimeout: 60,
   logger: createSilentLogger(),

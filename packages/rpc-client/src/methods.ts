@@ -149,6 +149,19 @@ export interface ConductorRpcMethods {
   detach_virtual_media: { params: { node_id: string; device_types?: string[] }; result: null };
   /** The virtual media devices as the management interface reports them (shared lock). */
   get_virtual_media: { params: { node_id: string }; result: Record<string, unknown> };
+  /**
+   * The inspection ramdisk posted its inventory (already checked by the API:
+   * at least one interface, each with a MAC). In `inspect wait` the node
+   * moves to `inspecting` and the conductor answers; in the background it
+   * stores the inventory, sets the properties, creates the ports, tidies up
+   * the ramdisk boot and powers off, then `manageable` (or `inspect failed`).
+   * A node in `enroll` (just discovered) only has its inventory processed.
+   * Throws InvalidStateRequested in any other state, NodeLocked.
+   */
+  continue_inspection: {
+    params: { node_id: string; inventory: Record<string, unknown>; plugin_data: Record<string, unknown> };
+    result: null;
+  };
 }
 
 /** A vendor passthru method as listed. */

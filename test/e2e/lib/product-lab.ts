@@ -29,13 +29,13 @@ export interface ProductLab {
   /** dnsmasq, in the namespace variant. */
   readonly dnsmasq: Dnsmasq | undefined;
   /**
-   * A machine with one NIC (and `disk` as its virtio disk, else diskless), powered off until the
+   * A machine with one NIC (and `disk` as its virtio disk, else diskless; `hardware`: what inspection reads), powered off until the
    * product powers it on through `qmpSocket`; `firmware: 'uefi'` boots it with OVMF.
    */
   addMachine(
     name: string,
     mac: string,
-    options?: Pick<QemuMachineOptions, 'disk' | 'qmpSocket' | 'firmware'>,
+    options?: Pick<QemuMachineOptions, 'disk' | 'qmpSocket' | 'firmware' | 'hardware'>,
   ): Promise<QemuMachine>;
   /**
    * A machine behind its own IPMI BMC (ipmi_sim, bmc.ts) instead of QMP: powered off until
@@ -57,8 +57,8 @@ export interface ProductLabOptions {
   /** Short (QMP socket paths are limited to 107 bytes). */
   workDir: string;
   conductors: number;
-  /** More BMAAS_* for every process. */
-  env?: Record<string, string>;
+  /** More BMAAS_* for every process (a function gets the stack's layout: its ports and URLs). */
+  env?: Record<string, string> | ((layout: StackLayout) => Record<string, string>);
   /** Where the test ramdisk lives: the conductors' [conductor]file_url_allowed_paths. */
   imagesDir: string;
   /**
@@ -85,7 +85,7 @@ function labEnvironment(options: ProductLabOptions): (layout: StackLayout) => Re
     // The test agent serves its command API over plain HTTP (busybox has no TLS).
     BMAAS_AGENT__REQUIRE_TLS: 'false',
     BMAAS_PXE__IPXE_FALLBACK_SCRIPT: `${layout.httpUrls[0]}/${FALLBACK_FILE}`,
-    ...env,
+    ...(typeof env === 'function' ? env(layout) : env),
   });
 }
 
@@ -220,14 +220,14 @@ export async function startUserModeProductLab(options: ProductLabOptions): Promi
       workDir: options.workDir,
       env: labEnvironment({
         ...options,
-        env: {
+        env: (layout) => ({
           ...(options.agentPort
             ? {
                 BMAAS_PXE__KERNEL_APPEND_PARAMS: `${RAMDISK_KERNEL_ARGS} ipa-advertise-host=127.0.0.1 ipa-advertise-port=${options.agentPort}`,
               }
             : {}),
-          ...options.env,
-        },
+          ...(typeof options.env === 'function' ? options.env(layout) : options.env),
+        }),
       }),
     });
     teardown.add(() => stack.stop());

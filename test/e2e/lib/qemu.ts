@@ -2,6 +2,7 @@
 // Always TCG: the /dev/kvm on these hosts cannot run guests.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, copyFileSync, openSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ExitStatus, exitOf, isRunning, spawned, stopProcess } from './child-process.js';
@@ -58,6 +59,48 @@ export interface QemuMachineOptions {
   qmpSocket?: string;
   /** A raw disk image, attached as the machine's virtio disk (/dev/vda, BIOS drive 0x80). */
   disk?: string;
+  /** What inspection reads: CPUs, disks, more NICs, the system serial number. */
+  hardware?: MachineHardware;
+}
+
+export interface MachineHardware {
+  cpus?: number;
+  /** Overrides the machine's memoryMb. */
+  memoryMb?: number;
+  /** virtio-blk disks: sparse raw files <workDir>/<name>.disk<N> of these sizes (MiB), with these serials. */
+  disks?: Array<{ sizeMb: number; serial: string }>;
+  /** More virtio NICs, on isolated user-mode networks and without a boot ROM. */
+  extraMacs?: string[];
+  /** SMBIOS system serial number. */
+  serial?: string;
+}
+
+/** QEMU arguments of a machine's hardware; the disk files must exist (see createDiskFiles). */
+export function hardwareArgs(name: string, workDir: string, hardware: MachineHardware = {}): string[] {
+  const args: string[] = [];
+  if (hardware.cpus) args.push('-smp', String(hardware.cpus));
+  for (const [i, disk] of (hardware.disks ?? []).entries()) {
+    args.push('-drive', `file=${diskFile(name, workDir, i)},if=none,id=d${i},format=raw`);
+    args.push('-device', `virtio-blk-pci,drive=d${i},serial=${disk.serial}`);
+  }
+  for (const [i, mac] of (hardware.extraMacs ?? []).entries()) {
+    args.push('-netdev', `user,id=x${i},restrict=on`, '-device', `virtio-net-pci,netdev=x${i},mac=${mac},romfile=`);
+  }
+  if (hardware.serial) args.push('-smbios', `type=1,serial=${hardware.serial}`);
+  return args;
+}
+
+function diskFile(name: string, workDir: string, index: number): string {
+  return join(workDir, `${name}.disk${index}`);
+}
+
+/** Sparse disk files of the sizes asked for (they take no space until written). */
+async function createDiskFiles(name: string, workDir: string, hardware: MachineHardware = {}): Promise<void> {
+  for (const [i, disk] of (hardware.disks ?? []).entries()) {
+    const file = await open(diskFile(name, workDir, i), 'w');
+    await file.truncate(disk.sizeMb * 1024 * 1024);
+    await file.close();
+  }
 }
 
 export interface QemuMachine {
@@ -87,7 +130,7 @@ export function qemuArgs(
   const flags: string[][] = [
     ['-name', options.name],
     ['-accel', 'tcg'],
-    ['-m', String(options.memoryMb ?? (uefi ? 512 : 128))],
+    ['-m', String(options.hardware?.memoryMb ?? options.memoryMb ?? (uefi ? 512 : 128))],
     ['-nodefaults', '-no-user-config'],
     // without graphics=off iPXE and Linux stay silent on the serial port
     ['-display', 'none', '-machine', uefi ? 'q35,graphics=off' : 'graphics=off'],
@@ -121,6 +164,7 @@ export function qemuArgs(
     ['-device', `virtio-net-pci,netdev=n0,mac=${options.mac}${uefi ? ',romfile=,bootindex=1' : ''}`],
     options.disk ? ['-drive', `file=${options.disk},if=virtio,format=raw`] : [],
     options.paused || options.powerControlled ? ['-S'] : [],
+    hardwareArgs(options.name, options.workDir, options.hardware),
   ];
   return flags.flat();
 }
@@ -157,6 +201,7 @@ export async function startQemuMachine(options: QemuMachineOptions): Promise<Qem
   const ovmfVars = options.firmware === 'uefi' ? join(options.workDir, `${options.name}.vars.fd`) : undefined;
   if (ovmfVars) copyFileSync(OVMF_VARS_TEMPLATE, ovmfVars);
   const args = qemuArgs(options, { serialLog, qmpSocket, monitorSocket, ovmfVars });
+  await createDiskFiles(options.name, options.workDir, options.hardware);
 
   const logFd = openSync(qemuLog, 'a');
   let child: ChildProcess;

@@ -2,7 +2,8 @@
 # /init of the e2e test ramdisk: a minimal stand-in for ironic-python-agent
 # (ipa-protocol.md §5). It looks itself up, serves the agent command API on port
 # 9999 (busybox httpd, agent-api.sh), then heartbeats until a command powers it
-# off. Lines starting with E2E- are the markers the harness waits for on the
+# off. An inspection boot (ipa-inspection-callback-url=) instead posts its
+# inventory (ramdisk-inventory.sh) and waits to be powered off. Lines starting with E2E- are the markers the harness waits for on the
 # serial console.
 /bin/busybox --install -s /bin
 export PATH=/bin
@@ -36,12 +37,14 @@ API_URL=
 BOOTIF=
 ADVERTISE_HOST=
 ADVERTISE_PORT=9999
+INSPECTION_URL=
 for arg in $(cat /proc/cmdline); do
   case "$arg" in
     ipa-api-url=*) API_URL=${arg#ipa-api-url=} ;;
     BOOTIF=*) BOOTIF=${arg#BOOTIF=} ;;
     ipa-advertise-host=*) ADVERTISE_HOST=${arg#ipa-advertise-host=} ;;
     ipa-advertise-port=*) ADVERTISE_PORT=${arg#ipa-advertise-port=} ;;
+    ipa-inspection-callback-url=*) INSPECTION_URL=${arg#ipa-inspection-callback-url=} ;;
   esac
 done
 API_URL=${API_URL%/}
@@ -84,6 +87,19 @@ for iface in $IFACES; do
 done
 [ -n "$MY_IP" ] || finish "E2E-FAILED dhcp: no lease on$IFACES"
 echo "E2E-DHCP ok iface=$MY_IFACE ip=$MY_IP up=$(uptime_s)"
+
+# Inspection boot: post the inventory (ramdisk-inventory), then wait to be powered off.
+if [ -n "$INSPECTION_URL" ]; then
+  /bin/ramdisk-inventory "$BOOTIF" >/tmp/inventory.json
+  # Printed first: the conductor may power the machine off before a later line leaves the UART.
+  echo "E2E-INSPECTION posting to=$INSPECTION_URL up=$(uptime_s)"
+  wget -S -O /tmp/inspection.out --header "Content-Type: application/json" --post-file /tmp/inventory.json \
+    "$INSPECTION_URL" 2>/tmp/inspection.err
+  STATUS=$(grep -o 'HTTP/[0-9.]* [0-9]*' /tmp/inspection.err | tail -n 1 | sed 's/.* //')
+  echo "E2E-INSPECTION status=${STATUS:-none} node=$(json_string uuid </tmp/inspection.out) up=$(uptime_s)"
+  sleep 600
+  finish "E2E-INSPECTION not powered off"
+fi
 
 attempt=1
 until wget -q -O /tmp/lookup.json --header "$API_VERSION_HEADER" "$API_URL/v1/lookup?addresses=$MACS"; do

@@ -44,7 +44,7 @@ export const VIRTIO_NET_MODULES = [
   'virtio_net',
 ] as const;
 
-/** The disk the agent writes to (/dev/vda); loaded after the virtio bus. */
+/** virtio-blk: the disk the agent writes to (/dev/vda) and the disks inspection lists; loaded after the virtio bus. */
 export const VIRTIO_BLOCK_MODULES = ['virtio_blk'] as const;
 
 /** Kernel arguments the ramdisk wants besides ipa-api-url= and BOOTIF=. */
@@ -77,6 +77,7 @@ export async function buildTestRamdisk(cacheDir: string): Promise<TestRamdisk> {
       'www/cgi-bin/index.cgi': { content: await read('agent-api.sh'), mode: 0o755 },
       'bin/agent-command': { content: await read('agent-command.sh'), mode: 0o755 },
       'bin/agent-heartbeat': { content: await read('agent-heartbeat.sh'), mode: 0o755 },
+      'bin/ramdisk-inventory': { content: await read('ramdisk-inventory.sh'), mode: 0o755 },
     },
     modules: [...VIRTIO_NET_MODULES, ...VIRTIO_BLOCK_MODULES],
   });

@@ -1,11 +1,13 @@
-import { InvalidUUID } from '@bmaas/common';
+import { checkInspectionBody, InvalidUUID } from '@bmaas/common';
 import type { Router } from 'express';
+import { NodeDiscovery } from '../discovery/node-discovery.js';
 import { baseUrlOf, queryOf, type RouteDeps, resourceRouter } from '../route-deps.js';
 import { isUuid } from '../validation.js';
 import { AgentLookup } from './agent-lookup.js';
+import { ContinueInspection } from './continue-inspection.js';
 import { checkHeartbeatBody } from './heartbeat-body.js';
 import { lookupView } from './lookup-view.js';
-import { ramdiskMinor } from './ramdisk-version.js';
+import { ramdiskMinor, setVersionHeaders } from './ramdisk-version.js';
 
 /** A query parameter given once or repeated, as one comma-separated list. */
 function listParam(value: unknown): string[] {
@@ -72,7 +74,23 @@ export function agentRouter(deps: RouteDeps): Router {
     res.status(202).end();
   });
 
+  const inspections = new ContinueInspection({
+    stores: deps.stores,
+    conductors: deps.conductors,
+    discovery: deps.config.discovery.enabled ? new NodeDiscovery(deps.config.discovery, deps.nodes) : undefined,
+  });
+
+  router.post('/v1/continue_inspection', async (req, res) => {
+    // ironic-python-agent sends no version header here: every version is served, and answered as 1.1 is.
+    setVersionHeaders(res);
+    const data = checkInspectionBody(req.body);
+    const node = await inspections.accept(data, { requestId: req.context.requestId, logger: req.context.logger });
+    req.context.logger.info('inspection inventory accepted', { nodeUuid: node.uuid });
+    res.status(202).json({ uuid: node.uuid });
+  });
+
   allow('/v1/lookup', ['GET']);
+  allow('/v1/continue_inspection', ['POST']);
   allow('/v1/heartbeat/:ident', ['POST']);
   return router;
 }

@@ -22,6 +22,12 @@ export const RamdiskMinor = {
   AGENT_STATUS: 72,
 } as const;
 
+/** The minimum and maximum version headers every ramdisk endpoint answers with. */
+export function setVersionHeaders(res: Response): void {
+  res.setHeader(MIN_VERSION_HEADER, MIN_VERSION);
+  res.setHeader(MAX_VERSION_HEADER, MAX_VERSION);
+}
+
 /**
  * The microversion of a lookup or heartbeat. These paths skip the general
  * negotiation middleware because agents built for a newer Ironic ask for a
@@ -33,8 +39,7 @@ export const RamdiskMinor = {
  * is a 400.
  */
 export function ramdiskMinor(req: Request, res: Response): number {
-  res.setHeader(MIN_VERSION_HEADER, MIN_VERSION);
-  res.setHeader(MAX_VERSION_HEADER, MAX_VERSION);
+  setVersionHeaders(res);
   const requested = parseRequestedVersion(req.get(VERSION_HEADER), req.get('OpenStack-API-Version'));
   if (requested.kind === 'malformed') {
     throw new InvalidParameterValue(`Invalid value for ${VERSION_HEADER} header`);

@@ -10,6 +10,7 @@ import {
 } from '@bmaas/common';
 import type { PortStore } from '@bmaas/db';
 import type { ConductorClient } from '@bmaas/rpc-client';
+import { DISCOVERY_SCRIPT_NAME } from './discovery-script.js';
 
 /** Why a boot request was refused: logged, never shown to the client. */
 export type BootRefusal =
@@ -38,6 +39,8 @@ export interface BootConfigControllerDeps {
   restrictToWaitStates: boolean;
   /** [api]boot_config_rpc_timeout, in milliseconds: the bound on the whole answer, database included. */
   rpcTimeoutMs: number;
+  /** What an unknown MAC gets for `discovery.ipxe` when discovery is on; undefined = the usual refusal. */
+  discoveryScript?: string | undefined;
 }
 
 /**
@@ -70,7 +73,12 @@ export class BootConfigController {
     if (looked.kind === 'late') return { ok: false, reason: 'deadline', detail: `lookup of ${mac}` };
     if (looked.kind === 'failed') return { ok: false, reason: 'database-unavailable', detail: describe(looked.error) };
     const node = looked.value;
-    if (!node) return { ok: false, reason: 'unknown-mac', detail: mac };
+    if (!node) {
+      if (rawName === DISCOVERY_SCRIPT_NAME && this.deps.discoveryScript !== undefined) {
+        return { ok: true, content: this.deps.discoveryScript, nodeUuid: 'discovery' };
+      }
+      return { ok: false, reason: 'unknown-mac', detail: mac };
+    }
     if (this.deps.restrictToWaitStates && !WAIT_STATES.has(node.provisionState as never)) {
       return { ok: false, reason: 'state-not-allowed', nodeUuid: node.nodeUuid, detail: node.provisionState };
     }

@@ -3,7 +3,7 @@ import type { RequestHandler } from 'express';
 
 /** Paths anyone may read: version discovery, and what firmware and ramdisks call. */
 const PUBLIC_EXACT = new Set(['/', '/v1', '/v1/']);
-const PUBLIC_PREFIXES = ['/v1/lookup', '/v1/heartbeat/', '/v1/boot/'];
+const PUBLIC_PREFIXES = ['/v1/lookup', '/v1/heartbeat/', '/v1/boot/', '/v1/continue_inspection'];
 
 export function isPublicPath(path: string): boolean {
   return PUBLIC_EXACT.has(path) || PUBLIC_PREFIXES.some((prefix) => path.startsWith(prefix));

@@ -33,6 +33,7 @@ export const FAKE_HARDWARE_INTERFACES = [
       ? []
       : [{ hardwareType: 'fake-hardware', interfaceType: kind, interfaceName: 'fake', isDefault: false }]),
   ]),
+  { hardwareType: 'fake-hardware', interfaceType: 'inspect', interfaceName: 'agent', isDefault: false },
 ] as const;
 
 /** Answers are read freely in tests. */

@@ -167,7 +167,7 @@ export const configSchema = {
     ...interfaceOptions('bios', ['no-bios', 'fake']),
     ...interfaceOptions('console', ['no-console', 'fake']),
     ...interfaceOptions('firmware', ['no-firmware', 'fake']),
-    ...interfaceOptions('inspect', ['no-inspect', 'fake']),
+    ...interfaceOptions('inspect', ['no-inspect', 'fake', 'agent']),
     ...interfaceOptions('network', ['noop']),
     ...interfaceOptions('raid', ['no-raid', 'fake']),
     ...interfaceOptions('rescue', ['no-rescue', 'fake']),
@@ -290,6 +290,12 @@ export const configSchema = {
       format: 'nat',
       default: 1800,
       env: 'BMAAS_CONDUCTOR__CLEAN_CALLBACK_TIMEOUT',
+    },
+    inspect_wait_timeout: {
+      doc: 'Seconds a node may wait in "inspect wait" for its ramdisk\'s inventory before inspection fails; 0 = forever.',
+      format: 'nat',
+      default: 1800,
+      env: 'BMAAS_CONDUCTOR__INSPECT_WAIT_TIMEOUT',
     },
     check_provision_state_interval: {
       doc: 'Seconds between runs of the periodic task that fails timed-out waits and checks ring changes.',
@@ -519,6 +525,70 @@ export const configSchema = {
       format: String,
       default: '0.0.0.0',
       env: 'BMAAS_DEPLOY__HTTP_SERVER_HOST_IP',
+    },
+  },
+  inspector: {
+    add_ports: {
+      doc: "Ports inspection creates from the inventory's interfaces: all, active (those with an IP address), pxe (only the booting one; all when the ramdisk did not say), disabled.",
+      format: ['all', 'active', 'pxe', 'disabled'],
+      default: 'pxe',
+      env: 'BMAAS_INSPECTOR__ADD_PORTS',
+    },
+    keep_ports: {
+      doc: 'Ports inspection keeps: all, present (delete ports whose MAC is not in the inventory), added (delete every port inspection did not just add or find).',
+      format: ['all', 'present', 'added'],
+      default: 'all',
+      env: 'BMAAS_INSPECTOR__KEEP_PORTS',
+    },
+    callback_endpoint_override: {
+      doc: 'Base URL of the API the inspection ramdisk posts its inventory to (…/v1/continue_inspection); unset = [api]public_endpoint.',
+      format: 'optional-url',
+      default: null as string | null,
+      env: 'BMAAS_INSPECTOR__CALLBACK_ENDPOINT_OVERRIDE',
+    },
+  },
+  discovery: {
+    enabled: {
+      doc: 'Enrol unknown machines: a MAC no port has gets the inspection ramdisk from /v1/boot, and its inventory creates a node in enroll with its ports and properties. Anyone on the provisioning network can then create nodes.',
+      format: Boolean,
+      default: false,
+      env: 'BMAAS_DISCOVERY__ENABLED',
+    },
+    driver: {
+      doc: 'Hardware type of discovered nodes; it must be enabled on a conductor.',
+      format: String,
+      default: 'fake-hardware',
+      env: 'BMAAS_DISCOVERY__DRIVER',
+    },
+    interfaces: {
+      doc: "Interfaces of discovered nodes as kind:name pairs (e.g. power:qemu,inspect:agent); kinds not named get the hardware type's default.",
+      format: 'string-list',
+      default: ['inspect:agent'],
+      env: 'BMAAS_DISCOVERY__INTERFACES',
+    },
+    deploy_kernel: {
+      doc: "URL of the inspection ramdisk's kernel that unknown machines boot (http or https, reachable by the machines).",
+      format: 'optional-url',
+      default: null as string | null,
+      env: 'BMAAS_DISCOVERY__DEPLOY_KERNEL',
+    },
+    deploy_ramdisk: {
+      doc: "URL of the inspection ramdisk's initrd that unknown machines boot.",
+      format: 'optional-url',
+      default: null as string | null,
+      env: 'BMAAS_DISCOVERY__DEPLOY_RAMDISK',
+    },
+    kernel_append_params: {
+      doc: 'Extra kernel command-line parameters of the inspection ramdisk unknown machines boot.',
+      format: String,
+      default: 'nofb vga=normal',
+      env: 'BMAAS_DISCOVERY__KERNEL_APPEND_PARAMS',
+    },
+    name_template: {
+      doc: 'Name of a discovered node, from its inventory: {serial} (system serial number), {bmc_address}, {mac} (booting MAC, with dashes), {hostname}; characters a node name may not hold become "-". Unset, or a template whose fields are missing = no name.',
+      format: 'optional-string',
+      default: null as string | null,
+      env: 'BMAAS_DISCOVERY__NAME_TEMPLATE',
     },
   },
   database: {

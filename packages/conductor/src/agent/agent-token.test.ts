@@ -3,11 +3,10 @@ import { createSilentLogger, InvalidParameterValue, NodeNotFound, type NodeRecor
 import { createStores, type Stores } from '@bmaas/db';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProvisioningRunner } from '../provisioning/runner.js';
 import { createRpcHandlers } from '../rpc/handlers.js';
 import type { ConductorRpcHandlers, RpcCall } from '../rpc/json-rpc-server.js';
 import type { TaskManager } from '../task-manager.js';
-import { createNode, fixtureTasks, testConfig } from '../test-fixtures.js';
+import { createNode, fixtureRunner, fixtureTasks, testConfig } from '../test-fixtures.js';
 import { AGENT_TOKEN_KEY, agentTokenMatches, MASKED_AGENT_TOKEN, newAgentToken } from './agent-token.js';
 
 let database: TestDatabase;
@@ -40,7 +39,7 @@ beforeAll(async () => {
   });
   tasks = fixture.tasks;
   const registry = fixture.registry;
-  const runner = new ProvisioningRunner({ tasks, automatedClean: false });
+  const runner = fixtureRunner(stores, tasks);
   rpc = createRpcHandlers({ runner, tasks, registry });
 });
 afterAll(async () => {

@@ -3,7 +3,11 @@ import { errorText, type NodeCheckDeps, ownedByMe } from './node-checks.js';
 
 /** Seconds each timed wait may last ([conductor]*_callback_timeout; 0 = forever). */
 export function waitTimeouts(config: NodeCheckDeps['config']): Record<string, number> {
-  return { [S.DEPLOY_WAIT]: config.deploy_callback_timeout, [S.CLEAN_WAIT]: config.clean_callback_timeout };
+  return {
+    [S.DEPLOY_WAIT]: config.deploy_callback_timeout,
+    [S.CLEAN_WAIT]: config.clean_callback_timeout,
+    [S.INSPECT_WAIT]: config.inspect_wait_timeout,
+  };
 }
 
 /**

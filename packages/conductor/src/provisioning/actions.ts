@@ -140,10 +140,11 @@ async function undeploy(task: ConductorTask, ctx: ActionContext): Promise<void> 
   await clean(task, ctx);
 }
 
-/** inspecting: no inspect interface yet, so inspection finds nothing new and ends at once. */
+/** inspecting: the inspect interface finishes at once or boots a ramdisk and waits for its inventory. */
 async function inspect(task: ConductorTask, ctx: ActionContext): Promise<void> {
-  await task.driver.power.validate(task);
-  await advance(task, 'done', ctx.now);
+  await task.updateNode({ inspectionStartedAt: ctx.now(), inspectionFinishedAt: null });
+  if ((await task.driver.inspect.inspectHardware(task)) === 'wait') await advance(task, 'wait', ctx.now);
+  else await advance(task, 'done', ctx.now, { inspectionFinishedAt: ctx.now() });
 }
 
 /** adopting: take a running node as it is; its boot files are written as for a takeover. */
@@ -189,6 +190,8 @@ export async function tearDownWait(task: ConductorTask, waitState: string): Prom
   const { driver } = task;
   if (waitState === S.CLEAN_WAIT || waitState === S.CLEANING) {
     await driver.deploy.tearDownCleaning(task);
+  } else if (waitState === S.INSPECT_WAIT) {
+    await driver.inspect.abortInspection(task);
   } else if (waitState === S.DEPLOY_WAIT || waitState === S.DEPLOYING || waitState === S.RESCUE_WAIT) {
     await driver.power.setPowerState(task, PowerState.OFF);
     await driver.boot.cleanUpRamdisk(task);

@@ -2,8 +2,8 @@ import type { NodeRecord } from '@bmaas/common';
 import { createStores, type Stores } from '@bmaas/db';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import type { TaskManager } from '../task-manager.js';
-import { fixtureTasks, testConfig } from '../test-fixtures.js';
-import { type ProvisioningRequest, ProvisioningRunner } from './runner.js';
+import { fixtureRunner, fixtureTasks, testConfig } from '../test-fixtures.js';
+import type { ProvisioningRequest, ProvisioningRunner } from './runner.js';
 
 /** A runner over a fresh test database, with the fake and direct deploy interfaces enabled. */
 export interface RunnerFixture {
@@ -19,7 +19,7 @@ export async function startRunnerFixture(): Promise<RunnerFixture> {
   const database: TestDatabase = await createTestDatabase();
   const stores = createStores(database.db);
   const { tasks } = fixtureTasks(stores, testConfig({ DEFAULT: { enabled_deploy_interfaces: ['fake', 'direct'] } }));
-  const runner = new ProvisioningRunner({ tasks, automatedClean: false });
+  const runner = fixtureRunner(stores, tasks);
   return {
     stores,
     tasks,

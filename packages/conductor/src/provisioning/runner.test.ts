@@ -15,11 +15,15 @@ import {
   FakePowerInterface,
   fakeBootInterface,
   fakeDeployInterface,
+  fakeInspectInterface,
   fakeManagementInterface,
   fakePowerInterface,
+  noInspectInterface,
   type Task,
 } from '@bmaas/driver-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agentInspectInterface } from '../inspection/agent-inspect.js';
+import { InventoryProcessor } from '../inspection/inventory-processor.js';
 import type { DriverCatalog } from '../registry/catalog.js';
 import { DriverRegistry } from '../registry/driver-registry.js';
 import { TaskManager } from '../task-manager.js';
@@ -44,6 +48,7 @@ const CATALOG: DriverCatalog = {
     deploy: [fakeDeployInterface, directDeployInterface, { name: 'exploding', create: () => new ExplodingDeploy() }],
     power: [fakePowerInterface, { name: 'unreachable', create: () => new UnreachablePower() }],
     management: [fakeManagementInterface],
+    inspect: [fakeInspectInterface, noInspectInterface, agentInspectInterface],
   },
   hardwareTypes: [
     {
@@ -53,6 +58,7 @@ const CATALOG: DriverCatalog = {
         deploy: ['fake', 'direct', 'exploding'],
         power: ['fake', 'unreachable'],
         management: ['fake'],
+        inspect: ['fake', 'no-inspect', 'agent'],
       },
     },
   ],
@@ -84,7 +90,8 @@ function setUp(automatedClean: boolean): { runner: ProvisioningRunner; tasks: Ta
     lockRetry: { attempts: 1, intervalMs: 10 },
     logger: createSilentLogger(),
   });
-  return { runner: new ProvisioningRunner({ tasks, automatedClean }), tasks };
+  const inventories = new InventoryProcessor({ ...stores, config: config.inspector });
+  return { runner: new ProvisioningRunner({ tasks, inventories, automatedClean }), tasks };
 }
 
 let plain: ReturnType<typeof setUp>;
@@ -343,7 +350,8 @@ describe('ProvisioningRunner with the direct deploy interface and an agent', () 
 
   it('refuses plain-HTTP agents when TLS is required, and a changed agent certificate', async () => {
     const tasks = plain.tasks;
-    const strict = new ProvisioningRunner({ tasks, automatedClean: false, requireTls: true });
+    const inventories = new InventoryProcessor({ ...stores, config: testConfig().inspector });
+    const strict = new ProvisioningRunner({ tasks, inventories, automatedClean: false, requireTls: true });
     const node = await createNode(
       stores,
       { deployInterface: 'direct', instanceInfo: IMAGE },

@@ -1,6 +1,7 @@
 import { AGENT_URL_KEY, AGENT_VERIFY_CA_KEY } from '@bmaas/agent-client';
 import {
   findTransition,
+  type InspectionData,
   InvalidParameterValue,
   InvalidStateRequested,
   isBmaasError,
@@ -16,6 +17,7 @@ import {
 } from '@bmaas/common';
 import type { NodeChanges } from '@bmaas/db';
 import { AGENT_TOKEN_KEY, agentTokenMatches, withoutAgentSession } from '../agent/agent-token.js';
+import type { InventoryProcessor } from '../inspection/inventory-processor.js';
 import type { ConductorTask, TaskManager } from '../task-manager.js';
 import {
   type ActionContext,
@@ -27,10 +29,12 @@ import {
 } from './actions.js';
 import { abortService, continueService, SERVICE_STEPS_KEY } from './servicing.js';
 import { mergeDeploySteps, USER_DEPLOY_STEPS_KEY, userDeployStepsOf } from './steps.js';
-import { failAction } from './transitions.js';
+import { advance, failAction } from './transitions.js';
 
 export interface ProvisioningRunnerOptions {
   tasks: TaskManager;
+  /** Processes the inventories inspection ramdisks post. */
+  inventories: InventoryProcessor;
   /** [conductor]automated_clean. */
   automatedClean: boolean;
   /** [agent]require_tls: refuse agents that call back over plain HTTP. */
@@ -229,6 +233,60 @@ export class ProvisioningRunner {
     );
   }
 
+  /**
+   * `continue_inspection`: the inspection ramdisk posted its inventory. In
+   * `inspect wait`: inspecting, then in the background the inventory is
+   * processed, the inspect interface tidies up (ramdisk boot, power off) and
+   * the node becomes manageable. In `enroll` (a node discovery just created):
+   * the inventory is processed, the node stays in enroll.
+   */
+  async continueInspection(
+    nodeUuid: string,
+    data: InspectionData,
+    request: { requestId?: string | undefined } = {},
+  ): Promise<void> {
+    await this.options.tasks.withTask(
+      nodeUuid,
+      { purpose: 'continue inspection', requestId: request.requestId },
+      async (task) => {
+        const { node } = task;
+        if (node.provisionState === S.ENROLL) {
+          task.spawnAfter(async (t) => {
+            try {
+              await this.options.inventories.process(t, data);
+            } catch (error) {
+              t.logger.warn('discovered node: inventory not processed', { error: message(error) });
+              await t.updateNode({
+                lastError: `Failed to process the inventory of node ${t.node.uuid}: ${message(error)}`,
+              });
+            }
+          });
+          return;
+        }
+        if (node.provisionState !== S.INSPECT_WAIT) {
+          throw new InvalidStateRequested(
+            `Node ${node.uuid} is not waiting for an inspection inventory (provision state "${node.provisionState}").`,
+            { node: node.uuid, state: node.provisionState },
+          );
+        }
+        await task.updateNode({
+          provisionState: S.INSPECTING,
+          provisionUpdatedAt: this.ctx.now(),
+          // The ramdisk is about to be powered off: its token must not outlive it.
+          driverInternalInfo: withoutAgentSession(node.driverInternalInfo),
+        });
+        task.logger.info('inspection inventory received', { interfaces: data.inventory.interfaces.length });
+        task.spawnAfter((t) =>
+          this.runWork(t, async (t2, ctx) => {
+            await this.options.inventories.process(t2, data);
+            await t2.driver.inspect.continueInspection(t2);
+            await advance(t2, 'done', ctx.now, { inspectionFinishedAt: ctx.now() });
+          }),
+        );
+      },
+    );
+  }
+
   /** `change_node_power_state`: records the target, answers, then drives the power interface. */
   async changePowerState(
     nodeUuid: string,
@@ -362,6 +420,9 @@ export class ProvisioningRunner {
       // As Ironic, so the user hears of a bad node at once.
       await driver.power.validate(task);
       await driver.network.validate(task);
+    } else if (event === 'inspect') {
+      await driver.inspect.validate(task);
+      await driver.power.validate(task);
     }
   }
 

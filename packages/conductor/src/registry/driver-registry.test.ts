@@ -179,6 +179,18 @@ describe('DriverRegistry', () => {
     expect(refusal(configWith({}), broken)).toBe('boot interface "fake" is registered twice');
   });
 
+  it('enables the agent inspect interface beside no-inspect and fake, no-inspect staying the default', () => {
+    const registry = create(configWith({}));
+    const inspect = registry.registrationInterfaces().filter((i) => i.interfaceType === 'inspect');
+    expect(inspect.map((i) => [i.interfaceName, i.isDefault])).toEqual([
+      ['no-inspect', true],
+      ['fake', false],
+      ['agent', false],
+    ]);
+    const driver = registry.driverFor(node({ inspectInterface: 'agent' }));
+    expect(driver.inspect.constructor.name).toBe('AgentInspectInterface');
+  });
+
   it('refuses a hardware type that supports none of the enabled interfaces of a kind', () => {
     const catalog: DriverCatalog = {
       interfaces: {
@@ -192,7 +204,14 @@ describe('DriverRegistry', () => {
       ],
     };
     expect(
-      refusal(configWith({ enabled_hardware_types: ['net-only'], enabled_deploy_interfaces: ['fake'] }), catalog),
+      refusal(
+        configWith({
+          enabled_hardware_types: ['net-only'],
+          enabled_deploy_interfaces: ['fake'],
+          enabled_inspect_interfaces: ['no-inspect', 'fake'],
+        }),
+        catalog,
+      ),
     ).toBe('hardware type "net-only" supports none of the enabled boot interfaces (enabled: fake; supported: net)');
   });
 

@@ -220,6 +220,7 @@ function createEnabled<K extends InterfaceType>(
         deploy: deps.config.deploy,
         agent: deps.config.agent,
         apiPublicEndpoint: deps.config.api.public_endpoint,
+        inspectionCallbackEndpoint: deps.config.inspector.callback_endpoint_override ?? deps.config.api.public_endpoint,
         fileUrlAllowedPaths: deps.config.conductor.file_url_allowed_paths,
         powerStateChangeTimeout: deps.config.conductor.power_state_change_timeout,
         logger: deps.logger.child({ component: `${kind}:${name}` }),

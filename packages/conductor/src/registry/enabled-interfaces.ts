@@ -12,7 +12,7 @@ import { grubBootInterface } from '@bmaas/grub-boot-interface';
 import { ipmitoolManagementInterface, ipmitoolPowerInterface } from '@bmaas/ipmitool-interfaces';
 import { ipxeBootInterface } from '@bmaas/ipxe-boot-interface';
 import { qemuPowerInterface } from '@bmaas/qemu-power-interface';
-
+import { agentInspectInterface } from '../inspection/agent-inspect.js';
 import type { DriverCatalog, InterfaceCatalog } from './catalog.js';
 
 /**
@@ -25,8 +25,10 @@ export const INTERFACES: InterfaceCatalog = {
   deploy: [fakeDeployInterface, directDeployInterface],
   power: [fakePowerInterface, qemuPowerInterface, ipmitoolPowerInterface],
   management: [fakeManagementInterface, ipmitoolManagementInterface, noopManagementInterface],
-  // bios, console, firmware, inspect, network, raid, rescue, storage, vendor: the generic and fake ones.
+  // bios, console, firmware, network, raid, rescue, storage, vendor: the generic and fake ones.
   ...OPTIONAL_INTERFACES,
+  // In-band inspection: the deploy ramdisk posts its inventory to /v1/continue_inspection.
+  inspect: [...OPTIONAL_INTERFACES.inspect, agentInspectInterface],
 };
 
 function everyInterface(catalog: InterfaceCatalog): Record<InterfaceType, string[]> {
@@ -45,12 +47,24 @@ export const DRIVER_CATALOG: DriverCatalog = {
     // Upstream's `ipmi`: a BMC driven by ipmitool; the machine network-boots the deploy ramdisk.
     {
       name: 'ipmi',
-      supported: { boot: ['ipxe'], deploy: ['direct'], power: ['ipmitool'], management: ['ipmitool', 'noop'] },
+      supported: {
+        boot: ['ipxe'],
+        deploy: ['direct'],
+        power: ['ipmitool'],
+        management: ['ipmitool', 'noop'],
+        inspect: ['no-inspect', 'agent'],
+      },
     },
     // Upstream's `manual-management`: a person powers the machine and sets its boot device; deploy waits for it.
     {
       name: 'manual-management',
-      supported: { boot: ['ipxe'], deploy: ['direct'], power: ['fake'], management: ['noop'] },
+      supported: {
+        boot: ['ipxe'],
+        deploy: ['direct'],
+        power: ['fake'],
+        management: ['noop'],
+        inspect: ['no-inspect', 'agent'],
+      },
     },
   ],
 };

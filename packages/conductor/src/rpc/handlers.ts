@@ -1,4 +1,4 @@
-import { InvalidParameterValue } from '@bmaas/common';
+import { checkInspectionBody, InvalidParameterValue } from '@bmaas/common';
 import { getNodeWithToken } from '../agent/agent-token.js';
 import { bootConfigServed } from '../history/history-events.js';
 import type { NodeHistoryWriter } from '../history/node-history-writer.js';
@@ -79,6 +79,15 @@ export function createRpcHandlers({ runner, tasks, history, registry }: RpcHandl
         agentToken: optionalString(params, 'agent_token'),
         agentVerifyCa: optionalString(params, 'agent_verify_ca'),
       });
+      return null;
+    },
+
+    async continue_inspection(params, { requestId }) {
+      await runner.continueInspection(
+        requireString(params, 'node_id'),
+        checkInspectionBody({ ...params.plugin_data, inventory: params.inventory }),
+        { requestId },
+      );
       return null;
     },
 

@@ -11,9 +11,9 @@ import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { FAKE_BOOT_CONFIG_NAME } from '@bmaas/driver-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeHistoryWriter } from '../history/node-history-writer.js';
-import { ProvisioningRunner } from '../provisioning/runner.js';
+import type { ProvisioningRunner } from '../provisioning/runner.js';
 import type { TaskManager } from '../task-manager.js';
-import { createNode, fixtureTasks, testConfig } from '../test-fixtures.js';
+import { createNode, fixtureRunner, fixtureTasks, testConfig } from '../test-fixtures.js';
 import { createRpcHandlers } from './handlers.js';
 import type { ConductorRpcHandlers, RpcCall } from './json-rpc-server.js';
 
@@ -39,7 +39,7 @@ beforeAll(async () => {
   const fixture = fixtureTasks(stores, config, { history });
   tasks = fixture.tasks;
   const registry = fixture.registry;
-  runner = new ProvisioningRunner({ tasks, automatedClean: false });
+  runner = fixtureRunner(stores, tasks);
   handlers = createRpcHandlers({ runner, tasks, history, registry });
 });
 afterAll(async () => {

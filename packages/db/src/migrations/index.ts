@@ -3,6 +3,7 @@ import * as initialSchema from './20261130000000_initial_schema.js';
 import * as nodeApiParity from './20261201000000_node_api_parity.js';
 import * as resources from './20261201000100_resources.js';
 import * as deployCleanSteps from './20261201000200_deploy_clean_steps.js';
+import * as inspection from './20261201000300_inspection.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -18,6 +19,7 @@ const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261201000000_node_api_parity', nodeApiParity],
   ['20261201000100_resources', resources],
   ['20261201000200_deploy_clean_steps', deployCleanSteps],
+  ['20261201000300_inspection', inspection],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

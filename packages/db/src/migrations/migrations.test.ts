@@ -7,6 +7,7 @@ const ALL = [
   '20261201000000_node_api_parity',
   '20261201000100_resources',
   '20261201000200_deploy_clean_steps',
+  '20261201000300_inspection',
 ];
 const LATEST = (ALL.at(-1) as string).slice(0, 14);
 
@@ -48,6 +49,7 @@ describe('migrations', () => {
       'conductors',
       'deploy_templates',
       'node_history',
+      'node_inventory',
       'node_traits',
       'nodes',
       'portgroups',
@@ -57,7 +59,15 @@ describe('migrations', () => {
       'volume_targets',
     ]);
     expect(await columns('nodes')).toEqual(
-      expect.arrayContaining(['chassis_uuid', 'allocation_uuid', 'fault', 'deploy_step', 'clean_step']),
+      expect.arrayContaining([
+        'chassis_uuid',
+        'allocation_uuid',
+        'fault',
+        'deploy_step',
+        'clean_step',
+        'inspection_started_at',
+        'inspection_finished_at',
+      ]),
     );
     expect(await columns('ports')).toEqual(expect.arrayContaining(['portgroup_uuid', 'is_smartnic']));
     expect(await upgradeSchema(t.db)).toEqual([]);

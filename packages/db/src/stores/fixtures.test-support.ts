@@ -10,6 +10,7 @@ export function newNode(overrides: Partial<NewNode> = {}): NewNode {
     deployInterface: 'fake',
     powerInterface: 'fake',
     managementInterface: 'fake',
+    inspectInterface: 'fake',
     ...overrides,
   };
 }

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { ConductorStore } from './conductor-store.js';
+import { InventoryStore } from './inventory-store.js';
 import { NodeHistoryStore } from './node-history-store.js';
 import { NodeStore } from './node-store.js';
 import { NodeTraitStore } from './node-trait-store.js';
@@ -12,6 +13,7 @@ export interface Stores extends ResourceStores {
   conductors: ConductorStore;
   nodeTraits: NodeTraitStore;
   nodeHistory: NodeHistoryStore;
+  inventories: InventoryStore;
 }
 
 export function createStores(db: Knex): Stores {
@@ -22,5 +24,6 @@ export function createStores(db: Knex): Stores {
     nodeTraits: new NodeTraitStore(db),
     nodeHistory: new NodeHistoryStore(db),
     ...createResourceStores(db),
+    inventories: new InventoryStore(db),
   };
 }

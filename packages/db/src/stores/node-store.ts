@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   DuplicateName,
   InvalidParameterValue,
@@ -122,6 +123,9 @@ export const NODE_SORT_EXPRESSIONS: Readonly<Record<string, string>> = {
   maintenance: 'nodes.maintenance',
 };
 
+/** pg_advisory_xact_lock key serialising discovery enrolments (any constant; "bmaasdsc" in ASCII). */
+const DISCOVERY_LOCK_KEY = '7092590460232443747';
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A node row carrying its ports as JSON (bmaas_ports) → the node and its port records. */
@@ -146,6 +150,50 @@ export class NodeStore {
         .insert(recordToColumns({ ...node }, JSON_COLUMNS))
         .returning('*');
       return rowToRecord<NodeRecord>(row);
+    } catch (error) {
+      throw this.translate(error, node);
+    }
+  }
+
+  /**
+   * Discovery's enrolment: creates the node and a port per MAC in one
+   * transaction, unless one of the MACs is already a port, in which case that
+   * port's node is returned and nothing is created. Enrolments are serialised
+   * across every API process (a transaction-scoped advisory lock), so two
+   * posts of the same machine never make two nodes.
+   */
+  async createWithPortsUnlessKnown(
+    node: NewNode,
+    ports: ReadonlyArray<{ address: string; pxeEnabled: boolean }>,
+  ): Promise<{ node: NodeRecord; created: boolean }> {
+    try {
+      return await this.db.transaction(async (trx) => {
+        await trx.raw('select pg_advisory_xact_lock(?)', [DISCOVERY_LOCK_KEY]);
+        const known = await trx('ports')
+          .whereIn(
+            'address',
+            ports.map((port) => port.address),
+          )
+          .first('node_id');
+        if (known) {
+          const row = await trx('nodes').where({ id: known.node_id }).first();
+          return { node: rowToRecord<NodeRecord>(row), created: false };
+        }
+        const [row] = await trx('nodes')
+          .insert(recordToColumns({ ...node }, JSON_COLUMNS))
+          .returning('*');
+        if (ports.length > 0) {
+          await trx('ports').insert(
+            ports.map((port) => ({
+              uuid: randomUUID(),
+              address: port.address,
+              node_id: row.id,
+              pxe_enabled: port.pxeEnabled,
+            })),
+          );
+        }
+        return { node: rowToRecord<NodeRecord>(row), created: true };
+      });
     } catch (error) {
       throw this.translate(error, node);
     }

@@ -1,5 +1,5 @@
 import { InvalidParameterValue, MissingParameterValue } from '@bmaas/common';
-import type { InterfaceDescriptor } from '../interfaces.js';
+import type { InterfaceDescriptor, StepOutcome } from '../interfaces.js';
 import type {
   BiosInterface,
   ConsoleInfo,
@@ -31,6 +31,15 @@ class FakeConsole extends FakeValid implements ConsoleInterface {
   async getConsole(_task: Task): Promise<ConsoleInfo> {
     return { type: 'fake', url: 'fake://' };
   }
+}
+
+/** Inspection that finds nothing new and finishes at once (Ironic's fake inspect). */
+class FakeInspect extends FakeValid implements InspectInterface {
+  async inspectHardware(_task: Task): Promise<StepOutcome> {
+    return 'done';
+  }
+  async continueInspection(_task: Task): Promise<void> {}
+  async abortInspection(_task: Task): Promise<void> {}
 }
 
 /** RAID that accepts any configuration Ironic's RAID schema accepts. */
@@ -72,7 +81,10 @@ const fakeValid = <I>(): InterfaceDescriptor<I> => ({ name: 'fake', create: () =
 
 export const fakeBiosInterface: InterfaceDescriptor<BiosInterface> = fakeValid();
 export const fakeFirmwareInterface: InterfaceDescriptor<FirmwareInterface> = fakeValid();
-export const fakeInspectInterface: InterfaceDescriptor<InspectInterface> = fakeValid();
+export const fakeInspectInterface: InterfaceDescriptor<InspectInterface> = {
+  name: 'fake',
+  create: () => new FakeInspect(),
+};
 export const fakeRescueInterface: InterfaceDescriptor<RescueInterface> = fakeValid();
 export const fakeStorageInterface: InterfaceDescriptor<StorageInterface> = fakeValid();
 export const fakeConsoleInterface: InterfaceDescriptor<ConsoleInterface> = {

@@ -1,5 +1,5 @@
 import { UnsupportedDriverExtension } from '@bmaas/common';
-import type { InterfaceDescriptor } from '../interfaces.js';
+import type { InterfaceDescriptor, StepOutcome } from '../interfaces.js';
 import type {
   BiosInterface,
   ConsoleInfo,
@@ -46,6 +46,14 @@ class NoConsole extends Unsupported implements ConsoleInterface {
   async getConsole(task: Task): Promise<ConsoleInfo> {
     this.fail(task);
   }
+}
+
+class NoInspect extends Unsupported implements InspectInterface {
+  async inspectHardware(task: Task): Promise<StepOutcome> {
+    this.fail(task);
+  }
+  async continueInspection(_task: Task): Promise<void> {}
+  async abortInspection(_task: Task): Promise<void> {}
 }
 
 class NoRaid extends Unsupported implements RaidInterface {
@@ -98,7 +106,7 @@ export const noFirmwareInterface: InterfaceDescriptor<FirmwareInterface> = {
 };
 export const noInspectInterface: InterfaceDescriptor<InspectInterface> = {
   name: 'no-inspect',
-  create: () => new Unsupported('inspect'),
+  create: () => new NoInspect('inspect'),
 };
 export const noopNetworkInterface: InterfaceDescriptor<NetworkInterface> = {
   name: 'noop',

@@ -15,6 +15,7 @@ export function createTestInterfaceDeps<S = Readonly<Record<string, unknown>>>(
     deploy: config.deploy,
     agent: config.agent,
     apiPublicEndpoint: null,
+    inspectionCallbackEndpoint: null,
     fileUrlAllowedPaths: config.conductor.file_url_allowed_paths,
     powerStateChangeTimeout: config.conductor.power_state_change_timeout,
     logger: createSilentLogger(),

@@ -87,6 +87,8 @@ export function createTestNode(overrides: Partial<NodeRecord> = {}): NodeRecord 
     consoleEnabled: false,
     deployStep: {},
     cleanStep: {},
+    inspectionStartedAt: null,
+    inspectionFinishedAt: null,
     createdAt: new Date(),
     updatedAt: null,
     ...overrides,
