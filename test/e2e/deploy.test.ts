@@ -316,6 +316,8 @@ describe.skipIf(missingPrerequisite(LABEL, problem))(
         });
         await lab.api.expect(202, 'PUT', `/v1/nodes/${uuid}/states/provision`, { target: 'active' });
         await machine.waitForSerial(/E2E-AGENT write_image url=/, DEPLOY_TIMEOUT_MS);
+        // Killed only once its download is stalled at the server: the stall must not be left for the redeploy.
+        await images?.waitForDownload(images.stallOncePath, ACTION_TIMEOUT_MS);
         const writing = (await lab.api.expect(200, 'GET', `/v1/nodes/${uuid}`)).body;
         expect(writing).toMatchObject({ provision_state: 'wait call-back', deploy_step: { step: 'write_image' } });
         const killedAt = Date.now();

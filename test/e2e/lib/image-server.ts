@@ -20,6 +20,8 @@ export interface ImageServer {
   readonly reports: InstanceReport[];
   /** Resolves when an instance reported for `uuid` (bounded). */
   waitForReport(uuid: string, timeoutMs: number): Promise<InstanceReport>;
+  /** Resolves when a GET of `url` has reached the server (bounded). */
+  waitForDownload(url: string, timeoutMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -70,6 +72,13 @@ export async function startImageServer(socketPath: string, imageFile: string): P
     stallOncePath,
     requests,
     reports,
+    async waitForDownload(url, timeoutMs) {
+      const deadline = Date.now() + timeoutMs;
+      while (!requests.some((r) => r.method === 'GET' && r.url === url)) {
+        if (Date.now() > deadline) throw new Error(`no download of ${url} after ${timeoutMs} ms`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    },
     async waitForReport(uuid, timeoutMs) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
