@@ -1,0 +1,47 @@
+import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import { afterAll, beforeAll } from 'vitest';
+import { RestClient } from './rest-client.js';
+import { type Stack, type StackOptions, startStack } from './stack.js';
+
+/** Valid inside the tests (after beforeAll). */
+export interface ApiStackSuite {
+  readonly stack: Stack;
+  /** A client of the stack's API at the suite's microversion. */
+  readonly rest: RestClient;
+  /** Another client of the same API at `version`. */
+  at(version: string): RestClient;
+}
+
+/**
+ * Registers beforeAll/afterAll for a file whose tests drive real conductor
+ * processes through a real API: a fresh database, the stack, a REST client at
+ * `version`; stopped and dropped at the end.
+ */
+export function useApiStack(version: string, options: Omit<StackOptions, 'databaseUrl' | 'api'>): ApiStackSuite {
+  let database: TestDatabase | undefined;
+  let stack: Stack | undefined;
+  let rest: RestClient | undefined;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    // Other suites may share the machine's two cores: be patient with starts.
+    stack = await startStack({ startTimeoutMs: 60_000, ...options, databaseUrl: database.url, api: true });
+    rest = new RestClient(stack.apiUrl as string, version);
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    await database?.drop();
+  });
+  const ready = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('the API stack is not started');
+    return value;
+  };
+  return {
+    get stack() {
+      return ready(stack);
+    },
+    get rest() {
+      return ready(rest);
+    },
+    at: (other) => new RestClient(ready(stack).apiUrl as string, other),
+  };
+}
