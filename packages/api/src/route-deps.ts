@@ -1,6 +1,6 @@
-import type { BmaasConfig } from '@bmaas/common';
+import type { BmaasConfig, NodeRecord } from '@bmaas/common';
 import type { Stores } from '@bmaas/db';
-import type { ConductorClient } from '@bmaas/rpc-client';
+import type { ConductorClient, RpcMethodName, RpcParams, RpcResult } from '@bmaas/rpc-client';
 import { Router as createRouter, type Request, type Router } from 'express';
 import { MethodNotAllowed } from './errors.js';
 import { publicUrl } from './links.js';
@@ -14,6 +14,21 @@ export interface RouteDeps {
   conductors: ConductorClient;
   nodes: NodeService;
   ports: PortService;
+}
+
+/**
+ * Calls `method` on the conductor that owns `node`, for this request: the
+ * node's uuid goes as `node_id`, the request id into the conductor's logs.
+ */
+export function callNodeConductor<M extends RpcMethodName>(
+  deps: Pick<RouteDeps, 'conductors'>,
+  req: Request,
+  node: NodeRecord,
+  method: M,
+  params: Omit<RpcParams<M>, 'node_id'>,
+): Promise<RpcResult<M>> {
+  const withNode = { ...params, node_id: node.uuid } as RpcParams<M>;
+  return deps.conductors.callForNode(node, method, withNode, { requestId: req.context.requestId });
 }
 
 /** Base URL for the links of this request's answer. */

@@ -3,7 +3,7 @@ import type { Request, Response, Router } from 'express';
 import { requireMinor, requireResourceMinor } from '../errors.js';
 import { buildUrl } from '../links.js';
 import { onlyQuery, optionalBoolean, queryString } from '../list-query.js';
-import { baseUrlOf, queryOf, type RouteDeps, resourceRouter } from '../route-deps.js';
+import { baseUrlOf, callNodeConductor, queryOf, type RouteDeps, resourceRouter } from '../route-deps.js';
 import { compileSchema, isUuid } from '../validation.js';
 import { Minor } from '../versions.js';
 
@@ -58,14 +58,12 @@ function acceptedStates(deps: RouteDeps, req: Request, res: Response): void {
 export function nodeHardwareRouter(deps: RouteDeps): Router {
   const { router, allow } = resourceRouter();
   const find = (req: Request) => deps.nodes.find(req.params.ident as string, req.context.minor);
-  const call = deps.conductors.callForNode.bind(deps.conductors);
-  const ctx = (req: Request) => ({ requestId: req.context.requestId });
 
   // VIFs (1.28; port_uuid and portgroup_uuid 1.67).
   router.get('/v1/nodes/:ident/vifs', onlyQuery(), async (req, res) => {
     requireResourceMinor(req.context.minor, Minor.VIFS);
     const node = await find(req);
-    const vifs = await call(node, 'vif_list', { node_id: node.uuid }, ctx(req));
+    const vifs = await callNodeConductor(deps, req, node, 'vif_list', {});
     res.json({ vifs: vifs.map((vif) => ({ id: vif.id })) });
   });
   router.post('/v1/nodes/:ident/vifs', onlyQuery(), async (req, res) => {
@@ -81,14 +79,14 @@ export function nodeHardwareRouter(deps: RouteDeps): Router {
     if (vif.port_uuid && vif.portgroup_uuid) {
       throw new InvalidParameterValue('Cannot specify both port_uuid and portgroup_uuid');
     }
-    await call(node, 'vif_attach', { node_id: node.uuid, vif_info: vif }, ctx(req));
+    await callNodeConductor(deps, req, node, 'vif_attach', { vif_info: vif });
     req.context.logger.info('vif attached', { nodeUuid: node.uuid, vif: vif.id });
     res.status(204).end();
   });
   router.delete('/v1/nodes/:ident/vifs/:vif', onlyQuery(), async (req, res) => {
     requireResourceMinor(req.context.minor, Minor.VIFS);
     const node = await find(req);
-    await call(node, 'vif_detach', { node_id: node.uuid, vif_id: req.params.vif as string }, ctx(req));
+    await callNodeConductor(deps, req, node, 'vif_detach', { vif_id: req.params.vif as string });
     req.context.logger.info('vif detached', { nodeUuid: node.uuid, vif: req.params.vif });
     res.status(204).end();
   });
@@ -98,7 +96,7 @@ export function nodeHardwareRouter(deps: RouteDeps): Router {
     requireMinor(req.context.minor, Minor.RAID_CONFIG);
     const node = await find(req);
     const config = checkRaidBody(req.body);
-    await call(node, 'set_target_raid_config', { node_id: node.uuid, target_raid_config: config }, ctx(req));
+    await callNodeConductor(deps, req, node, 'set_target_raid_config', { target_raid_config: config });
     req.context.logger.info('target RAID config set', { nodeUuid: node.uuid });
     res.status(204).end();
   });
@@ -108,34 +106,34 @@ export function nodeHardwareRouter(deps: RouteDeps): Router {
     requireMinor(req.context.minor, Minor.BOOT_MODE_CHANGE);
     const node = await find(req);
     const { target } = checkBootModeBody(req.body);
-    await call(node, 'set_boot_mode', { node_id: node.uuid, mode: target }, ctx(req));
+    await callNodeConductor(deps, req, node, 'set_boot_mode', { mode: target });
     acceptedStates(deps, req, res);
   });
   router.put('/v1/nodes/:ident/states/secure_boot', onlyQuery(), async (req, res) => {
     requireMinor(req.context.minor, Minor.BOOT_MODE_CHANGE);
     const node = await find(req);
     const { target } = checkSecureBootBody(req.body);
-    await call(node, 'set_secure_boot_state', { node_id: node.uuid, state: target }, ctx(req));
+    await callNodeConductor(deps, req, node, 'set_secure_boot_state', { state: target });
     acceptedStates(deps, req, res);
   });
 
   // Console.
   router.get('/v1/nodes/:ident/states/console', onlyQuery(), async (req, res) => {
     const node = await find(req);
-    res.json(await call(node, 'get_console_information', { node_id: node.uuid }, ctx(req)));
+    res.json(await callNodeConductor(deps, req, node, 'get_console_information', {}));
   });
   router.put('/v1/nodes/:ident/states/console', onlyQuery(), async (req, res) => {
     const node = await find(req);
     const { enabled } = checkConsoleBody(req.body);
     const on = enabled === true || (typeof enabled === 'string' && /^(1|t|true|on|y|yes)$/i.test(enabled));
-    await call(node, 'set_console_mode', { node_id: node.uuid, enabled: on }, ctx(req));
+    await callNodeConductor(deps, req, node, 'set_console_mode', { enabled: on });
     acceptedStates(deps, req, res);
   });
 
   // Vendor passthru: any HTTP method, ?method= names the vendor method.
   router.get('/v1/nodes/:ident/vendor_passthru/methods', onlyQuery(), async (req, res) => {
     const node = await find(req);
-    res.json(await call(node, 'get_node_vendor_passthru_methods', { node_id: node.uuid }, ctx(req)));
+    res.json(await callNodeConductor(deps, req, node, 'get_node_vendor_passthru_methods', {}));
   });
   // The method in the path (what ironicclient sends) or in ?method=.
   const passthru = async (req: Request, res: Response) => {
@@ -145,12 +143,11 @@ export function nodeHardwareRouter(deps: RouteDeps): Router {
     const body = req.body === undefined || req.body === null ? {} : req.body;
     if (typeof body !== 'object' || Array.isArray(body))
       throw new InvalidParameterValue('Expected a JSON object body.');
-    const result = await call(
-      node,
-      'vendor_passthru',
-      { node_id: node.uuid, driver_method: method, http_method: req.method, info: body as Record<string, unknown> },
-      ctx(req),
-    );
+    const result = await callNodeConductor(deps, req, node, 'vendor_passthru', {
+      driver_method: method,
+      http_method: req.method,
+      info: body as Record<string, unknown>,
+    });
     res.status(result.async ? 202 : 200).json(result.return ?? null);
   };
   router.all('/v1/nodes/:ident/vendor_passthru', onlyQuery('method'), passthru);

@@ -1,7 +1,7 @@
 import type { Router } from 'express';
 import { requireMinor } from '../errors.js';
 import { onlyQuery } from '../list-query.js';
-import { type RouteDeps, resourceRouter } from '../route-deps.js';
+import { callNodeConductor, type RouteDeps, resourceRouter } from '../route-deps.js';
 import { compileSchema } from '../validation.js';
 import { Minor } from '../versions.js';
 
@@ -24,37 +24,23 @@ export function nodeManagementRouter(deps: RouteDeps): Router {
 
   router.get(bootDevicePath, onlyQuery(), async (req, res) => {
     const node = await deps.nodes.find(req.params.ident as string, req.context.minor);
-    res.json(
-      await deps.conductors.callForNode(
-        node,
-        'get_boot_device',
-        { node_id: node.uuid },
-        { requestId: req.context.requestId },
-      ),
-    );
+    res.json(await callNodeConductor(deps, req, node, 'get_boot_device', {}));
   });
 
   router.put(bootDevicePath, onlyQuery(), async (req, res) => {
     const node = await deps.nodes.find(req.params.ident as string, req.context.minor);
     const body = checkBootDeviceBody(req.body);
-    await deps.conductors.callForNode(
-      node,
-      'set_boot_device',
-      { node_id: node.uuid, device: body.boot_device, persistent: body.persistent ?? false },
-      { requestId: req.context.requestId },
-    );
+    await callNodeConductor(deps, req, node, 'set_boot_device', {
+      device: body.boot_device,
+      persistent: body.persistent ?? false,
+    });
     req.context.logger.info('boot device set', { nodeUuid: node.uuid, device: body.boot_device });
     res.status(204).end();
   });
 
   router.get(`${bootDevicePath}/supported`, onlyQuery(), async (req, res) => {
     const node = await deps.nodes.find(req.params.ident as string, req.context.minor);
-    const devices = await deps.conductors.callForNode(
-      node,
-      'get_supported_boot_devices',
-      { node_id: node.uuid },
-      { requestId: req.context.requestId },
-    );
+    const devices = await callNodeConductor(deps, req, node, 'get_supported_boot_devices', {});
     res.json({ supported_boot_devices: devices });
   });
 
@@ -62,7 +48,7 @@ export function nodeManagementRouter(deps: RouteDeps): Router {
     requireMinor(req.context.minor, Minor.INJECT_NMI);
     const node = await deps.nodes.find(req.params.ident as string, req.context.minor);
     checkNmiBody(req.body ?? {});
-    await deps.conductors.callForNode(node, 'inject_nmi', { node_id: node.uuid }, { requestId: req.context.requestId });
+    await callNodeConductor(deps, req, node, 'inject_nmi', {});
     req.context.logger.info('NMI injected', { nodeUuid: node.uuid });
     res.status(204).end();
   });

@@ -14,7 +14,7 @@ import type { Request, Response, Router } from 'express';
 import { requireMinor, versionTooLow } from '../errors.js';
 import { buildUrl } from '../links.js';
 import { onlyQuery } from '../list-query.js';
-import { baseUrlOf, type RouteDeps, resourceRouter } from '../route-deps.js';
+import { baseUrlOf, callNodeConductor, type RouteDeps, resourceRouter } from '../route-deps.js';
 import { compileSchema } from '../validation.js';
 import { Minor } from '../versions.js';
 import { nodeStatesView } from '../views/node-view.js';
@@ -264,12 +264,7 @@ export function nodeStatesRouter(deps: RouteDeps): Router {
 
   router.get('/v1/nodes/:ident/validate', onlyQuery(), async (req, res) => {
     const node = await deps.nodes.find(req.params.ident as string, req.context.minor);
-    const results = await deps.conductors.callForNode(
-      node,
-      'validate_driver_interfaces',
-      { node_id: node.uuid },
-      { requestId: req.context.requestId },
-    );
+    const results = await callNodeConductor(deps, req, node, 'validate_driver_interfaces', {});
     res.json(results);
   });
 
@@ -285,12 +280,10 @@ export function nodeStatesRouter(deps: RouteDeps): Router {
     if (node.provisionState === ProvisionState.CLEANING || node.provisionState === ProvisionState.CLEAN_WAIT) {
       throw invalidState(target, node, node.provisionState);
     }
-    await deps.conductors.callForNode(
-      node,
-      'change_node_power_state',
-      { node_id: node.uuid, new_state: target, ...(timeout != null ? { timeout } : {}) },
-      { requestId: req.context.requestId },
-    );
+    await callNodeConductor(deps, req, node, 'change_node_power_state', {
+      new_state: target,
+      ...(timeout != null ? { timeout } : {}),
+    });
     req.context.logger.info('power change requested', { nodeUuid: node.uuid, target });
     accepted(deps, req, res);
   });

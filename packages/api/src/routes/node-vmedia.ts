@@ -2,7 +2,7 @@ import { InvalidParameterValue, VMEDIA_DEVICES } from '@bmaas/common';
 import type { Router } from 'express';
 import { requireResourceMinor } from '../errors.js';
 import { onlyQuery } from '../list-query.js';
-import { type RouteDeps, resourceRouter } from '../route-deps.js';
+import { callNodeConductor, type RouteDeps, resourceRouter } from '../route-deps.js';
 import { compileSchema } from '../validation.js';
 import { Minor } from '../versions.js';
 
@@ -58,14 +58,7 @@ export function nodeVmediaRouter(deps: RouteDeps): Router {
   router.get(path, onlyQuery(), async (req, res) => {
     requireResourceMinor(req.context.minor, Minor.VMEDIA_LIST);
     const node = await deps.nodes.find(req.params.ident as string, req.context.minor);
-    res.json(
-      await deps.conductors.callForNode(
-        node,
-        'get_virtual_media',
-        { node_id: node.uuid },
-        { requestId: req.context.requestId },
-      ),
-    );
+    res.json(await callNodeConductor(deps, req, node, 'get_virtual_media', {}));
   });
 
   router.post(path, onlyQuery(), async (req, res) => {
@@ -76,17 +69,11 @@ export function nodeVmediaRouter(deps: RouteDeps): Router {
       throw new InvalidParameterValue(`Unsupported or missing URL scheme: ${scheme}`);
     }
     const node = await deps.nodes.find(req.params.ident as string, req.context.minor);
-    await deps.conductors.callForNode(
-      node,
-      'attach_virtual_media',
-      {
-        node_id: node.uuid,
-        device_type: body.device_type,
-        image_url: body.image_url,
-        image_download_source: body.image_download_source ?? 'local',
-      },
-      { requestId: req.context.requestId },
-    );
+    await callNodeConductor(deps, req, node, 'attach_virtual_media', {
+      device_type: body.device_type,
+      image_url: body.image_url,
+      image_download_source: body.image_download_source ?? 'local',
+    });
     req.context.logger.info('virtual media attachment requested', { nodeUuid: node.uuid, device: body.device_type });
     res.status(204).end();
   });
@@ -95,12 +82,9 @@ export function nodeVmediaRouter(deps: RouteDeps): Router {
     requireResourceMinor(req.context.minor, Minor.VMEDIA_ATTACH);
     const deviceTypes = deviceTypesOf(req.query.device_types);
     const node = await deps.nodes.find(req.params.ident as string, req.context.minor);
-    await deps.conductors.callForNode(
-      node,
-      'detach_virtual_media',
-      { node_id: node.uuid, ...(deviceTypes ? { device_types: deviceTypes } : {}) },
-      { requestId: req.context.requestId },
-    );
+    await callNodeConductor(deps, req, node, 'detach_virtual_media', {
+      ...(deviceTypes ? { device_types: deviceTypes } : {}),
+    });
     req.context.logger.info('virtual media detachment requested', { nodeUuid: node.uuid, devices: deviceTypes });
     res.status(204).end();
   });
