@@ -1,7 +1,17 @@
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import type { RequestHandler, Router } from 'express';
+import type { Request, RequestHandler, Router } from 'express';
 import { resourceRouter } from '../route-deps.js';
 import type { RecentBootRequests } from './recent-boot-requests.js';
+
+/** The page's files, read once at start: packages/api/static/dashboard (as far from src/ as from dist/). */
+const STATIC_DIR = new URL('../../static/dashboard/', import.meta.url);
+
+const ASSETS: Readonly<Record<string, string>> = {
+  'index.html': 'text/html; charset=utf-8',
+  'fleet.js': 'text/javascript; charset=utf-8',
+  'fleet.css': 'text/css; charset=utf-8',
+};
 
 export interface DashboardDeps {
   recentBoots: RecentBootRequests;
@@ -9,6 +19,11 @@ export interface DashboardDeps {
   authenticate: RequestHandler | undefined;
   /** When this API process started (epoch ms). */
   startedAt: number;
+}
+
+/** A browser asking for `/`: it prefers HTML to JSON (a JSON client, or no Accept, gets the versions document). */
+function prefersHtml(req: Request): boolean {
+  return req.accepts(['application/json', 'text/html']) === 'text/html';
 }
 
 /** The page and its boot log as JSON, from one API process. */
@@ -38,11 +53,32 @@ function bootRequestsJson(deps: DashboardDeps): Record<string, unknown> {
  */
 export function dashboardRouter(deps: DashboardDeps): Router {
   const { router, allow } = resourceRouter();
+  const files = new Map(
+    Object.entries(ASSETS).map(([name, type]) => [name, { type, body: readFileSync(new URL(name, STATIC_DIR)) }]),
+  );
+  const serve =
+    (name: string): RequestHandler =>
+    (_req, res) => {
+      const file = files.get(name) as { type: string; body: Buffer };
+      res.setHeader('Cache-Control', 'no-cache');
+      res.type(file.type).send(file.body);
+    };
+  // `/` stays the versions document for JSON clients; only a browser's request goes on here.
+  const htmlOnly: RequestHandler = (req, res, next) => {
+    res.vary('Accept');
+    next(prefersHtml(req) ? undefined : 'route');
+  };
+
+  router.get('/', htmlOnly, ...(deps.authenticate ? [deps.authenticate] : []), serve('index.html'));
+  router.get('/dashboard', serve('index.html'));
+  for (const name of ['fleet.js', 'fleet.css']) router.get(`/dashboard/${name}`, serve(name));
   router.get('/dashboard/boot-requests', (_req, res) => {
     res.setHeader('Cache-Control', 'no-store');
     res.json(bootRequestsJson(deps));
   });
 
-  allow('/dashboard/boot-requests', ['GET']);
+  for (const path of ['/dashboard', '/dashboard/fleet.js', '/dashboard/fleet.css', '/dashboard/boot-requests']) {
+    allow(path, ['GET']);
+  }
   return router;
 }
