@@ -1,14 +1,10 @@
-import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { BootConfigNotFound } from '@bmaas/common';
 import bcrypt from 'bcryptjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiHarness } from '../testing/api-harness.js';
+import { ApiHarness, basicAuthorization } from '../testing/api-harness.js';
 
 const MAC = '52:54:00:bb:00:01';
-const BASIC = `Basic ${Buffer.from('admin:s3cret').toString('base64')}`;
+const BASIC = basicAuthorization('admin', 's3cret');
 
 interface BootRequestsBody {
   api_process: { pid: number; hostname: string; started_at: string };
@@ -27,37 +23,20 @@ interface BootRequestsBody {
 
 describe('GET /dashboard/boot-requests: the boot handler observed by this process', () => {
   let api: ApiHarness;
-  let dir: string;
   let nodeUuid: string;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'bmaas-dashboard-'));
-    const file = join(dir, 'htpasswd');
-    writeFileSync(file, `admin:${await bcrypt.hash('s3cret', 4)}\n`);
-    api = await ApiHarness.start({
-      overrides: { DEFAULT: { auth_strategy: 'http_basic', http_basic_auth_user_file: file } },
-    });
+    api = await ApiHarness.start({ htpasswd: `admin:${await bcrypt.hash('s3cret', 4)}\n` });
     await api.registerConductor('conductor-a');
-    const node = await api.stores.nodes.create({
-      uuid: randomUUID(),
-      driver: 'fake-hardware',
-      bootInterface: 'fake',
-      deployInterface: 'fake',
-      powerInterface: 'fake',
-      managementInterface: 'fake',
-    });
-    nodeUuid = node.uuid;
-    await api.stores.nodes.update(node.id, { provisionState: 'wait call-back' });
-    await api.stores.ports.create({ uuid: randomUUID(), address: MAC, nodeId: node.id });
+    nodeUuid = (
+      await api.storeNode('wait call-back', [MAC], { create: { bootInterface: 'fake', deployInterface: 'fake' } })
+    ).uuid;
     api.conductors.respondWith('get_boot_config', ({ node_id, name }) => {
       if (name !== 'boot.fake') throw new BootConfigNotFound(node_id, name);
       return { content: 'fake\n' };
     });
   });
-  afterAll(async () => {
-    await api?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => api?.close());
 
   const bootRequests = () =>
     api.request<BootRequestsBody>('GET', '/dashboard/boot-requests', { headers: { Authorization: BASIC } });

@@ -1,11 +1,8 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import bcrypt from 'bcryptjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiHarness } from '../testing/api-harness.js';
+import { ApiHarness, basicAuthorization } from '../testing/api-harness.js';
 
-const BASIC = `Basic ${Buffer.from('admin:s3cret').toString('base64')}`;
+const BASIC = basicAuthorization('admin', 's3cret');
 /** What Chromium sends for a page. */
 const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';
 
@@ -16,19 +13,10 @@ async function get(api: ApiHarness, path: string, headers: Record<string, string
 
 describe('the fleet page with http_basic', () => {
   let api: ApiHarness;
-  let dir: string;
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'bmaas-dashboard-'));
-    const file = join(dir, 'htpasswd');
-    writeFileSync(file, `admin:${await bcrypt.hash('s3cret', 4)}\n`);
-    api = await ApiHarness.start({
-      overrides: { DEFAULT: { auth_strategy: 'http_basic', http_basic_auth_user_file: file } },
-    });
+    api = await ApiHarness.start({ htpasswd: `admin:${await bcrypt.hash('s3cret', 4)}\n` });
   });
-  afterAll(async () => {
-    await api?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => api?.close());
 
   it('serves the page at / to a browser and at /dashboard, with credentials only', async () => {
     for (const [path, accept] of [
