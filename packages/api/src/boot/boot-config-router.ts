@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '@bmaas/common';
 import { type BootConfigAnswer, type BootConfigController, DISCOVERY_NODE } from './boot-config-controller.js';
-import type { BootRequestObserver } from './boot-request-observer.js';
+import type { BootRequestEvent, BootRequestObserver } from './boot-request-observer.js';
 
 /** The one answer to every refused boot request: same status, headers and body, whatever the cause. */
 export const BOOT_NOT_FOUND_BODY = JSON.stringify({
@@ -79,7 +79,8 @@ function send(
  *
  * Each observer sees every answered request once, after the answer is
  * written (an unexpected 500 is logged, not observed). Observers run on the
- * request's path: they must be synchronous and cheap, and must not throw.
+ * request's path: they must be synchronous and cheap; one that throws is
+ * logged and the others still run.
  */
 export function createBootConfigHandler(
   controller: BootConfigController,
@@ -88,14 +89,21 @@ export function createBootConfigHandler(
 ) {
   const observe = (answer: BootConfigAnswer, name: string | undefined, started: number): void => {
     if (observers.length === 0) return;
-    const event = {
-      outcome: answer.ok ? ('served' as const) : answer.reason,
+    const event: BootRequestEvent = {
+      outcome: answer.ok ? 'served' : answer.reason,
       name,
       mac: answer.mac,
       nodeUuid: answer.nodeUuid === DISCOVERY_NODE ? undefined : answer.nodeUuid,
       durationSeconds: (performance.now() - started) / 1000,
     };
-    for (const observer of observers) observer.observe(event);
+    for (const observer of observers) {
+      try {
+        observer.observe(event);
+      } catch (error) {
+        // The answer is already sent: a failing observer loses its record, never the process.
+        logger.error('boot request observer failed', { stack: error instanceof Error ? error.stack : String(error) });
+      }
+    }
   };
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const started = performance.now();
