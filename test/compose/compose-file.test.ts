@@ -4,7 +4,7 @@
 // product's own loader, and the wiring between services.
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${…} is iPXE's and Compose's own syntax in the expected text.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, posix, relative, resolve } from 'node:path';
@@ -371,6 +371,16 @@ describe('docker/Dockerfile', () => {
     expect(runs('build').join('\n')).toMatch(/npm install --global pnpm@\$\{PNPM_VERSION\}/);
     expect(runs('build')).toContain('pnpm install --frozen-lockfile');
     expect(runs('build').join('\n')).toContain('pnpm install --prod --frozen-lockfile --offline');
+  });
+
+  it('ships the files compiled code reads from beside dist/ (packages/*/static, e.g. the fleet page)', () => {
+    const withStatic = readdirSync(join(REPO, 'packages')).filter((name) =>
+      existsSync(join(REPO, 'packages', name, 'static')),
+    );
+    expect(withStatic).toContain('api');
+    for (const name of withStatic) {
+      expect(runs('build').join('\n')).toContain(`cp -r packages/${name}/static /out/packages/${name}/static`);
+    }
   });
 
   it('runs as a non-root user in a slim runtime stage without build tools', () => {

@@ -43,6 +43,8 @@ export class RestClient {
   constructor(
     readonly baseUrl: string,
     private readonly version = CLI_API_VERSION,
+    /** Sent with every request (e.g. Authorization when the API uses http_basic). */
+    private readonly defaultHeaders: Record<string, string> = {},
   ) {}
 
   async request<T = unknown>(
@@ -57,6 +59,7 @@ export class RestClient {
         Accept: 'application/json',
         'X-OpenStack-Ironic-API-Version': this.version,
         ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+        ...this.defaultHeaders,
         ...headers,
       },
       body: body === undefined ? undefined : JSON.stringify(body),

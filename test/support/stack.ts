@@ -163,6 +163,8 @@ export interface StackOptions {
   apiPort?: number;
   /** Bound on each process's start. */
   startTimeoutMs?: number;
+  /** Config files every process reads (--config-file), e.g. an install's credentials.conf as `npm start` passes it. */
+  configFiles?: readonly string[];
 }
 
 function baseEnvironment(): NodeJS.ProcessEnv {
@@ -201,6 +203,11 @@ export class Stack {
     return [...this.conductors, ...(this.api ? [this.api] : [])];
   }
 
+  /** The command line of a bmaas process: its main and the config files. */
+  private argv(main: string): string[] {
+    return [main, ...(this.options.configFiles ?? []).flatMap((file) => ['--config-file', file])];
+  }
+
   private environment(extra: Record<string, string>): NodeJS.ProcessEnv {
     return {
       ...baseEnvironment(),
@@ -223,7 +230,7 @@ export class Stack {
       BMAAS_JSON_RPC__PORT: String(port),
       ...this.options.conductorEnv?.(index),
     });
-    const child = spawn(process.execPath, [CONDUCTOR_MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, this.argv(CONDUCTOR_MAIN), { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const conductor = new ConductorProcess(`conductor-${index}`, child, port);
     this.conductors.push(conductor);
     await conductor.waitForLine((l) => l.message === 'conductor started', this.options.startTimeoutMs ?? 20_000);
@@ -234,7 +241,7 @@ export class Stack {
   async startApi(): Promise<StackProcess> {
     const port = this.options.apiPort ?? (await freePort());
     const env = this.environment({ BMAAS_API__HOST_IP: '127.0.0.1', BMAAS_API__PORT: String(port) });
-    const child = spawn(process.execPath, [API_MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, this.argv(API_MAIN), { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const api = new StackProcess('api', child, port);
     this.api = api;
     await waitFor(

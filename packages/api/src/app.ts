@@ -8,7 +8,9 @@ import { agentRouter } from './agent/agent-router.js';
 import { BootConfigController } from './boot/boot-config-controller.js';
 import { bootConfigTarget, createBootConfigHandler } from './boot/boot-config-router.js';
 import { renderDiscoveryScript } from './boot/discovery-script.js';
-import { httpBasicAuth } from './middleware/auth.js';
+import { dashboardRouter } from './dashboard/dashboard-router.js';
+import { RecentBootRequests } from './dashboard/recent-boot-requests.js';
+import { httpBasicAuth, requireBasicAuth } from './middleware/auth.js';
 import { errorHandler, notFound } from './middleware/errors.js';
 import { jsonBody } from './middleware/json-body.js';
 import { requestContext } from './middleware/request-id.js';
@@ -59,8 +61,10 @@ export function createApiListener(deps: ApiDeps): RequestListener {
     rpcTimeoutMs: deps.config.api.boot_config_rpc_timeout * 1000,
     discoveryScript: renderDiscoveryScript(deps.config),
   });
-  const boot = createBootConfigHandler(bootConfig, deps.logger.child({ component: 'boot-config' }));
-  const app = createApp(deps);
+  // This process's boot log for the fleet page: one observer of the boot handler.
+  const recentBoots = new RecentBootRequests();
+  const boot = createBootConfigHandler(bootConfig, deps.logger.child({ component: 'boot-config' }), [recentBoots]);
+  const app = createApp(deps, recentBoots);
   return (req, res) => {
     const bootTarget = bootConfigTarget(req.url ?? '');
     if (bootTarget === undefined) {
@@ -72,8 +76,11 @@ export function createApiListener(deps: ApiDeps): RequestListener {
   };
 }
 
-/** The REST API but `/v1/boot` as an express app (createApiListener puts both together). */
-export function createApp(deps: ApiDeps): Express {
+/**
+ * The REST API but `/v1/boot` as an express app (createApiListener puts both
+ * together); the fleet page shows `recentBoots`, what the boot handler observed.
+ */
+export function createApp(deps: ApiDeps, recentBoots: RecentBootRequests): Express {
   const logger = deps.logger.child({ component: 'api' });
   const stores = createStores(deps.db);
   const routeDeps: RouteDeps = {
@@ -91,10 +98,19 @@ export function createApp(deps: ApiDeps): Express {
   app.use(requestContext(logger));
   app.use(refuseNulInUrl);
   app.use(negotiateVersion(UNVERSIONED_PREFIXES));
-  if (deps.config.DEFAULT.auth_strategy === 'http_basic') {
-    app.use(httpBasicAuth(HtpasswdUsers.fromFile(deps.config.DEFAULT.http_basic_auth_user_file)));
-  }
+  const users =
+    deps.config.DEFAULT.auth_strategy === 'http_basic'
+      ? HtpasswdUsers.fromFile(deps.config.DEFAULT.http_basic_auth_user_file)
+      : undefined;
+  if (users) app.use(httpBasicAuth(users));
   app.use(jsonBody());
+  app.use(
+    dashboardRouter({
+      recentBoots,
+      authenticate: users ? requireBasicAuth(users) : undefined,
+      startedAt: Date.now(),
+    }),
+  );
   app.use(rootRouter(routeDeps));
   app.use(nodesRouter(routeDeps));
   app.use(nodeStatesRouter(routeDeps));

@@ -27,17 +27,7 @@ beforeAll(async () => {
   });
   await api.registerConductor('conductor-a');
   await api.registerConductor('conductor-b');
-  const created = await api.stores.nodes.create({
-    uuid: randomUUID(),
-    name: 'agent-node',
-    driver: 'fake-hardware',
-    bootInterface: 'ipxe',
-    deployInterface: 'direct',
-    powerInterface: 'fake',
-    managementInterface: 'fake',
-  });
-  node = (await api.stores.nodes.update(created.id, { provisionState: 'wait call-back' })) as NodeRecord;
-  await api.stores.ports.create({ uuid: randomUUID(), address: '52:54:00:ef:00:01', nodeId: node.id });
+  node = await api.storeNode('wait call-back', ['52:54:00:ef:00:01'], { create: { name: 'agent-node' } });
 });
 afterAll(async () => {
   await api?.close();

@@ -60,17 +60,7 @@ function newMac(): string {
 
 /** A node with ports in `state`; driver_internal_info as given. */
 async function nodeWithPorts(state: string, macs: string[], fields: Partial<NodeRecord> = {}): Promise<NodeRecord> {
-  const node = await api.stores.nodes.create({
-    uuid: randomUUID(),
-    driver: 'fake-hardware',
-    bootInterface: 'ipxe',
-    deployInterface: 'direct',
-    powerInterface: 'fake',
-    managementInterface: 'fake',
-  });
-  const updated = await api.stores.nodes.update(node.id, { provisionState: state, ...fields });
-  for (const mac of macs) await api.stores.ports.create({ uuid: randomUUID(), address: mac, nodeId: node.id });
-  return updated as NodeRecord;
+  return api.storeNode(state, macs, { update: fields });
 }
 
 beforeAll(async () => {
@@ -259,15 +249,7 @@ describe('GET /v1/lookup with [api]restrict_lookup = false', () => {
   afterAll(() => open?.close());
 
   it('looks up nodes in any state', async () => {
-    const node = await open.stores.nodes.create({
-      uuid: randomUUID(),
-      driver: 'fake-hardware',
-      bootInterface: 'ipxe',
-      deployInterface: 'direct',
-      powerInterface: 'fake',
-      managementInterface: 'fake',
-    });
-    await open.stores.ports.create({ uuid: randomUUID(), address: '52:54:00:cd:00:01', nodeId: node.id });
+    const node = await open.storeNode('enroll', ['52:54:00:cd:00:01']);
     const answer = await open.request('GET', '/v1/lookup?addresses=52:54:00:cd:00:01');
     expect(answer.status).toBe(200);
     expect(answer.body.node.uuid).toBe(node.uuid);

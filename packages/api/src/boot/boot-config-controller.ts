@@ -27,9 +27,13 @@ export type BootRefusal =
   | 'database-unavailable'
   | 'deadline';
 
+/** The nodeUuid of the discovery script's answer: it is served to a MAC no node has. */
+export const DISCOVERY_NODE = 'discovery';
+
+/** `mac` is the requested MAC as parsed, present once it parsed (observers see it; the requester never does). */
 export type BootConfigAnswer =
-  | { ok: true; content: string; nodeUuid: string }
-  | { ok: false; reason: BootRefusal; nodeUuid?: string; detail?: string };
+  | { ok: true; content: string; nodeUuid: string; mac: string }
+  | { ok: false; reason: BootRefusal; nodeUuid?: string; detail?: string; mac?: string };
 
 export interface BootConfigControllerDeps {
   /** The indexed MAC -> node query (batched by the store under load). */
@@ -66,21 +70,22 @@ export class BootConfigController {
   async answer(rawMac: string, rawName: string, requestId: string | undefined): Promise<BootConfigAnswer> {
     const mac = tryParseMac(rawMac);
     if (mac === undefined) return { ok: false, reason: 'malformed-mac' };
-    if (!CONFIG_NAME.test(rawName)) return { ok: false, reason: 'malformed-name' };
+    if (!CONFIG_NAME.test(rawName)) return { ok: false, reason: 'malformed-name', mac };
 
     const deadline = Date.now() + this.deps.rpcTimeoutMs;
     const looked = await beforeDeadline(this.deps.ports.bootLookup(mac), deadline);
-    if (looked.kind === 'late') return { ok: false, reason: 'deadline', detail: `lookup of ${mac}` };
-    if (looked.kind === 'failed') return { ok: false, reason: 'database-unavailable', detail: describe(looked.error) };
+    if (looked.kind === 'late') return { ok: false, reason: 'deadline', detail: `lookup of ${mac}`, mac };
+    if (looked.kind === 'failed')
+      return { ok: false, reason: 'database-unavailable', detail: describe(looked.error), mac };
     const node = looked.value;
     if (!node) {
       if (rawName === DISCOVERY_SCRIPT_NAME && this.deps.discoveryScript !== undefined) {
-        return { ok: true, content: this.deps.discoveryScript, nodeUuid: 'discovery' };
+        return { ok: true, content: this.deps.discoveryScript, nodeUuid: DISCOVERY_NODE, mac };
       }
-      return { ok: false, reason: 'unknown-mac', detail: mac };
+      return { ok: false, reason: 'unknown-mac', detail: mac, mac };
     }
     if (this.deps.restrictToWaitStates && !WAIT_STATES.has(node.provisionState as never)) {
-      return { ok: false, reason: 'state-not-allowed', nodeUuid: node.nodeUuid, detail: node.provisionState };
+      return { ok: false, reason: 'state-not-allowed', nodeUuid: node.nodeUuid, detail: node.provisionState, mac };
     }
     const call = this.deps.conductors.callForNode(
       { uuid: node.nodeUuid, driver: node.driver, conductorGroup: node.conductorGroup },
@@ -89,9 +94,9 @@ export class BootConfigController {
       { requestId, timeoutMs: Math.max(1, deadline - Date.now()) },
     );
     const called = await beforeDeadline(call, deadline);
-    if (called.kind === 'ok') return { ok: true, content: called.value.content, nodeUuid: node.nodeUuid };
-    if (called.kind === 'late') return { ok: false, reason: 'rpc-timeout', nodeUuid: node.nodeUuid };
-    return { ok: false, reason: classify(called.error), nodeUuid: node.nodeUuid, detail: describe(called.error) };
+    if (called.kind === 'ok') return { ok: true, content: called.value.content, nodeUuid: node.nodeUuid, mac };
+    if (called.kind === 'late') return { ok: false, reason: 'rpc-timeout', nodeUuid: node.nodeUuid, mac };
+    return { ok: false, reason: classify(called.error), nodeUuid: node.nodeUuid, detail: describe(called.error), mac };
   }
 }
 

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '@bmaas/common';
-import type { BootConfigAnswer, BootConfigController } from './boot-config-controller.js';
+import { type BootConfigAnswer, type BootConfigController, DISCOVERY_NODE } from './boot-config-controller.js';
+import type { BootRequestEvent, BootRequestObserver } from './boot-request-observer.js';
 
 /** The one answer to every refused boot request: same status, headers and body, whatever the cause. */
 export const BOOT_NOT_FOUND_BODY = JSON.stringify({
@@ -75,21 +76,49 @@ function send(
  * methods end in the same 404 as an unknown MAC; it is not versioned and
  * needs no authentication (firmware sends a bare GET). It writes no access
  * log line: refusals are logged at info with their reason, answers at debug.
+ *
+ * Each observer sees every answered request once, after the answer is
+ * written (an unexpected 500 is logged, not observed). Observers run on the
+ * request's path: they must be synchronous and cheap; one that throws is
+ * logged and the others still run.
  */
-export function createBootConfigHandler(controller: BootConfigController, logger: Logger) {
+export function createBootConfigHandler(
+  controller: BootConfigController,
+  logger: Logger,
+  observers: readonly BootRequestObserver[],
+) {
+  const observe = (answer: BootConfigAnswer, name: string | undefined, started: number): void => {
+    if (observers.length === 0) return;
+    const event: BootRequestEvent = {
+      outcome: answer.ok ? 'served' : answer.reason,
+      name,
+      mac: answer.mac,
+      nodeUuid: answer.nodeUuid === DISCOVERY_NODE ? undefined : answer.nodeUuid,
+      durationSeconds: (performance.now() - started) / 1000,
+    };
+    for (const observer of observers) {
+      try {
+        observer.observe(event);
+      } catch (error) {
+        // The answer is already sent: a failing observer loses its record, never the process.
+        logger.error('boot request observer failed', { stack: error instanceof Error ? error.stack : String(error) });
+      }
+    }
+  };
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const started = performance.now();
     const requestId = `req-${randomUUID()}`;
     const url = req.url ?? '';
     const head = req.method === 'HEAD';
     let answer: BootConfigAnswer;
+    let name: string | undefined;
     try {
       const segments = (url.split('?', 1)[0] as string).replace(BOOT_PREFIX, '').split('/').slice(1);
       if ((req.method !== 'GET' && !head) || segments.length !== 2) {
         answer = { ok: false, reason: 'malformed-request' };
       } else {
         const mac = decode(segments[0] as string);
-        const name = decode(segments[1] as string);
+        name = decode(segments[1] as string);
         answer =
           mac === undefined || name === undefined
             ? { ok: false, reason: 'malformed-request' }
@@ -107,6 +136,7 @@ export function createBootConfigHandler(controller: BootConfigController, logger
 
     if (answer.ok) {
       send(res, head, 200, 'text/plain; charset=utf-8', answer.content, requestId);
+      observe(answer, name, started);
       if (logger.isDebugEnabled()) {
         logger.debug('boot config served', {
           nodeUuid: answer.nodeUuid,
@@ -117,6 +147,7 @@ export function createBootConfigHandler(controller: BootConfigController, logger
       return;
     }
     send(res, head, 404, 'application/json; charset=utf-8', BOOT_NOT_FOUND_BODY, requestId);
+    observe(answer, answer.reason === 'malformed-request' ? undefined : name, started);
     logger.info(`boot config refused: ${answer.reason}`, {
       reason: answer.reason,
       nodeUuid: answer.nodeUuid,

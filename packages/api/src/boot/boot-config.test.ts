@@ -1,7 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import {
   BootConfigNotFound,
@@ -54,17 +51,7 @@ describe('GET /v1/boot/<MAC>/<NAME>', () => {
     api = await ApiHarness.start({ logger: log.logger });
     await api.registerConductor('conductor-a');
     await api.registerConductor('conductor-b');
-    const node = await api.stores.nodes.create({
-      uuid: randomUUID(),
-      driver: 'fake-hardware',
-      bootInterface: 'ipxe',
-      deployInterface: 'direct',
-      powerInterface: 'fake',
-      managementInterface: 'fake',
-    });
-    nodeUuid = node.uuid;
-    await api.stores.nodes.update(node.id, { provisionState: 'wait call-back' });
-    await api.stores.ports.create({ uuid: randomUUID(), address: MAC, nodeId: node.id });
+    nodeUuid = (await api.storeNode('wait call-back', [MAC])).uuid;
     api.conductors.respondWith('get_boot_config', ({ node_id, name }, host) => {
       if (name !== 'boot.ipxe') throw new BootConfigNotFound(node_id, name);
       return { content: `#!ipxe\necho ${node_id} from ${host}\n` };
@@ -235,26 +222,12 @@ describe('GET /v1/boot/<MAC>/<NAME>', () => {
 describe('/v1/boot with [api]restrict_boot_config = false and HTTP basic auth on', () => {
   let api: ApiHarness;
   beforeAll(async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'bmaas-boot-auth-'));
-    const htpasswd = join(dir, 'htpasswd');
-    writeFileSync(htpasswd, `admin:${bcrypt.hashSync('secret', 4)}\n`);
     api = await ApiHarness.start({
-      overrides: {
-        api: { restrict_boot_config: false },
-        DEFAULT: { auth_strategy: 'http_basic', http_basic_auth_user_file: htpasswd },
-      },
+      overrides: { api: { restrict_boot_config: false } },
+      htpasswd: `admin:${bcrypt.hashSync('secret', 4)}\n`,
     });
     await api.registerConductor('conductor-a');
-    const node = await api.stores.nodes.create({
-      uuid: randomUUID(),
-      driver: 'fake-hardware',
-      bootInterface: 'ipxe',
-      deployInterface: 'direct',
-      powerInterface: 'fake',
-      managementInterface: 'fake',
-    });
-    await api.stores.nodes.update(node.id, { provisionState: 'active' });
-    await api.stores.ports.create({ uuid: randomUUID(), address: MAC, nodeId: node.id });
+    await api.storeNode('active', [MAC]);
     api.conductors.respondWith('get_boot_config', ({ node_id }) => ({ content: `#!ipxe\n# ${node_id}\n` }));
   });
   afterAll(() => api.close());

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiHarness } from '../testing/api-harness.js';
@@ -26,17 +25,7 @@ let nodeUuid: string;
 beforeAll(async () => {
   api = await ApiHarness.start();
   await api.registerConductor('conductor-a');
-  const node = await api.stores.nodes.create({
-    uuid: randomUUID(),
-    driver: 'fake-hardware',
-    bootInterface: 'ipxe',
-    deployInterface: 'direct',
-    powerInterface: 'fake',
-    managementInterface: 'fake',
-  });
-  nodeUuid = node.uuid;
-  await api.stores.nodes.update(node.id, { provisionState: 'wait call-back' });
-  await api.stores.ports.create({ uuid: randomUUID(), address: MAC, nodeId: node.id });
+  nodeUuid = (await api.storeNode('wait call-back', [MAC])).uuid;
   api.conductors.respondWith('get_boot_config', ({ node_id }) => ({ content: `#!ipxe\necho ${node_id}\n` }));
 });
 afterAll(() => api?.close());

@@ -1,29 +1,15 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { HtpasswdUsers } from '@bmaas/common';
 import bcrypt from 'bcryptjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiHarness, faultOf } from '../testing/api-harness.js';
-
-const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+import { ApiHarness, basicAuthorization as basic, faultOf } from '../testing/api-harness.js';
 
 describe('http_basic authentication', () => {
   let api: ApiHarness;
-  let dir: string;
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'bmaas-htpasswd-'));
-    const file = join(dir, 'htpasswd');
     const hash = (await bcrypt.hash('s3cret', 4)).replace(/^\$2b\$/, '$2y$');
-    writeFileSync(file, `# operators\nadmin:${hash}\n`);
-    api = await ApiHarness.start({
-      overrides: { DEFAULT: { auth_strategy: 'http_basic', http_basic_auth_user_file: file } },
-    });
+    api = await ApiHarness.start({ htpasswd: `# operators\nadmin:${hash}\n` });
   });
-  afterAll(async () => {
-    await api?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => api?.close());
 
   it('answers 401 with a Basic challenge without or with wrong credentials', async () => {
     const attempts: Record<string, string>[] = [

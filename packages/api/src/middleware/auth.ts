@@ -10,16 +10,12 @@ export function isPublicPath(path: string): boolean {
 }
 
 /**
- * HTTP basic authentication against an htpasswd file ([DEFAULT]auth_strategy
- * = http_basic). With noauth no middleware is installed and X-Auth-Token is
- * ignored.
+ * HTTP basic authentication of every request against an htpasswd file: a
+ * caller without valid credentials gets 401 with a Basic challenge (so a
+ * browser asks for them).
  */
-export function httpBasicAuth(users: HtpasswdUsers): RequestHandler {
+export function requireBasicAuth(users: HtpasswdUsers): RequestHandler {
   return async (req, res, next) => {
-    if (isPublicPath(req.path)) {
-      next();
-      return;
-    }
     const credentials = parseBasicAuthorization(req.get('Authorization'));
     if (credentials && (await users.verify(credentials.user, credentials.password))) {
       next();
@@ -27,5 +23,21 @@ export function httpBasicAuth(users: HtpasswdUsers): RequestHandler {
     }
     res.setHeader('WWW-Authenticate', 'Basic realm="Baremetal API"');
     throw new NotAuthorized(credentials ? 'Incorrect username or password' : 'Authorization required');
+  };
+}
+
+/**
+ * HTTP basic authentication ([DEFAULT]auth_strategy = http_basic) of every
+ * path but the public ones. With noauth no middleware is installed and
+ * X-Auth-Token is ignored.
+ */
+export function httpBasicAuth(users: HtpasswdUsers): RequestHandler {
+  const authenticate = requireBasicAuth(users);
+  return (req, res, next) => {
+    if (isPublicPath(req.path)) {
+      next();
+      return;
+    }
+    return authenticate(req, res, next);
   };
 }

@@ -1,15 +1,20 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   type BmaasConfig,
   createSilentLogger,
   type DeepPartial,
   type Logger,
   loadConfig,
+  type NodeRecord,
   OPTIONAL_INTERFACE_GENERIC,
   OPTIONAL_INTERFACE_TYPES,
 } from '@bmaas/common';
-import { createStores, type Stores } from '@bmaas/db';
+import { createStores, type NewNode, type NodeChanges, type Stores } from '@bmaas/db';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { FakeConductorClient } from '@bmaas/rpc-client';
 import { createApiListener } from '../app.js';
@@ -56,6 +61,11 @@ export interface RequestOptions {
   headers?: Record<string, string>;
 }
 
+/** An `Authorization` header value for HTTP basic. */
+export function basicAuthorization(user: string, password: string): string {
+  return `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+}
+
 /** A test database, the app on a loopback port, and a fake conductor client routing over the test DB. */
 export class ApiHarness {
   private constructor(
@@ -65,12 +75,31 @@ export class ApiHarness {
     readonly config: BmaasConfig,
     private readonly server: Server,
     readonly baseUrl: string,
+    private readonly tempDir: string | undefined,
   ) {}
 
-  static async start(options: { overrides?: DeepPartial<BmaasConfig>; logger?: Logger } = {}): Promise<ApiHarness> {
+  /**
+   * `htpasswd`: the content of an htpasswd file; when given, the API runs
+   * with [DEFAULT]auth_strategy = http_basic against it (a temporary file,
+   * removed by close()).
+   */
+  static async start(
+    options: { overrides?: DeepPartial<BmaasConfig>; logger?: Logger; htpasswd?: string } = {},
+  ): Promise<ApiHarness> {
     const database = await createTestDatabase();
     const stores = createStores(database.db);
-    const config = loadConfig({ env: {}, overrides: options.overrides ?? {} });
+    let overrides = options.overrides ?? {};
+    let tempDir: string | undefined;
+    if (options.htpasswd !== undefined) {
+      tempDir = mkdtempSync(join(tmpdir(), 'bmaas-htpasswd-'));
+      const file = join(tempDir, 'htpasswd');
+      writeFileSync(file, options.htpasswd);
+      overrides = {
+        ...overrides,
+        DEFAULT: { ...overrides.DEFAULT, auth_strategy: 'http_basic', http_basic_auth_user_file: file },
+      };
+    }
+    const config = loadConfig({ env: {}, overrides });
     const conductors = new FakeConductorClient({
       conductors: stores.conductors,
       heartbeatTimeout: config.conductor.heartbeat_timeout,
@@ -80,7 +109,31 @@ export class ApiHarness {
     );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
-    return new ApiHarness(database, stores, conductors, config, server, `http://127.0.0.1:${port}`);
+    return new ApiHarness(database, stores, conductors, config, server, `http://127.0.0.1:${port}`, tempDir);
+  }
+
+  /**
+   * A fake-hardware node written straight to the store (iPXE boot, direct
+   * deploy unless `create` says otherwise), then put in `provisionState` with
+   * `update`'s changes, with one port per MAC.
+   */
+  async storeNode(
+    provisionState: string,
+    macs: readonly string[],
+    fields: { create?: Partial<NewNode>; update?: NodeChanges } = {},
+  ): Promise<NodeRecord> {
+    const created = await this.stores.nodes.create({
+      uuid: randomUUID(),
+      driver: 'fake-hardware',
+      bootInterface: 'ipxe',
+      deployInterface: 'direct',
+      powerInterface: 'fake',
+      managementInterface: 'fake',
+      ...fields.create,
+    });
+    const node = (await this.stores.nodes.update(created.id, { provisionState, ...fields.update })) as NodeRecord;
+    for (const mac of macs) await this.stores.ports.create({ uuid: randomUUID(), address: mac, nodeId: node.id });
+    return node;
   }
 
   /** Registers an alive conductor serving fake-hardware (or the given drivers) in `group`. */
@@ -119,6 +172,7 @@ export class ApiHarness {
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     await this.database.drop();
+    if (this.tempDir) rmSync(this.tempDir, { recursive: true, force: true });
   }
 }
 

@@ -1,0 +1,14 @@
+import type { BootRefusal } from './boot-config-controller.js';
+/** One answered boot configuration request, as observers see it (never shown to the requester). */
+export interface BootRequestEvent {
+  outcome: 'served' | BootRefusal;
+  /** The requested name as sent (e.g. boot.ipxe); undefined when the path was malformed. */
+  name: string | undefined;
+  /** The MAC as parsed; undefined when malformed. */
+  mac: string | undefined;
+  nodeUuid: string | undefined;
+  durationSeconds: number;
+}
+export interface BootRequestObserver {
+  observe(event: BootRequestEvent): void;
+}
