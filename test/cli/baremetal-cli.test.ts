@@ -190,4 +190,63 @@ describe.skipIf(
     await baremetal('node', 'delete', 'n1');
     expect(await baremetal('node', 'list', '-f', 'json')).toEqual([]);
   }, 180_000);
+
+  it('creates a port with OVN VTEP switch keys at 1.90, refused at 1.89 and shown empty at the CLI default', async () => {
+    const node = (await baremetal('node', 'create', '--driver', 'fake-hardware', '-f', 'json')) as { uuid: string };
+    const link = [
+      '--local-link-connection',
+      'port_id=p1',
+      '--local-link-connection',
+      'vtep-logical-switch=ls1',
+      '--local-link-connection',
+      'vtep-physical-switch=ps1',
+    ];
+    const vtep = { port_id: 'p1', 'vtep-logical-switch': 'ls1', 'vtep-physical-switch': 'ps1' };
+    const created = (await baremetal(
+      '--os-baremetal-api-version',
+      '1.90',
+      'port',
+      'create',
+      '52:54:00:aa:bb:90',
+      '--node',
+      node.uuid,
+      ...link,
+      '-f',
+      'json',
+    )) as { uuid: string; local_link_connection: unknown };
+    expect(created.local_link_connection).toEqual(vtep);
+    const shown = (await baremetal(
+      '--os-baremetal-api-version',
+      '1.90',
+      'port',
+      'show',
+      created.uuid,
+      '-f',
+      'json',
+    )) as {
+      local_link_connection: unknown;
+    };
+    expect(shown.local_link_connection).toEqual(vtep);
+    const atDefault = (await baremetal('port', 'show', created.uuid, '-f', 'json')) as {
+      local_link_connection: unknown;
+    };
+    expect(atDefault.local_link_connection).toEqual({});
+    const refused = await baremetal(
+      '--os-baremetal-api-version',
+      '1.89',
+      'port',
+      'create',
+      '52:54:00:aa:bb:91',
+      '--node',
+      node.uuid,
+      ...link,
+    ).then(
+      () => 'created',
+      (error: { stderr?: string }) => error.stderr ?? '',
+    );
+    // The CLI words the API's 406 itself.
+    expect(refused).toContain('Requested API version 1.89 is not supported');
+    await baremetal('port', 'delete', created.uuid);
+    await baremetal('node', 'delete', node.uuid);
+  }, 180_000);
 });

@@ -15,22 +15,65 @@ import { applyJsonPatch, parsePatch, rootField } from './json-patch.js';
 import { isResourceName } from './resources/resource-spec.js';
 import { compileSchema, isUuid, schemaTypes, toBoolean } from './validation.js';
 import { Minor } from './versions.js';
+import { LOCAL_LINK_KEY_VERSIONS } from './views/port-view.js';
 
+/** A local_link_connection shape: the keys it must hold. */
+function linkShape(required: readonly string[]) {
+  return { properties: Object.fromEntries(required.map((key) => [key, { type: 'string' }])), required };
+}
+
+/**
+ * local_link_connection as Ironic checks it: the known keys only, the OVN
+ * VTEP pair together (1.90), and empty or one of these shapes: a switch port
+ * (port_id, switch_id), a smart NIC (port_id, hostname), an unmanaged network
+ * (network_type "unmanaged"), an OVN VTEP switch (port_id and both vtep keys).
+ * The keys are checked first, so an unknown key is what an error names.
+ */
 const LOCAL_LINK_CONNECTION = {
   type: ['object', 'null'],
-  properties: {
-    switch_id: { type: 'string' },
-    port_id: { type: 'string' },
-    switch_info: { type: 'string' },
-    hostname: { type: 'string' },
-    network_type: { type: 'string', enum: ['managed', 'unmanaged'] },
-  },
-  additionalProperties: false,
+  allOf: [
+    {
+      properties: {
+        port_id: { type: 'string' },
+        switch_id: { type: 'string' },
+        hostname: { type: 'string' },
+        switch_info: { type: 'string' },
+        network_type: { type: 'string', enum: ['managed', 'unmanaged'] },
+        'vtep-logical-switch': { type: 'string' },
+        'vtep-physical-switch': { type: 'string' },
+      },
+      additionalProperties: false,
+      dependencies: {
+        'vtep-logical-switch': ['vtep-physical-switch'],
+        'vtep-physical-switch': ['vtep-logical-switch'],
+      },
+    },
+    {
+      anyOf: [
+        { type: 'null' },
+        { type: 'object', maxProperties: 0 },
+        linkShape(['port_id', 'switch_id']),
+        linkShape(['port_id', 'hostname']),
+        { properties: { network_type: { const: 'unmanaged' } }, required: ['network_type'] },
+        linkShape(['port_id', 'vtep-logical-switch', 'vtep-physical-switch']),
+      ],
+    },
+  ],
 } as const;
+
+/** Throws 406 when `link` holds a key newer than the request's version. */
+function checkLocalLinkVersion(link: Record<string, unknown> | null | undefined, minor: number): void {
+  for (const key of Object.keys(link ?? {})) {
+    const since = LOCAL_LINK_KEY_VERSIONS[key];
+    if (since !== undefined && minor < since) throw versionTooLow(since);
+  }
+}
 
 const PORT_PROPERTIES = {
   address: { type: 'string' },
   node_uuid: schemaTypes.uuid,
+  /** The node by UUID or name, instead of node_uuid (1.94). */
+  node_ident: { type: 'string' },
   uuid: schemaTypes.nullableUuid,
   pxe_enabled: schemaTypes.nullableBooleanLike,
   physical_network: schemaTypes.nullableString(64),
@@ -43,7 +86,8 @@ const PORT_PROPERTIES = {
 
 interface PortBody {
   address: string;
-  node_uuid: string;
+  node_uuid?: string;
+  node_ident?: string;
   uuid?: string | null;
   pxe_enabled?: boolean | string | null;
   physical_network?: string | null;
@@ -57,12 +101,24 @@ interface PortBody {
 const checkPortBody = compileSchema<PortBody>('port', {
   type: 'object',
   properties: PORT_PROPERTIES,
+  required: ['address'],
+  oneOf: [
+    { properties: { node_uuid: PORT_PROPERTIES.node_uuid }, required: ['node_uuid'] },
+    { properties: { node_ident: PORT_PROPERTIES.node_ident }, required: ['node_ident'] },
+  ],
+  additionalProperties: false,
+});
+
+/** A port after PATCH: the node always by node_uuid. */
+const checkPatchedPort = compileSchema<PortBody & { node_uuid: string }>('port', {
+  type: 'object',
+  properties: PORT_PROPERTIES,
   required: ['address', 'node_uuid'],
   additionalProperties: false,
 });
 
 const PORT_PATCH_FIELDS = Object.keys(PORT_PROPERTIES)
-  .filter((field) => field !== 'uuid')
+  .filter((field) => field !== 'uuid' && field !== 'node_ident')
   .sort();
 const PORT_FIELD_DEFAULTS = {
   pxe_enabled: true,
@@ -80,6 +136,7 @@ const PORT_WRITE_VERSIONS: Readonly<Record<string, number>> = {
   portgroup_uuid: Minor.PORTGROUPS_SUBCONTROLLERS,
   is_smartnic: Minor.PORT_SMARTNIC,
   name: Minor.PORT_NAME,
+  node_ident: Minor.PORT_NODE_IDENT,
 };
 
 function checkPhysicalNetwork(value: string | null | undefined): void {
@@ -108,9 +165,10 @@ export class PortService {
     for (const [field, since] of Object.entries(PORT_WRITE_VERSIONS)) {
       if (port[field as keyof PortBody] != null && minor < since) throw versionTooLow(since);
     }
+    checkLocalLinkVersion(port.local_link_connection, minor);
     checkPhysicalNetwork(port.physical_network);
     const address = parseMac(port.address);
-    const node = await this.nodeForPort(port.node_uuid);
+    const node = await this.nodeForPort(port.node_ident ?? (port.node_uuid as string));
     const membership = await this.membership(port, node);
     return this.stores.ports.create({
       ...membership,
@@ -141,19 +199,22 @@ export class PortService {
       is_smartnic: port.isSmartnic ?? false,
       name: port.name,
     };
-    const next = checkPortBody(applyJsonPatch(doc, ops, PORT_FIELD_DEFAULTS));
+    const next = checkPatchedPort(applyJsonPatch(doc, ops, PORT_FIELD_DEFAULTS));
     checkPhysicalNetwork(next.physical_network);
     const changes: PortChanges = {};
     const address = parseMac(next.address);
     if (address !== port.address) changes.address = address;
-    const node = await this.nodeForPort(next.node_uuid.toLowerCase());
+    const node = await this.nodeForPort(next.node_uuid);
     if (node.id !== port.nodeId) changes.nodeId = node.id;
     const pxeEnabled = next.pxe_enabled == null ? true : toBoolean(next.pxe_enabled);
     if (pxeEnabled !== port.pxeEnabled) changes.pxeEnabled = pxeEnabled;
     if ((next.physical_network ?? null) !== port.physicalNetwork)
       changes.physicalNetwork = next.physical_network ?? null;
     const localLink = next.local_link_connection ?? {};
-    if (JSON.stringify(localLink) !== JSON.stringify(port.localLinkConnection)) changes.localLinkConnection = localLink;
+    if (JSON.stringify(localLink) !== JSON.stringify(port.localLinkConnection)) {
+      checkLocalLinkVersion(localLink, minor);
+      changes.localLinkConnection = localLink;
+    }
     const extra = next.extra ?? {};
     if (JSON.stringify(extra) !== JSON.stringify(port.extra)) changes.extra = extra;
     const membership = await this.membership(next, node);
@@ -218,10 +279,16 @@ export class PortService {
     return { portgroupUuid, isSmartnic, name: body.name ?? null };
   }
 
-  /** The node a port names; a missing node is a bad request here, not a missing resource. */
-  private async nodeForPort(nodeUuid: string): Promise<NodeRecord> {
-    const node = await this.stores.nodes.getByUuid(nodeUuid.toLowerCase());
-    if (!node) throw new InvalidParameterValue(`Node ${nodeUuid} could not be found.`);
+  /**
+   * The node a port names (node_uuid, or node_ident by UUID or name from
+   * 1.94); a missing node is a bad request here, not a missing resource.
+   */
+  private async nodeForPort(ident: string): Promise<NodeRecord> {
+    let node: NodeRecord | undefined;
+    if (isUuid(ident)) node = await this.stores.nodes.getByUuid(ident.toLowerCase());
+    else if (isResourceName(ident)) node = await this.stores.nodes.getByName(ident);
+    else throw new InvalidParameterValue(`Expected a logical name or UUID but received ${ident}.`);
+    if (!node) throw new InvalidParameterValue(`Node ${ident} could not be found.`);
     return node;
   }
 

@@ -81,7 +81,7 @@ function describe(error: ErrorObject | undefined): string {
     case 'additionalProperties':
       return `Additional properties are not allowed ('${error.params.additionalProperty}' was unexpected)`;
     case 'required':
-      return `'${error.params.missingProperty}' is a required property`;
+      return `'${error.params.missingProperty}' is a required property${field ? ` of ${field}` : ''}`;
     case 'anyOf':
       return `${field || 'value'} has an invalid type or format`;
     default:

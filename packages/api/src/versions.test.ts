@@ -5,11 +5,9 @@ import { honestMaximum, MAX_MINOR, MAX_VERSION, MICROVERSIONS, type Microversion
 const DOCS = new URL('../../../docs/api.md', import.meta.url);
 
 describe('microversion table', () => {
-  it('lists each version once, in order, up to 1.95', () => {
+  it('lists every version from 1.1 to 1.95 once, in order', () => {
     const minors = MICROVERSIONS.map((row) => row.minor);
-    expect(minors).toEqual([...minors].sort((a, b) => a - b));
-    expect(new Set(minors).size).toBe(minors.length);
-    expect(minors.at(-1)).toBe(95);
+    expect(minors).toEqual(Array.from({ length: 95 }, (_, i) => i + 1));
   });
 
   it('advertises the version just below the first feature not served', () => {

@@ -60,6 +60,7 @@ export const Minor = {
   ALLOCATION_BACKFILL: 58,
   ALLOCATION_OWNER: 60,
   RETIRED: 61,
+  LOCAL_LINK_NETWORK_TYPE: 64,
   LESSEE: 65,
   NETWORK_DATA: 66,
   VIF_PORT_UUID: 67,
@@ -80,8 +81,10 @@ export const Minor = {
   DISABLE_POWER_OFF: 95,
   PORT_NAME: 88,
   VMEDIA_ATTACH: 89,
+  OVN_VTEP: 90,
   RUNBOOKS: 92,
   VMEDIA_LIST: 93,
+  PORT_NODE_IDENT: 94,
 } as const;
 
 /** Whether this API serves a microversion's feature. */
@@ -96,9 +99,7 @@ export interface Microversion {
 /**
  * The microversions up to 1.95 with what each adds, and whether it is
  * served. docs/api.md shows the same rows. MAX_MINOR stops below the first
- * row not served. Three versions below the maximum are not in the table
- * because they are not served (1.63 indicators, 1.90
- * OVN VTEP switch keys, 1.94 port node name); docs/api.md says so.
+ * row not served.
  */
 export const MICROVERSIONS: readonly Microversion[] = [
   { minor: 1, feature: 'base version', status: 'served' },
@@ -163,6 +164,7 @@ export const MICROVERSIONS: readonly Microversion[] = [
   { minor: 60, feature: 'allocation owner', status: 'served' },
   { minor: 61, feature: 'node retired, retired_reason, ?retired=', status: 'served' },
   { minor: 62, feature: 'agent token', status: 'served' },
+  { minor: 63, feature: 'node indicators (management/indicators)', status: 'served' },
   { minor: 64, feature: 'network_type in port local_link_connection', status: 'served' },
   { minor: 65, feature: 'node lessee and ?lessee=', status: 'served' },
   { minor: 66, feature: 'node network_data', status: 'served' },
@@ -189,9 +191,11 @@ export const MICROVERSIONS: readonly Microversion[] = [
   { minor: 87, feature: 'service verb', status: 'served' },
   { minor: 88, feature: 'port name', status: 'served' },
   { minor: 89, feature: 'virtual media attach and detach', status: 'served' },
+  { minor: 90, feature: 'OVN VTEP switch keys in port local_link_connection', status: 'served' },
   { minor: 91, feature: 'no special treatment of .json in paths', status: 'served' },
   { minor: 92, feature: 'runbooks', status: 'served' },
   { minor: 93, feature: 'virtual media listing', status: 'served' },
+  { minor: 94, feature: 'port created on a node named by node_ident (UUID or name)', status: 'served' },
   { minor: 95, feature: 'node disable_power_off', status: 'served' },
 ];
 

@@ -5,6 +5,7 @@ export { configSchema } from './config/schema.js';
 export * from './errors.js';
 export { renderErrorReference } from './errors-reference.js';
 export * from './htpasswd.js';
+export * from './indicators.js';
 export * from './inspection/inventory.js';
 export * from './inspection/root-device-hints.js';
 export * from './install-credentials.js';

@@ -2,7 +2,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { createRootLogger, createSilentLogger, IPMIFailure, type NodeRecord } from '@bmaas/common';
+import {
+  createRootLogger,
+  createSilentLogger,
+  IPMIFailure,
+  type NodeRecord,
+  UnsupportedDriverExtension,
+} from '@bmaas/common';
 import { createStores, type Stores } from '@bmaas/db';
 import { createTestDatabase, freePort, type TestDatabase } from '@bmaas/db/testing';
 import { ipmiSimAvailable, SimulatedBmc } from '@bmaas/ipmitool-interfaces/testing';
@@ -106,6 +112,10 @@ describe.runIf(run)('a conductor driving ipmi nodes through a real ipmi_sim BMC'
     });
     expect(await client.callForNode(node, 'get_supported_boot_devices', { node_id: node.uuid })).toContain('disk');
     await expect(client.callForNode(node, 'inject_nmi', { node_id: node.uuid })).rejects.toThrow(IPMIFailure);
+    // Ironic's ipmitool management has no indicators: the error crosses JSON-RPC as the same class.
+    await expect(client.callForNode(node, 'get_supported_indicators', { node_id: node.uuid })).rejects.toThrow(
+      UnsupportedDriverExtension,
+    );
     await client.callForNode(node, 'change_node_power_state', { node_id: node.uuid, new_state: 'power on' });
     await expect.poll(async () => (await reload(node)).powerState, { timeout: 20_000 }).toBe('power on');
     expect(await bmc.powerOn()).toBe(true);

@@ -1,4 +1,12 @@
-import type { JsonObject, PowerState, SectionSchema, SectionValues, VmediaDevice } from '@bmaas/common';
+import type {
+  HardwareComponent,
+  IndicatorState,
+  JsonObject,
+  PowerState,
+  SectionSchema,
+  SectionValues,
+  VmediaDevice,
+} from '@bmaas/common';
 import type { InterfaceDeps, Task } from './task.js';
 
 /** Common part of every hardware interface. */
@@ -39,6 +47,15 @@ export interface BootDeviceState {
   persistent: boolean | null;
 }
 
+/** One indicator: whether it can be set, and the states it can show. */
+export interface IndicatorInfo {
+  readonly: boolean;
+  states: IndicatorState[];
+}
+
+/** The indicators of a node: component -> indicator id -> what it is. */
+export type SupportedIndicators = Partial<Record<HardwareComponent, Record<string, IndicatorInfo>>>;
+
 /** Boot device settings and other out-of-band management. */
 export interface ManagementInterface extends HardwareInterface {
   /**
@@ -75,6 +92,21 @@ export interface ManagementInterface extends HardwareInterface {
   detachVirtualMedia?(task: Task, devices?: readonly VmediaDevice[]): Promise<void>;
   /** The virtual media devices and what each holds, as the hardware reports them. Read-only. */
   getVirtualMedia?(task: Task): Promise<Record<string, unknown>>;
+  /**
+   * The node's indicators (LEDs) by component, or those of `component` only.
+   * Optional, as the three indicator methods are: an interface without them
+   * has no indicators (the conductor answers UnsupportedDriverExtension).
+   * Read-only; works under a shared lock.
+   */
+  getSupportedIndicators?(task: Task, component?: HardwareComponent): Promise<SupportedIndicators>;
+  /**
+   * Sets an indicator to `state`. Idempotent. Throws InvalidParameterValue for
+   * an unknown component or indicator, a read-only indicator, or a state the
+   * indicator does not show.
+   */
+  setIndicatorState?(task: Task, component: HardwareComponent, indicator: string, state: IndicatorState): Promise<void>;
+  /** The state an indicator shows. Read-only. Throws InvalidParameterValue for an unknown component or indicator. */
+  getIndicatorState?(task: Task, component: HardwareComponent, indicator: string): Promise<IndicatorState>;
 }
 
 /** What a deploy or clean step asks of the conductor next. */

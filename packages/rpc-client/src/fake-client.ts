@@ -18,6 +18,7 @@ const ANSWERS_NULL: ReadonlySet<RpcMethodName> = new Set<RpcMethodName>([
   'heartbeat',
   'set_boot_device',
   'inject_nmi',
+  'set_indicator_state',
   'vif_attach',
   'vif_detach',
   'set_target_raid_config',

@@ -95,6 +95,31 @@ export interface ConductorRpcMethods {
   get_supported_boot_devices: { params: { node_id: string }; result: string[] };
   /** Sends a non-maskable interrupt (exclusive lock). Throws UnsupportedDriverExtension, IPMIFailure. */
   inject_nmi: { params: { node_id: string }; result: null };
+  /**
+   * The node's indicators (LEDs), of every component or of `component` only:
+   * component -> indicator id -> { readonly, states } (shared lock, after the
+   * management interface's validate). Throws UnsupportedDriverExtension when
+   * the management interface has no indicators, InvalidParameterValue.
+   */
+  get_supported_indicators: {
+    params: { node_id: string; component?: string };
+    result: Record<string, Record<string, { readonly: boolean; states: string[] }>>;
+  };
+  /**
+   * The state (on, off, blinking, unknown) of one indicator of a component
+   * (shared lock). Throws UnsupportedDriverExtension, InvalidParameterValue
+   * (unknown component or indicator).
+   */
+  get_indicator_state: { params: { node_id: string; component: string; indicator: string }; result: string };
+  /**
+   * Sets an indicator to a state (exclusive lock). Throws
+   * UnsupportedDriverExtension, InvalidParameterValue (unknown component,
+   * indicator or state; a read-only indicator), NodeLocked.
+   */
+  set_indicator_state: {
+    params: { node_id: string; component: string; indicator: string; state: string };
+    result: null;
+  };
   /** Attaches a VIF with the node's network interface, under the exclusive lock. Throws what the interface throws. */
   vif_attach: { params: { node_id: string; vif_info: { id: string; [key: string]: unknown } }; result: null };
   /** Detaches a VIF with the node's network interface (VifNotAttached where the interface tracks VIFs). */

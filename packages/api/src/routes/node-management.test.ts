@@ -69,6 +69,99 @@ describe('/v1/nodes/{id}/management through the conductor client', () => {
     expect((await api.request('POST', '/v1/nodes/mg/management/boot_device', { body: {} })).status).toBe(405);
     expect((await api.request('PUT', '/v1/nodes/mg/management/boot_device/supported', { body: {} })).status).toBe(405);
   });
+
+  describe('indicators (1.63)', () => {
+    const base = '/v1/nodes/mg/management/indicators';
+
+    it('lists every indicator as <id>@<component> with readonly, states and links on the node as named', async () => {
+      api.conductors.respondWith('get_supported_indicators', () => ({
+        chassis: { 'led-0': { readonly: true, states: ['off', 'on'] } },
+        system: { led: { readonly: false, states: ['blinking', 'off', 'on'] } },
+      }));
+      const res = await api.request('GET', base, { version: '1.63' });
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({
+        indicators: [
+          {
+            name: 'led-0@chassis',
+            component: 'chassis',
+            readonly: true,
+            states: ['off', 'on'],
+            links: [
+              { href: `${api.baseUrl}/v1/nodes/mg/management/indicators/led-0@chassis`, rel: 'self' },
+              { href: `${api.baseUrl}/nodes/mg/management/indicators/led-0@chassis`, rel: 'bookmark' },
+            ],
+          },
+          expect.objectContaining({ name: 'led@system', component: 'system', readonly: false }),
+        ],
+      });
+      expect(api.conductors.callsOf('get_supported_indicators').map((c) => c.params)).toEqual([{ node_id: uuid }]);
+    });
+
+    it('reads one indicator, split at its first @', async () => {
+      api.conductors.respondWith('get_indicator_state', () => 'blinking');
+      const res = await api.request('GET', `${base}/led@system`, { version: '1.63' });
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ state: 'blinking' });
+      await api.request('GET', `/v1/nodes/${uuid}/management/indicators/a%40b@disk`, { version: '1.63' });
+      expect(api.conductors.callsOf('get_indicator_state').map((c) => c.params)).toEqual([
+        { node_id: uuid, component: 'system', indicator: 'led' },
+        { node_id: uuid, component: 'b@disk', indicator: 'a' },
+      ]);
+    });
+
+    it('sets an indicator (any case of the state, sent as Ironic names it) and answers 204', async () => {
+      for (const state of ['BLINKING', 'off']) {
+        const res = await api.request('PUT', `${base}/led@system`, { body: { state }, version: '1.63' });
+        expect(res.status).toBe(204);
+      }
+      expect(api.conductors.callsOf('set_indicator_state').map((c) => c.params)).toEqual([
+        { node_id: uuid, component: 'system', indicator: 'led', state: 'blinking' },
+        { node_id: uuid, component: 'system', indicator: 'led', state: 'off' },
+      ]);
+    });
+
+    it.each([
+      ['a name without @', 'GET', `${base}/led`, undefined, 'Malformed indicator name "led"'],
+      ['a name without @', 'PUT', `${base}/led`, { state: 'on' }, 'Malformed indicator name "led"'],
+      ['no state', 'PUT', `${base}/led@system`, {}, "'state' is a required property"],
+      ['an unknown state', 'PUT', `${base}/led@system`, { state: 'dim' }, 'Invalid indicator state dim'],
+      ['another field', 'PUT', `${base}/led@system`, { state: 'on', colour: 'red' }, "'colour' was unexpected"],
+    ])('refuses %s (%s) with 400 without calling a conductor', async (_what, method, path, body, message) => {
+      const res = await api.request(method, path, { body, version: '1.63' });
+      expect(res.status).toBe(400);
+      expect(faultOf(res.body).faultstring).toContain(message);
+      expect(api.conductors.calls).toEqual([]);
+    });
+
+    it('maps a management interface without indicators to 400 and an unknown node to 404', async () => {
+      api.conductors.failWith(
+        'get_supported_indicators',
+        new UnsupportedDriverExtension('fake-hardware', 'get_supported_indicators'),
+      );
+      const unsupported = await api.request('GET', base, { version: '1.63' });
+      expect(unsupported.status).toBe(400);
+      expect(faultOf(unsupported.body).faultstring).toBe(
+        'Driver fake-hardware does not support get_supported_indicators (disabled or not implemented).',
+      );
+      expect((await api.request('GET', '/v1/nodes/nobody/management/indicators', { version: '1.63' })).status).toBe(
+        404,
+      );
+    });
+
+    it('answers below 1.63 too, as Ironic does (its indicator endpoints check no version)', async () => {
+      api.conductors.respondWith('get_indicator_state', () => 'on');
+      for (const version of [null, '1.1', '1.62']) {
+        const res = await api.request('GET', `/v1/nodes/${uuid}/management/indicators/led@system`, { version });
+        expect(res.status, String(version)).toBe(200);
+      }
+    });
+
+    it('answers 405 to other methods', async () => {
+      expect((await api.request('PUT', base, { body: {} })).status).toBe(405);
+      expect((await api.request('POST', `${base}/led@system`, { body: {} })).status).toBe(405);
+    });
+  });
 });
 
 describe('power timeout', () => {

@@ -187,4 +187,108 @@ describe('/v1/ports', () => {
     }
     expect((await api.request('DELETE', `/v1/ports/${port.uuid}`)).status).toBe(204);
   });
+
+  describe('OVN VTEP switch keys in local_link_connection (1.90)', () => {
+    const vtep = { port_id: 'p1', 'vtep-logical-switch': 'ls1', 'vtep-physical-switch': 'ps1' };
+
+    it('accepts a VTEP link from 1.90 and shows it as empty to older versions', async () => {
+      const res = await api.request('POST', '/v1/ports', {
+        body: { address: '52:54:00:00:03:01', node_uuid: nodeA, local_link_connection: vtep },
+        version: '1.90',
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      expect(res.body.local_link_connection).toEqual(vtep);
+      const at = async (version: string) =>
+        (await api.request('GET', `/v1/ports/${res.body.uuid}`, { version })).body.local_link_connection;
+      expect(await at('1.90')).toEqual(vtep);
+      expect(await at('1.89')).toEqual({});
+    });
+
+    it('refuses the VTEP keys below 1.90 with 406, on create and on PATCH', async () => {
+      const below = await api.request('POST', '/v1/ports', {
+        body: { address: '52:54:00:00:03:02', node_uuid: nodeA, local_link_connection: vtep },
+        version: '1.89',
+      });
+      expect(below.status).toBe(406);
+      expect(fault(below)).toContain('1.90');
+      const port = (await create({ address: '52:54:00:00:03:03', node_uuid: nodeA })).body;
+      const patch = (version: string) =>
+        api.request('PATCH', `/v1/ports/${port.uuid}`, {
+          body: [{ op: 'replace', path: '/local_link_connection', value: vtep }],
+          version,
+        });
+      expect((await patch('1.89')).status).toBe(406);
+      expect((await patch('1.90')).body.local_link_connection).toEqual(vtep);
+    });
+
+    it.each([
+      [{ port_id: 'p1', 'vtep-logical-switch': 'ls1' }, 'one VTEP key without the other'],
+      [{ 'vtep-logical-switch': 'ls1', 'vtep-physical-switch': 'ps1' }, 'VTEP keys without port_id'],
+      [{ ...vtep, 'vtep-logical-switch': 7 }, 'a VTEP key that is not a string'],
+      [{ switch_id: '0a:1b:2c:3d:4e:5f' }, 'a switch without port_id'],
+    ] as Array<[Record<string, unknown>, string]>)('refuses %j (%s) with 400', async (link, _why) => {
+      const res = await api.request('POST', '/v1/ports', {
+        body: { address: '52:54:00:00:03:04', node_uuid: nodeA, local_link_connection: link },
+        version: '1.90',
+      });
+      expect(res.status).toBe(400);
+      expect(fault(res)).toContain('local_link_connection');
+    });
+
+    it('refuses network_type below 1.64 with 406', async () => {
+      const res = await api.request('POST', '/v1/ports', {
+        body: { address: '52:54:00:00:03:05', node_uuid: nodeA, local_link_connection: { network_type: 'unmanaged' } },
+        version: '1.63',
+      });
+      expect(res.status).toBe(406);
+    });
+  });
+
+  describe('the node named by node_ident, UUID or name (1.94)', () => {
+    it('creates a port on the node named by node_ident from 1.94', async () => {
+      for (const [address, ident] of [
+        ['52:54:00:00:04:01', 'node-b'],
+        ['52:54:00:00:04:02', nodeB.toUpperCase()],
+      ]) {
+        const res = await api.request('POST', '/v1/ports', { body: { address, node_ident: ident }, version: '1.94' });
+        expect(res.status, JSON.stringify(res.body)).toBe(201);
+        expect(res.body.node_uuid).toBe(nodeB);
+        expect(res.body).not.toHaveProperty('node_ident');
+      }
+    });
+
+    it('refuses node_ident below 1.94 with 406', async () => {
+      const res = await api.request('POST', '/v1/ports', {
+        body: { address: '52:54:00:00:04:03', node_ident: 'node-b' },
+        version: '1.93',
+      });
+      expect(res.status).toBe(406);
+      expect(fault(res)).toContain('1.94');
+    });
+
+    it.each([
+      [{ node_ident: 'nobody' }, 'Node nobody could not be found.'],
+      [{ node_ident: 'not a name!' }, 'Expected a logical name or UUID but received not a name!'],
+      [{ node_ident: 'node-b', node_uuid: 'NODE_B' }, 'Schema error for port'],
+      [{ node_uuid: 'node-b' }, 'Expected UUID for node_uuid: node-b'],
+    ] as Array<[Record<string, unknown>, string]>)('refuses %j with 400', async (node, message) => {
+      const body = {
+        address: '52:54:00:00:04:04',
+        ...node,
+        ...(node.node_uuid === 'NODE_B' ? { node_uuid: nodeB } : {}),
+      };
+      const res = await api.request('POST', '/v1/ports', { body, version: '1.94' });
+      expect(res.status).toBe(400);
+      expect(fault(res)).toContain(message);
+    });
+
+    it('does not take node_ident in a PATCH (the node is changed by node_uuid)', async () => {
+      const port = (await create({ address: '52:54:00:00:04:05', node_uuid: nodeA })).body;
+      const res = await api.request('PATCH', `/v1/ports/${port.uuid}`, {
+        body: [{ op: 'add', path: '/node_ident', value: 'node-b' }],
+        version: '1.94',
+      });
+      expect(res.status).toBe(400);
+    });
+  });
 });

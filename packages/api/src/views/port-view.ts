@@ -17,6 +17,13 @@ const VERSIONED_PORT_FIELDS: Readonly<Record<string, number>> = {
   name: Minor.PORT_NAME,
 };
 
+/** local_link_connection keys newer than the field itself, with the version that added each. */
+export const LOCAL_LINK_KEY_VERSIONS: Readonly<Record<string, number>> = {
+  network_type: Minor.LOCAL_LINK_NETWORK_TYPE,
+  'vtep-logical-switch': Minor.OVN_VTEP,
+  'vtep-physical-switch': Minor.OVN_VTEP,
+};
+
 export const PORT_FIELDS = [
   'uuid',
   'created_at',
@@ -79,5 +86,15 @@ export function portView(port: PortRecord, options: PortViewOptions): Record<str
   for (const field of Object.keys(view)) {
     if (!portFieldAllowed(field, options.minor)) delete view[field];
   }
+  // Ironic shows an OVN VTEP link as empty to requests older than 1.90.
+  if (options.minor < Minor.OVN_VTEP && hasVtepKeys(view.local_link_connection)) view.local_link_connection = {};
   return view;
+}
+
+function hasVtepKeys(link: unknown): boolean {
+  return (
+    typeof link === 'object' &&
+    link !== null &&
+    Object.keys(link).some((key) => LOCAL_LINK_KEY_VERSIONS[key] === Minor.OVN_VTEP)
+  );
 }

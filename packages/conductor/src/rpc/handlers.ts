@@ -6,6 +6,7 @@ import type { ProvisioningRunner } from '../provisioning/runner.js';
 import { validateInterfaces } from '../provisioning/validate-interfaces.js';
 import type { DriverRegistry } from '../registry/driver-registry.js';
 import type { TaskManager } from '../task-manager.js';
+import { createIndicatorHandlers } from './indicator-handlers.js';
 import type { ConductorRpcHandlers } from './json-rpc-server.js';
 import { createManagementHandlers } from './management-handlers.js';
 import { createNodeHardwareHandlers } from './node-hardware-handlers.js';
@@ -23,6 +24,7 @@ export interface RpcHandlerDeps {
 export function createRpcHandlers({ runner, tasks, history, registry }: RpcHandlerDeps): ConductorRpcHandlers {
   return {
     ...createManagementHandlers(tasks),
+    ...createIndicatorHandlers(tasks),
 
     async do_provisioning_action(params, { requestId }) {
       await runner.doProvisioningAction(requireString(params, 'node_id'), requireString(params, 'event'), {

@@ -169,6 +169,43 @@ describe('node hardware RPC handlers (the node interfaces under its lock)', () =
     expect(await stored(node)).toMatchObject({ reservation: null, lastError: null });
   });
 
+  it('lists, reads and sets indicators with the fake management, the state kept on the node', async () => {
+    const node = await createNode(stores);
+    const supported = await handlers.get_supported_indicators({ node_id: node.uuid }, call);
+    expect(Object.keys(supported).sort()).toEqual(['chassis', 'disk', 'system']);
+    expect(await handlers.get_supported_indicators({ node_id: node.uuid, component: 'system' }, call)).toEqual({
+      system: { led: { readonly: false, states: ['blinking', 'off', 'on'] } },
+    });
+    const led = { node_id: node.uuid, component: 'system', indicator: 'led' };
+    expect(await handlers.get_indicator_state(led, call)).toBe('off');
+    await handlers.set_indicator_state({ ...led, state: 'blinking' }, call);
+    expect(await handlers.get_indicator_state(led, call)).toBe('blinking');
+    expect((await stored(node)).driverInternalInfo.fake_indicators).toEqual({ system: { led: 'blinking' } });
+    expect((await stored(node)).reservation).toBeNull();
+    await expect(handlers.set_indicator_state({ ...led, state: 'dim' }, call)).rejects.toThrow(
+      'Invalid indicator state dim, expected one of: on, off, blinking, unknown.',
+    );
+    await expect(handlers.get_indicator_state({ ...led, component: 'rack' }, call)).rejects.toThrow(
+      'Invalid component rack specified.',
+    );
+    await expect(
+      handlers.set_indicator_state({ ...led, component: 'chassis', indicator: 'led-0', state: 'off' }, call),
+    ).rejects.toThrow('Indicator led-0 of component chassis is read-only.');
+  });
+
+  it('refuses indicators where the management interface has none (UnsupportedDriverExtension)', async () => {
+    const node = await createNode(stores, { managementInterface: 'noop' });
+    const led = { node_id: node.uuid, component: 'system', indicator: 'led' };
+    await expect(handlers.get_supported_indicators({ node_id: node.uuid }, call)).rejects.toThrow(
+      'Driver fake-hardware does not support get_supported_indicators (disabled or not implemented).',
+    );
+    await expect(handlers.get_indicator_state(led, call)).rejects.toThrow(UnsupportedDriverExtension);
+    await expect(handlers.set_indicator_state({ ...led, state: 'on' }, call)).rejects.toThrow(
+      'Driver fake-hardware does not support set_indicator_state (disabled or not implemented).',
+    );
+    expect((await stored(node)).reservation).toBeNull();
+  });
+
   it('refuses a virtual media change on a node in maintenance after a power failure', async () => {
     const node = await createNode(stores, {}, { maintenance: true, fault: 'power failure' });
     await expect(handlers.detach_virtual_media({ node_id: node.uuid }, call)).rejects.toThrow(

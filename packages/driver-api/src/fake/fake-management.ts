@@ -1,13 +1,26 @@
-import { InvalidParameterValue, VMEDIA_DEVICES, type VmediaDevice } from '@bmaas/common';
-import type { BootDevice, BootDeviceState, InterfaceDescriptor, ManagementInterface } from '../interfaces.js';
+import {
+  type HardwareComponent,
+  type IndicatorState,
+  InvalidParameterValue,
+  VMEDIA_DEVICES,
+  type VmediaDevice,
+} from '@bmaas/common';
+import type {
+  BootDevice,
+  BootDeviceState,
+  InterfaceDescriptor,
+  ManagementInterface,
+  SupportedIndicators,
+} from '../interfaces.js';
 import type { Task } from '../task.js';
+import { fakeIndicatorState, fakeSupportedIndicators, setFakeIndicatorState } from './fake-indicators.js';
 
 const FAKE_BOOT_DEVICES: readonly BootDevice[] = ['pxe', 'disk'];
 const NMI_COUNT_KEY = 'fake_nmi_count';
 /** driver_internal_info key of the attached virtual media: device -> image URL. */
 export const FAKE_VMEDIA_KEY = 'fake_vmedia';
 
-/** Management that remembers the boot device, NMIs and virtual media in driver_internal_info. */
+/** Management that remembers the boot device, NMIs, virtual media and indicator states in driver_internal_info. */
 export class FakeManagementInterface implements ManagementInterface {
   getProperties(): Record<string, string> {
     return {};
@@ -60,6 +73,23 @@ export class FakeManagementInterface implements ManagementInterface {
         { inserted: media[device] !== undefined, image_url: media[device] ?? null },
       ]),
     );
+  }
+
+  async getSupportedIndicators(_task: Task, component?: HardwareComponent): Promise<SupportedIndicators> {
+    return fakeSupportedIndicators(component);
+  }
+
+  async getIndicatorState(task: Task, component: HardwareComponent, indicator: string): Promise<IndicatorState> {
+    return fakeIndicatorState(task, component, indicator);
+  }
+
+  async setIndicatorState(
+    task: Task,
+    component: HardwareComponent,
+    indicator: string,
+    state: IndicatorState,
+  ): Promise<void> {
+    await setFakeIndicatorState(task, component, indicator, state);
   }
 
   private async saveVmedia(task: Task, media: Record<string, string>): Promise<void> {
