@@ -40,6 +40,8 @@ export function writeMachineConfig(statePath: string): string {
       `file_url_allowed_paths = ${[...DEFAULT_ALLOWED_PATHS, labImagesDir(statePath)].join(',')}`,
       '',
       '[pxe]',
+      '# every machine gets the same root boot.ipxe, which asks the API for its own script',
+      'ipxe_use_boot_config_api = true',
       '# the ramdisk talks on the serial console too (what `npm run lab` records per machine)',
       'kernel_append_params = nofb vga=normal console=tty0 console=ttyS0',
       '',
@@ -50,4 +52,21 @@ export function writeMachineConfig(statePath: string): string {
     ].join('\n'),
   );
   return file;
+}
+
+/** What a running stack publishes for tools on the same machine (`npm run lab`): <state>/stack/endpoints.json. */
+export interface StackEndpoints {
+  /** PID of `npm start` (as in <state>/stack.pid). */
+  pid: number;
+  apiUrl: string;
+  machineApiUrl: string;
+  conductors: Array<{ name: string; hostname: string; httpUrl: string; machineHttpUrl: string }>;
+}
+
+export function endpointsFile(statePath: string): string {
+  return join(statePath, 'stack', 'endpoints.json');
+}
+
+export function writeEndpoints(statePath: string, endpoints: StackEndpoints): void {
+  writeFileSync(endpointsFile(statePath), `${JSON.stringify(endpoints, null, 2)}\n`);
 }

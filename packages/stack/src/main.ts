@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { ConfigError, createRootLogger, ensureInstallCredentials } from '@bmaas/common';
 import { loadConductorConfig } from '@bmaas/conductor';
 import { renderStackBanner } from './banner.js';
-import { writeMachineConfig } from './machine-config.js';
+import { writeEndpoints, writeMachineConfig } from './machine-config.js';
 import { parseStackOptions, STACK_USAGE } from './options.js';
 import { acquireLock } from './pid-lock.js';
 import { StackStartRefused } from './port-check.js';
@@ -80,6 +80,17 @@ async function main(argv: string[]): Promise<number> {
     stopAsked.then(() => 'stop' as const),
   ]);
   if (outcome === 'ready') {
+    writeEndpoints(resolve(userConfig.DEFAULT.state_path), {
+      pid: process.pid,
+      apiUrl: stack.apiUrl,
+      machineApiUrl: stack.machineApiUrl,
+      conductors: stack.conductors.map(({ name, hostname, httpUrl, machineHttpUrl }) => ({
+        name,
+        hostname,
+        httpUrl,
+        machineHttpUrl,
+      })),
+    });
     process.stdout.write(renderStackBanner(stack, config, credentials));
     const failure = await Promise.race([stack.failure, stopAsked.then(() => undefined)]);
     if (failure !== undefined) {

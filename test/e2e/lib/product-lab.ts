@@ -3,15 +3,24 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { freePort } from '@bmaas/db/testing';
-import { ApiClient } from './api-client.js';
-import { type MachineBmc, startMachineBmc } from './bmc.js';
-import { type Dnsmasq, startDnsmasq } from './dnsmasq.js';
+import {
+  ApiClient,
+  type Dnsmasq,
+  GUESTFWD_ADDRESS,
+  type HostRelay,
+  LabNetwork,
+  type MachineBmc,
+  type QemuMachine,
+  type QemuMachineOptions,
+  RAMDISK_KERNEL_ARGS,
+  startDnsmasq,
+  startHostRelay,
+  startMachineBmc,
+  startQemuMachine,
+  type TestRamdisk,
+} from '@bmaas/lab';
 import { buildGrubHttpImage, GRUB_EFI_FILE } from './grub-image.js';
-import { type HostRelay, startHostRelay } from './host-relay.js';
-import { LabNetwork } from './netns.js';
 import { type ProductStack, type StackLayout, spawnOnHost, startProductStack } from './product-stack.js';
-import { GUESTFWD_ADDRESS, type QemuMachine, type QemuMachineOptions, startQemuMachine } from './qemu.js';
-import { RAMDISK_KERNEL_ARGS, type TestRamdisk } from './ramdisk.js';
 
 /** Printed by the fallback script the root boot.ipxe chains when no NIC has a boot configuration. */
 export const FALLBACK_MARKER = 'E2E-FALLBACK';

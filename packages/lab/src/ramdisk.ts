@@ -68,7 +68,7 @@ export interface InitramfsSpec {
 
 /** Returns a cached kernel + initrd of the e2e ramdisk (ipa-protocol.md §5 agent). */
 export async function buildTestRamdisk(cacheDir: string): Promise<TestRamdisk> {
-  const read = (name: string) => readFile(new URL(`./${name}`, import.meta.url), 'utf8');
+  const read = (name: string) => readFile(new URL(`../assets/${name}`, import.meta.url), 'utf8');
   const entry = await buildInitramfs(cacheDir, {
     label: 'ramdisk',
     files: {
