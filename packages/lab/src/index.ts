@@ -8,6 +8,7 @@ export * from './exit-cleanup.js';
 export * from './host-relay.js';
 export * from './image-server.js';
 export * from './instance-image.js';
+export * from './lab-machines.js';
 export * from './lab-paths.js';
 export * from './netns.js';
 export * from './qemu.js';

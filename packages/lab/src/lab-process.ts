@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { freePort } from '@bmaas/db/testing';
 import { acquireLock, lockHolder, MACHINE_FACING_HOST, type StackEndpoints } from '@bmaas/stack';
 import { type MachineBmc, startMachineBmc } from './bmc.js';
+import { run } from './child-process.js';
 import { type Dnsmasq, startDnsmasq } from './dnsmasq.js';
 import { type HostRelay, startHostRelay } from './host-relay.js';
 import { startImageServer } from './image-server.js';
@@ -16,8 +17,7 @@ import type { LabPaths } from './lab-paths.js';
 import { LabNetwork } from './netns.js';
 import type { GuestForward, MachineNetwork } from './qemu.js';
 
-/** The host end of the veth into the lab namespace: conductors reach the machines' agents through it. */
-export const LAB_HOST_INTERFACE = 'bmaslab0';
+/** The host end of the veth into the lab namespace (conductors reach the machines' agents through it). */
 export const LAB_HOST_ADDRESS = '192.168.77.254';
 /** Each machine's virtio disk, which a deploy writes the instance image to. */
 const DISK_BYTES = 128 * 1024 * 1024;
@@ -90,10 +90,11 @@ export async function runLabProcess(options: LabProcessOptions): Promise<void> {
 
     let machineNet: () => Promise<MachineNetwork>;
     if (options.network === 'netns') {
+      await removeOrphanNamespaces();
       const lab = await LabNetwork.create('bmaas-lab');
       network = lab;
       undo.push(() => lab.destroy());
-      await lab.linkToHost(LAB_HOST_INTERFACE, LAB_HOST_ADDRESS);
+      await lab.linkToHost(`bmlab${process.pid}`, LAB_HOST_ADDRESS);
       await lab.addLocalAddress(MACHINE_FACING_HOST);
       for (const port of ports) {
         const socket = join(paths.dir, `port-${port}.sock`);
@@ -191,4 +192,16 @@ export async function runLabProcess(options: LabProcessOptions): Promise<void> {
     throw error;
   }
   await stopped;
+}
+
+/** Namespaces of lab processes that no longer run (killed outright): deleted, with their veth. */
+async function removeOrphanNamespaces(): Promise<void> {
+  const { stdout } = await run('ip', ['netns', 'list']);
+  for (const line of stdout.split('\n')) {
+    const name = line.split(' ')[0] ?? '';
+    const pid = /^bmaas-lab-(\d+)-\d+$/.exec(name)?.[1];
+    if (pid === undefined || existsSync(`/proc/${pid}`)) continue;
+    log(`deleting ${name}, left by a lab process that was killed`);
+    await run('ip', ['netns', 'del', name]).catch(() => {});
+  }
 }
