@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { freePort } from '@bmaas/db/testing';
 import { ApiClient, type LabDescription, labPaths, netnsUnavailableReason, run } from '@bmaas/lab';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePortRange, installLogin, StackRun, stillRunning } from '../stack/stack-run.js';
+import { freePortRange, installLogin, StackRun, stackEnvironment, stillRunning } from '../stack/stack-run.js';
 import { missingPrerequisite } from '../support/prerequisites.js';
 import { missingLabTools } from './lib/prerequisites.js';
 
@@ -47,17 +47,6 @@ describe.skipIf(missingPrerequisite(LABEL, problem))('npm run lab next to npm st
   let stack: StackRun | undefined;
   let api: ApiClient;
   const labChildren: ChildProcess[] = [];
-
-  function environment(databasePort: number): NodeJS.ProcessEnv {
-    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('BMAAS_')));
-    return {
-      ...env,
-      BMAAS_DEFAULT__STATE_PATH: stateDir,
-      BMAAS_DATABASE__EMBEDDED_PORT: String(databasePort),
-      BMAAS_DEFAULT__LOG_FORMAT: 'json',
-      ...(process.env.BMAAS_E2E_CACHE ? { BMAAS_E2E_CACHE: process.env.BMAAS_E2E_CACHE } : {}),
-    };
-  }
 
   /** The lab command as `npm run lab -- ARGS` runs it, to its exit (bounded). */
   function lab(args: readonly string[], timeoutMs: number): Promise<LabRun> {
@@ -129,7 +118,11 @@ describe.skipIf(missingPrerequisite(LABEL, problem))('npm run lab next to npm st
         '--http-base-port',
         String(await freePortRange(3)),
       ],
-      environment(databasePort),
+      stackEnvironment(
+        stateDir,
+        databasePort,
+        process.env.BMAAS_E2E_CACHE ? { BMAAS_E2E_CACHE: process.env.BMAAS_E2E_CACHE } : {},
+      ),
     );
     await stack.waitForOutput(/The stack is running/, START_TIMEOUT_MS);
     api = new ApiClient({ host: '127.0.0.1', port: apiPort }, '1.78', { Authorization: installLogin(stateDir) });
