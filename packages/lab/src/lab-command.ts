@@ -15,7 +15,7 @@ import { runLabProcess } from './lab-process.js';
 import { netnsUnavailableReason } from './netns.js';
 import { buildTestRamdisk } from './ramdisk.js';
 
-export const LAB_USAGE = `usage: npm run lab -- [--machines N] [--status] [--down] [--state-dir DIR]
+export const LAB_USAGE = `usage: npm run lab -- [--machines N] [--status] [--down] [--user-mode] [--state-dir DIR]
 
 Starts N virtual machines (default 3), each behind its own IPMI BMC, next to the stack
 \`npm start\` runs from the same state directory, and enrols each as a node (ipmi hardware
@@ -26,6 +26,7 @@ missing. Everything stops with the stack, or with --down (which also deletes the
   --machines N     how many machines (1-20, default 3)
   --status         the machines, their nodes and owning conductors
   --down           stop every machine, BMC and dnsmasq, remove the namespace and the nodes
+  --user-mode      QEMU user-mode networking even as root (no namespace, no dnsmasq)
   --state-dir DIR  the stack's state directory (default [DEFAULT]state_path: .state)`;
 
 const MAIN_SCRIPT = fileURLToPath(new URL('./main.js', import.meta.url));
@@ -36,6 +37,7 @@ interface LabArgs {
   machines: number;
   stateDir: string;
   network: 'netns' | 'user';
+  userMode: boolean;
 }
 
 function parseArgs(argv: readonly string[]): LabArgs {
@@ -44,6 +46,7 @@ function parseArgs(argv: readonly string[]): LabArgs {
     machines: 3,
     stateDir: process.env.BMAAS_DEFAULT__STATE_PATH ?? '.state',
     network: 'netns',
+    userMode: false,
   };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = (argv[i] as string).split(/=(.*)/s, 2) as [string, string | undefined];
@@ -65,6 +68,9 @@ function parseArgs(argv: readonly string[]): LabArgs {
         args.machines = n;
         break;
       }
+      case '--user-mode':
+        args.userMode = true;
+        break;
       case '--state-dir':
         args.stateDir = value();
         break;
@@ -153,14 +159,20 @@ export async function runLab(argv: readonly string[]): Promise<number> {
   }
   const api = await apiClient(paths, endpoints);
   if (args.command === 'status') return status(paths, api);
-  return up(paths, endpoints, api, args.machines);
+  return up(paths, endpoints, api, args.machines, args.userMode);
 }
 
-async function up(paths: LabPaths, endpoints: StackEndpoints, api: ApiClient, count: number): Promise<number> {
+async function up(
+  paths: LabPaths,
+  endpoints: StackEndpoints,
+  api: ApiClient,
+  count: number,
+  userMode: boolean,
+): Promise<number> {
   await mkdir(paths.dir, { recursive: true });
   let lab = await askLab(paths, 'GET', '/lab');
   if (!lab) {
-    const unavailable = await netnsUnavailableReason();
+    const unavailable = userMode ? '--user-mode' : await netnsUnavailableReason();
     if (unavailable) {
       process.stdout.write(
         `No lab network (${unavailable}): the machines use QEMU user-mode networking; their BMCs listen on 127.0.0.1.\n`,

@@ -58,6 +58,8 @@ export async function runLabProcess(options: LabProcessOptions): Promise<void> {
       control?.close();
       await Promise.all(bmcs.map((bmc) => bmc.stop().catch(() => {})));
       for (const step of undo.splice(0).reverse()) await step().catch((e: Error) => log(`teardown: ${e.message}`));
+      // the machines' disks go with them: a new lab starts from blank disks
+      for (const bmc of bmcs) rmSync(join(paths.dir, `${bmc.name}.disk`), { force: true });
       rmSync(paths.controlSocket, { force: true });
       lock.release();
       log('stopped');
@@ -144,10 +146,8 @@ export async function runLabProcess(options: LabProcessOptions): Promise<void> {
           const index = bmcs.length + 1;
           const name = `lab-${index}`;
           const disk = join(paths.dir, `${name}.disk`);
-          if (!existsSync(disk)) {
-            await writeFile(disk, '');
-            await truncate(disk, DISK_BYTES);
-          }
+          await writeFile(disk, '');
+          await truncate(disk, DISK_BYTES);
           const bmc = await startMachineBmc({
             name,
             mac: `52:54:00:1a:b0:${index.toString(16).padStart(2, '0')}`,
