@@ -148,6 +148,8 @@ export async function runLabProcess(options: LabProcessOptions): Promise<void> {
           const disk = join(paths.dir, `${name}.disk`);
           await writeFile(disk, '');
           await truncate(disk, DISK_BYTES);
+          // a new machine, a new console log
+          rmSync(join(paths.dir, `${name}.serial.log`), { force: true });
           const bmc = await startMachineBmc({
             name,
             mac: `52:54:00:1a:b0:${index.toString(16).padStart(2, '0')}`,
