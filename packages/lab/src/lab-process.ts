@@ -6,7 +6,13 @@ import { truncate, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import { join } from 'node:path';
 import { freePort } from '@bmaas/db/testing';
-import { acquireLock, lockHolder, MACHINE_FACING_HOST, type StackEndpoints } from '@bmaas/stack';
+import {
+  acquireLock,
+  lockHolder,
+  MACHINE_FACING_HOST,
+  MACHINE_KERNEL_APPEND_PARAMS,
+  type StackEndpoints,
+} from '@bmaas/stack';
 import { type MachineBmc, startMachineBmc } from './bmc.js';
 import { run } from './child-process.js';
 import { type Dnsmasq, startDnsmasq } from './dnsmasq.js';
@@ -16,6 +22,7 @@ import type { LabDescription, LabMachine } from './lab-machines.js';
 import type { LabPaths } from './lab-paths.js';
 import { LabNetwork } from './netns.js';
 import type { GuestForward, MachineNetwork } from './qemu.js';
+import { RAMDISK_AGENT_PORT } from './ramdisk.js';
 
 /** The host end of the veth into the lab namespace (conductors reach the machines' agents through it). */
 export const LAB_HOST_ADDRESS = '192.168.77.254';
@@ -90,7 +97,8 @@ export async function runLabProcess(options: LabProcessOptions): Promise<void> {
     const ports = [portOf(endpoints.apiUrl), ...endpoints.conductors.map((c) => portOf(c.httpUrl)), imagePort];
     const bootUrl = `${endpoints.conductors[0]?.machineHttpUrl}/boot.ipxe`;
 
-    let machineNet: () => Promise<MachineNetwork>;
+    /** Each machine's network, and its node's driver_info.kernel_append_params ('' = the stack's). */
+    let machineNet: () => Promise<{ net: MachineNetwork; kernelParams: string }>;
     if (options.network === 'netns') {
       await removeOrphanNamespaces();
       const lab = await LabNetwork.create('bmaas-lab');
@@ -108,10 +116,22 @@ export async function runLabProcess(options: LabProcessOptions): Promise<void> {
       const started = await startDnsmasq({ network: lab, bootUrl, workDir: paths.dir });
       dnsmasq = started;
       // stopped with the namespace's other processes
-      machineNet = async () => ({ kind: 'tap', network: lab, tap: await lab.addTap() });
+      machineNet = async () => ({ net: { kind: 'tap', network: lab, tap: await lab.addTap() }, kernelParams: '' });
     } else {
       const forwards: GuestForward[] = ports.map((port) => ({ guestPort: port, hostPort: port }));
-      machineNet = async () => ({ kind: 'user', bootUrl, forwards });
+      // The conductors reach each agent through a host port forward, which the agent advertises.
+      machineNet = async () => {
+        const agentPort = await freePort();
+        return {
+          net: {
+            kind: 'user',
+            bootUrl,
+            forwards,
+            hostForwards: [{ hostPort: agentPort, guestPort: RAMDISK_AGENT_PORT }],
+          },
+          kernelParams: `${MACHINE_KERNEL_APPEND_PARAMS} ipa-advertise-host=127.0.0.1 ipa-advertise-port=${agentPort}`,
+        };
+      };
     }
 
     const describe = (): LabDescription => ({
@@ -131,7 +151,7 @@ export async function runLabProcess(options: LabProcessOptions): Promise<void> {
           mac: bmc.mac,
           bmcAddress: bmc.address,
           bmcPort: bmc.port,
-          driverInfo: bmc.driverInfo(),
+          driverInfo: bmc.driverInfo({ kernel_append_params: kernelParams.get(bmc.name) ?? '' }),
           serialLog: bmc.serialLog,
           poweredOn: bmc.machineRunning(),
           bmcPid: bmc.pid,
@@ -139,6 +159,7 @@ export async function runLabProcess(options: LabProcessOptions): Promise<void> {
       ),
     });
 
+    const kernelParams = new Map<string, string>();
     let adding: Promise<unknown> = Promise.resolve();
     const ensureMachines = (count: number): Promise<unknown> => {
       adding = adding.then(async () => {
@@ -150,10 +171,12 @@ export async function runLabProcess(options: LabProcessOptions): Promise<void> {
           await truncate(disk, DISK_BYTES);
           // a new machine, a new console log
           rmSync(join(paths.dir, `${name}.serial.log`), { force: true });
+          const { net, kernelParams: params } = await machineNet();
+          kernelParams.set(name, params);
           const bmc = await startMachineBmc({
             name,
             mac: `52:54:00:1a:b0:${index.toString(16).padStart(2, '0')}`,
-            net: await machineNet(),
+            net,
             address: '127.0.0.1',
             port: await freePort(),
             workDir: paths.dir,

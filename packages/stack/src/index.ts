@@ -3,6 +3,7 @@ export {
   endpointsFile,
   labImagesDir,
   MACHINE_FACING_HOST,
+  MACHINE_KERNEL_APPEND_PARAMS,
   type StackEndpoints,
   writeMachineConfig,
 } from './machine-config.js';

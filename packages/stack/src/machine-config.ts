@@ -8,6 +8,9 @@ import { join } from 'node:path';
  */
 export const MACHINE_FACING_HOST = '10.0.2.100';
 
+/** [pxe]kernel_append_params of npm start: the ramdisk talks on the serial console too. */
+export const MACHINE_KERNEL_APPEND_PARAMS = 'nofb vga=normal console=tty0 console=ttyS0';
+
 /** Where `npm run lab` keeps its images: deploy kernels and ramdisks may be local files there. */
 export function labImagesDir(statePath: string): string {
   return join(statePath, 'lab', 'images');
@@ -43,7 +46,7 @@ export function writeMachineConfig(statePath: string): string {
       '# every machine gets the same root boot.ipxe, which asks the API for its own script',
       'ipxe_use_boot_config_api = true',
       '# the ramdisk talks on the serial console too (what `npm run lab` records per machine)',
-      'kernel_append_params = nofb vga=normal console=tty0 console=ttyS0',
+      `kernel_append_params = ${MACHINE_KERNEL_APPEND_PARAMS}`,
       '',
       '[agent]',
       '# the lab ramdisk serves its agent API over plain HTTP on the lab network',

@@ -12,6 +12,7 @@ import {
   type MachineBmc,
   type QemuMachine,
   type QemuMachineOptions,
+  RAMDISK_AGENT_PORT,
   RAMDISK_KERNEL_ARGS,
   startDnsmasq,
   startHostRelay,
@@ -81,9 +82,6 @@ export interface ProductLabOptions {
    */
   agentPort?: number;
 }
-
-/** Where the test agent listens, as IPA (ipa-listen-port). */
-const AGENT_PORT = 9999;
 
 /** Settings both variants share: where images may come from, the ramdisk's console, and the fallback of unknown machines. */
 function labEnvironment(options: ProductLabOptions): (layout: StackLayout) => Record<string, string> {
@@ -267,7 +265,7 @@ export async function startUserModeProductLab(options: ProductLabOptions): Promi
             kind: 'user',
             bootUrl: `${stack.conductors[0]?.httpUrl}/boot.ipxe`,
             forwards,
-            ...(agentPort ? { hostForwards: [{ hostPort: agentPort, guestPort: AGENT_PORT }] } : {}),
+            ...(agentPort ? { hostForwards: [{ hostPort: agentPort, guestPort: RAMDISK_AGENT_PORT }] } : {}),
           },
           ...machineOptions,
         });
