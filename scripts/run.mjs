@@ -66,6 +66,10 @@ switch (command) {
     ensureBuilt();
     exec([process.execPath, join(root, 'packages', 'stack', 'dist', 'main.js'), ...rest]);
     break;
+  case 'lab':
+    ensureBuilt();
+    exec([process.execPath, join(root, 'packages', 'lab', 'dist', 'main.js'), ...rest]);
+    break;
   case 'test':
     ensureBuilt();
     exec([process.execPath, join(root, 'scripts', 'test.mjs'), ...rest]);

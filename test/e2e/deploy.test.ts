@@ -12,16 +12,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { createStores } from '@bmaas/db';
+import type { QemuMachine } from '@bmaas/lab';
+import {
+  buildInstanceImage,
+  type ImageServer,
+  type InstanceImage,
+  netnsUnavailableReason,
+  startImageServer,
+} from '@bmaas/lab';
 import { afterAll, describe, expect, it } from 'vitest';
 import { missingPrerequisite } from '../support/prerequisites.js';
 import { bootConfigServed, filesServedTo, nodeLines, uuidsOwnedByEach } from './lib/evidence.js';
-import { type ImageServer, startImageServer } from './lib/image-server.js';
-import { buildInstanceImage, type InstanceImage } from './lib/instance-image.js';
 import { E2E_CACHE_DIR, useProductLab } from './lib/lab-suite.js';
-import { netnsUnavailableReason } from './lib/netns.js';
 import { missingLabTools } from './lib/prerequisites.js';
 import { nodeBodyFor, type ProductLab, startNetnsProductLab } from './lib/product-lab.js';
-import type { QemuMachine } from './lib/qemu.js';
 
 const LABEL = 'deploy';
 /** Boot the ramdisk, write, power off, boot the disk: three machines at once on two busy emulating cores. */

@@ -5,7 +5,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { RAMDISK_KERNEL_ARGS, type TestRamdisk } from './lib/ramdisk.js';
+import { RAMDISK_KERNEL_ARGS, type TestRamdisk } from '@bmaas/lab';
 
 export interface RecordedRequest {
   method: string;

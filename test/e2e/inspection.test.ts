@@ -6,14 +6,13 @@ import { randomUUID } from 'node:crypto';
 import { copyFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { MachineHardware, QemuMachine } from '@bmaas/lab';
+import { buildTestRamdisk, netnsUnavailableReason, RAMDISK_KERNEL_ARGS } from '@bmaas/lab';
 import { describe, it } from 'vitest';
 import { missingPrerequisite } from '../support/prerequisites.js';
 import { type LabSuite, useProductLab } from './lib/lab-suite.js';
-import { netnsUnavailableReason } from './lib/netns.js';
 import { missingLabTools } from './lib/prerequisites.js';
 import { FALLBACK_MARKER, nodeBodyFor, type ProductLab, startNetnsProductLab } from './lib/product-lab.js';
-import type { MachineHardware, QemuMachine } from './lib/qemu.js';
-import { buildTestRamdisk, RAMDISK_KERNEL_ARGS } from './lib/ramdisk.js';
 
 const LABEL = 'inspection';
 const CACHE_DIR = process.env.BMAAS_E2E_CACHE ?? fileURLToPath(new URL('./.cache', import.meta.url));

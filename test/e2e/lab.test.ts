@@ -4,15 +4,23 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import {
+  buildTestRamdisk,
+  type Dnsmasq,
+  GUESTFWD_ADDRESS,
+  LabNetwork,
+  listInitrd,
+  netnsUnavailableReason,
+  type QemuMachine,
+  startDnsmasq,
+  startQemuMachine,
+  type TestRamdisk,
+  withTimeout,
+} from '@bmaas/lab';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { missingPrerequisite } from '../support/prerequisites.js';
 import { createFakeAgentApi, type FakeAgentApi } from './fake-agent-api.js';
-import { type Dnsmasq, startDnsmasq } from './lib/dnsmasq.js';
-import { LabNetwork, netnsUnavailableReason } from './lib/netns.js';
 import { missingLabTools } from './lib/prerequisites.js';
-import { GUESTFWD_ADDRESS, type QemuMachine, startQemuMachine } from './lib/qemu.js';
-import { buildTestRamdisk, listInitrd, type TestRamdisk } from './lib/ramdisk.js';
-import { withTimeout } from './lib/wait.js';
 
 const CACHE_DIR = process.env.BMAAS_E2E_CACHE ?? fileURLToPath(new URL('./.cache', import.meta.url));
 const API_PORT = 6385;

@@ -4,15 +4,15 @@
 // the node. (Deploys that write a disk, across the same three conductors: deploy.test.ts.)
 // The machines are powered by the product's qemu power interface, never by the harness.
 import { randomUUID } from 'node:crypto';
+import type { QemuMachine } from '@bmaas/lab';
+import { netnsUnavailableReason } from '@bmaas/lab';
 import { describe, it } from 'vitest';
 import { UNFETCHED_INSTANCE_INFO } from '../support/instance-image.js';
 import { missingPrerequisite } from '../support/prerequisites.js';
 import { bootConfigRefusals, bootConfigServed, filesServedTo, nodeLines } from './lib/evidence.js';
 import { useProductLab } from './lib/lab-suite.js';
-import { netnsUnavailableReason } from './lib/netns.js';
 import { missingLabTools } from './lib/prerequisites.js';
 import { FALLBACK_MARKER, nodeBodyFor, type ProductLab, startNetnsProductLab } from './lib/product-lab.js';
-import type { QemuMachine } from './lib/qemu.js';
 
 const LABEL = 'multi-conductor-boot';
 /** Seven machines share two emulating cores with the rest of the test run; one alone boots in 10-25 s. */

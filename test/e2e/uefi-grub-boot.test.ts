@@ -10,12 +10,12 @@
 import { truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createStores } from '@bmaas/db';
+import { netnsUnavailableReason } from '@bmaas/lab';
 import { afterAll, describe, it } from 'vitest';
 import { missingPrerequisite } from '../support/prerequisites.js';
 import { bootConfigServed, filesServedTo, nodeLines, uuidsOwnedByEach } from './lib/evidence.js';
 import { GRUB_EFI_FILE } from './lib/grub-image.js';
 import { useProductLab } from './lib/lab-suite.js';
-import { netnsUnavailableReason } from './lib/netns.js';
 import { missingUefiLabTools } from './lib/prerequisites.js';
 import { nodeBodyFor, startNetnsProductLab } from './lib/product-lab.js';
 import { type ServedInstanceImage, serveInstanceImage } from './lib/served-instance-image.js';

@@ -7,14 +7,13 @@ import { randomUUID } from 'node:crypto';
 import { copyFile, mkdir, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { freePort } from '@bmaas/db/testing';
+import { buildInstanceImage, GUESTFWD_ADDRESS, type InstanceImage } from '@bmaas/lab';
 import { describe, it } from 'vitest';
 import { missingPrerequisite } from '../support/prerequisites.js';
 import { bootConfigServed, fileRequests, hexhyp, nodeLines } from './lib/evidence.js';
-import { buildInstanceImage, type InstanceImage } from './lib/instance-image.js';
 import { E2E_CACHE_DIR, useProductLab } from './lib/lab-suite.js';
 import { missingLabTools } from './lib/prerequisites.js';
 import { nodeBodyFor, type ProductLab, startUserModeProductLab } from './lib/product-lab.js';
-import { GUESTFWD_ADDRESS } from './lib/qemu.js';
 
 const LABEL = 'user-mode-boot';
 /** One machine alone boots in 10-25 s; other suites may be emulating machines at the same time. */

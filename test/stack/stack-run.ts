@@ -155,6 +155,22 @@ export function commandLines(pids: readonly number[]): string[] {
   });
 }
 
+/** The environment of a stack run from `stateDir`: none of the test runner's BMAAS_*, JSON logs. */
+export function stackEnvironment(
+  stateDir: string,
+  databasePort: number,
+  extra: Record<string, string> = {},
+): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('BMAAS_')));
+  return {
+    ...env,
+    BMAAS_DEFAULT__STATE_PATH: stateDir,
+    BMAAS_DATABASE__EMBEDDED_PORT: String(databasePort),
+    BMAAS_DEFAULT__LOG_FORMAT: 'json',
+    ...extra,
+  };
+}
+
 /** Whether a port on 127.0.0.1 can be listened on (nothing holds it). */
 export function portIsFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {

@@ -14,6 +14,7 @@ import {
   portIsFree,
   STACK_MAIN,
   StackRun,
+  stackEnvironment,
   stillRunning,
 } from './stack-run.js';
 
@@ -38,14 +39,7 @@ const runs: StackRun[] = [];
 let leftovers: number[] = [];
 
 function environment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('BMAAS_')));
-  return {
-    ...env,
-    BMAAS_DEFAULT__STATE_PATH: stateDir,
-    BMAAS_DATABASE__EMBEDDED_PORT: String(databasePort),
-    BMAAS_DEFAULT__LOG_FORMAT: 'json',
-    ...extra,
-  };
+  return stackEnvironment(stateDir, databasePort, extra);
 }
 
 function startStack(conductors: number, extraEnv: Record<string, string> = {}): StackRun {

@@ -79,7 +79,10 @@ export class IpxeBootInterface extends BaseBootInterface {
   }
 
   getProperties(): Record<string, string> {
-    return { ...RAMDISK_IMAGE_PROPERTIES };
+    return {
+      ...RAMDISK_IMAGE_PROPERTIES,
+      kernel_append_params: 'Kernel parameters of the ramdisk, one line (default: [pxe]kernel_append_params)',
+    };
   }
 
   /**
@@ -90,7 +93,9 @@ export class IpxeBootInterface extends BaseBootInterface {
   async validate(task: Task): Promise<void> {
     await validateRamdiskImages(task.node, { allowedPaths: this.allowedPaths });
     this.layout.nodeDir(task.node.uuid);
-    renderNodeScript(nodeScriptOptions(this.config, task.node.uuid, 'deploy'));
+    renderNodeScript(
+      nodeScriptOptions(this.config, task.node.uuid, 'deploy', false, task.node.driverInfo.kernel_append_params),
+    );
     renderRootBootScript(this.config);
   }
 
@@ -107,7 +112,9 @@ export class IpxeBootInterface extends BaseBootInterface {
     const { uuid } = task.node;
     const sources = await ramdiskImageSources(task.node, mode, { allowedPaths: this.allowedPaths });
     const inspection = INSPECTION_STATES.has(task.node.provisionState);
-    const script = renderNodeScript(nodeScriptOptions(this.config, uuid, mode, inspection));
+    const script = renderNodeScript(
+      nodeScriptOptions(this.config, uuid, mode, inspection, task.node.driverInfo.kernel_append_params),
+    );
     const rootScript = renderRootBootScript(this.config);
     const log = this.nodeLogger(task);
 

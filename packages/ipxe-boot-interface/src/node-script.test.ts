@@ -85,6 +85,17 @@ describe('renderNodeScript', () => {
     expect(() => nodeScriptOptions(bad, NODE, 'deploy')).toThrow(InvalidParameterValue);
   });
 
+  it("takes the node's driver_info.kernel_append_params over [pxe]kernel_append_params", () => {
+    const own = renderNodeScript(
+      nodeScriptOptions(config(), NODE, 'deploy', false, 'console=ttyS0 ipa-advertise-port=40001'),
+    );
+    expect(own).toContain(' console=ttyS0 ipa-advertise-port=40001');
+    expect(own).not.toContain(config().pxe.kernel_append_params);
+    expect(renderNodeScript(nodeScriptOptions(config(), NODE, 'deploy', false, ''))).toBe(render('deploy'));
+    expect(() => nodeScriptOptions(config(), NODE, 'deploy', false, 'quiet\nreboot')).toThrow(InvalidParameterValue);
+    expect(() => nodeScriptOptions(config(), NODE, 'deploy', false, 42)).toThrow(InvalidParameterValue);
+  });
+
   it('gives up at once with zero retries', () => {
     const script = renderNodeScript({ ...nodeScriptOptions(config(), NODE, 'deploy'), retryAttempts: 0 });
     expect(script).toContain('set attempts:int32 0\n');

@@ -13,7 +13,7 @@ export interface NodeScriptOptions {
   httpUrl: string;
   /** URL of the API the agent calls back ([api]public_endpoint), without a trailing slash. */
   apiUrl: string;
-  /** [pxe]kernel_append_params. */
+  /** The node's driver_info.kernel_append_params, else [pxe]kernel_append_params. */
   kernelAppendParams: string;
   /** [pxe]ipxe_timeout in seconds; 0 leaves iPXE's own timeout. */
   timeoutSeconds: number;
@@ -113,13 +113,15 @@ export function nodeScriptEntry(script: string): NodeScriptEntry | undefined {
  * Node script options from the configuration. For a ramdisk entry, throws
  * MissingParameterValue when [deploy]http_url or [api]public_endpoint is
  * unset: the machine could not fetch its images, or the agent could not call
- * back. The instance entry needs neither.
+ * back. The instance entry needs neither. `nodeKernelParams` (the node's
+ * driver_info.kernel_append_params), when set, replaces [pxe]kernel_append_params, as in Ironic.
  */
 export function nodeScriptOptions(
   config: Pick<IpxeConfig, 'deploy' | 'pxe' | 'api' | 'inspectionCallbackEndpoint'>,
   nodeUuid: string,
   entry: NodeScriptEntry,
   inspection = false,
+  nodeKernelParams?: unknown,
 ): NodeScriptOptions {
   const httpUrl = config.deploy.http_url ?? '';
   const apiUrl = config.api.public_endpoint ?? '';
@@ -136,12 +138,16 @@ export function nodeScriptOptions(
   if (/[\r\n]/.test(config.pxe.kernel_append_params)) {
     throw new InvalidParameterValue('[pxe]kernel_append_params must be one line.');
   }
+  const ownParams = nodeKernelParams === undefined || nodeKernelParams === null || nodeKernelParams === '';
+  if (!ownParams && (typeof nodeKernelParams !== 'string' || /[\r\n]/.test(nodeKernelParams))) {
+    throw new InvalidParameterValue('driver_info.kernel_append_params must be a string of one line.');
+  }
   return {
     nodeUuid: nodeUuid.toLowerCase(),
     entry,
     httpUrl: withoutTrailingSlash(httpUrl),
     apiUrl: withoutTrailingSlash(apiUrl),
-    kernelAppendParams: config.pxe.kernel_append_params,
+    kernelAppendParams: ownParams ? config.pxe.kernel_append_params : (nodeKernelParams as string),
     timeoutSeconds: config.pxe.ipxe_timeout,
     retryAttempts: config.pxe.boot_retry_attempts,
     ...(inspection

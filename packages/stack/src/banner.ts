@@ -1,5 +1,6 @@
 import type { BmaasConfig, InstallCredentials } from '@bmaas/common';
 import { enabledBootDescriptors } from '@bmaas/conductor';
+import { MACHINE_FACING_HOST } from './machine-config.js';
 import type { Stack } from './stack.js';
 
 /** How the `baremetal` CLI authenticates: the install's generated user, the operator's own, or none. */
@@ -21,6 +22,7 @@ export function renderStackBanner(stack: Stack, config: BmaasConfig, credentials
     (c) =>
       `  ${c.name.padEnd(13)} ${c.hostname.padEnd(16)} JSON-RPC ${c.jsonRpc}  files ${c.httpUrl}  http_root ${c.httpRoot}`,
   );
+  const interfaces = config.DEFAULT;
   // What the enabled boot interfaces serve, as their descriptors say (iPXE: boot.ipxe at the root and from the API).
   const boot = enabledBootDescriptors(config);
   const names = boot.flatMap((d) => d.bootConfigNames.map((name) => `${name} (${d.name})`));
@@ -36,6 +38,8 @@ The stack is running.
   API           ${stack.apiUrl}  (boot configuration API: ${stack.apiUrl}/v1/boot/<MAC>/<NAME>)
   boot configs  ${names.length ? names.join(', ') : '(none)'}; root files on each file server: ${rootFiles.length ? rootFiles.join(', ') : '(none)'}
 ${rows.join('\n')}
+  machines      reach the API and the file servers at ${MACHINE_FACING_HOST} (same ports): ${stack.machineApiUrl}
+  drivers       ${interfaces.enabled_hardware_types.join(', ')}; boot ${interfaces.enabled_boot_interfaces.join(', ')}; deploy ${interfaces.enabled_deploy_interfaces.join(', ')}; power ${interfaces.enabled_power_interfaces.join(', ')}
   PIDs          stack ${process.pid}, ${pids.join(', ')}
 
 Enrol a first node with the baremetal CLI (Debian/Ubuntu: apt install python3-ironicclient):
@@ -44,6 +48,9 @@ Enrol a first node with the baremetal CLI (Debian/Ubuntu: apt install python3-ir
   baremetal port create 52:54:00:12:34:56 --node "$NODE"
   baremetal node manage node-1 --wait && baremetal node provide node-1 --wait
   baremetal node deploy node-1 --wait && baremetal node list
+
+Or start virtual machines behind IPMI BMCs, enrolled as nodes, and deploy one (docs/lab.md):
+  npm run lab -- --machines 3
 
 Press Ctrl-C (or \`kill ${process.pid}\`) to stop everything.
 `;

@@ -1,4 +1,12 @@
 export { loadConductorConfig } from '@bmaas/conductor';
+export {
+  endpointsFile,
+  labImagesDir,
+  MACHINE_FACING_HOST,
+  MACHINE_KERNEL_APPEND_PARAMS,
+  type StackEndpoints,
+  writeMachineConfig,
+} from './machine-config.js';
 export { parseStackOptions, type StackOptions } from './options.js';
 export { acquireLock, lockHolder, processStartTime } from './pid-lock.js';
 export { assertPortsFree, type PortClaim, StackStartRefused } from './port-check.js';

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { ConfigError, createRootLogger, ensureInstallCredentials } from '@bmaas/common';
 import { loadConductorConfig } from '@bmaas/conductor';
 import { renderStackBanner } from './banner.js';
+import { writeEndpoints, writeMachineConfig } from './machine-config.js';
 import { parseStackOptions, STACK_USAGE } from './options.js';
 import { acquireLock } from './pid-lock.js';
 import { StackStartRefused } from './port-check.js';
@@ -38,7 +39,9 @@ async function main(argv: string[]): Promise<number> {
   // Credentials made once per install: the stack is authenticated end to end unless the
   // operator's own files or environment say otherwise (they are read after these).
   const credentials = ensureInstallCredentials(join(resolve(userConfig.DEFAULT.state_path), 'credentials'));
-  const configFiles = [credentials.configFile, ...options.configFiles];
+  // Then the real interfaces machines need (iPXE, direct deploy, IPMI), also overridable.
+  const machineConfig = writeMachineConfig(resolve(userConfig.DEFAULT.state_path));
+  const configFiles = [credentials.configFile, machineConfig, ...options.configFiles];
   const config = loadConductorConfig({ configFiles });
 
   // A closed terminal or pipe must not turn an orderly stop into a crash: output is best effort.
@@ -77,6 +80,17 @@ async function main(argv: string[]): Promise<number> {
     stopAsked.then(() => 'stop' as const),
   ]);
   if (outcome === 'ready') {
+    writeEndpoints(resolve(userConfig.DEFAULT.state_path), {
+      pid: process.pid,
+      apiUrl: stack.apiUrl,
+      machineApiUrl: stack.machineApiUrl,
+      conductors: stack.conductors.map(({ name, hostname, httpUrl, machineHttpUrl }) => ({
+        name,
+        hostname,
+        httpUrl,
+        machineHttpUrl,
+      })),
+    });
     process.stdout.write(renderStackBanner(stack, config, credentials));
     const failure = await Promise.race([stack.failure, stopAsked.then(() => undefined)]);
     if (failure !== undefined) {

@@ -7,6 +7,7 @@ import { bootRootFiles, enabledBootDescriptors } from '@bmaas/conductor';
 import { createStores, type Database, openDatabase, upgradeSchema } from '@bmaas/db';
 import { type ChildRecord, ChildRegistry } from './child-registry.js';
 import type { DatabaseReport } from './database-process.js';
+import { MACHINE_FACING_HOST } from './machine-config.js';
 import { type ExitStatus, ManagedProcess } from './managed-process.js';
 import type { StackOptions } from './options.js';
 import { processStartTime } from './pid-lock.js';
@@ -24,7 +25,10 @@ export interface ConductorEndpoint {
   hostname: string;
   jsonRpc: string;
   httpRoot: string;
+  /** Where the file server listens (127.0.0.1). */
   httpUrl: string;
+  /** [deploy]http_url: the same port at the address machines reach (MACHINE_FACING_HOST). */
+  machineHttpUrl: string;
 }
 
 export interface StackDeps {
@@ -75,10 +79,13 @@ export class Stack {
   postmasterPid: number | null = null;
   readonly conductors: ConductorEndpoint[];
   readonly apiUrl: string;
+  /** [api]public_endpoint: the API at the address machines reach. */
+  readonly machineApiUrl: string;
 
   constructor(private readonly deps: StackDeps) {
     const { options, config } = deps;
     this.apiUrl = `http://${options.apiHost}:${options.apiPort}`;
+    this.machineApiUrl = `http://${MACHINE_FACING_HOST}:${options.apiPort}`;
     const stateDir = resolve(config.DEFAULT.state_path, 'stack');
     this.registry = new ChildRegistry(join(stateDir, 'processes.json'));
     this.conductors = Array.from({ length: options.conductors }, (_, index) => {
@@ -90,6 +97,7 @@ export class Stack {
         jsonRpc: `http://127.0.0.1:${port}`,
         httpRoot: join(stateDir, `conductor-${i}`, 'httpboot'),
         httpUrl: `http://127.0.0.1:${options.httpBasePort + i}`,
+        machineHttpUrl: `http://${MACHINE_FACING_HOST}:${options.httpBasePort + i}`,
       };
     });
   }
@@ -217,7 +225,7 @@ export class Stack {
         BMAAS_JSON_RPC__HOST_IP: '127.0.0.1',
         BMAAS_JSON_RPC__PORT: new URL(conductor.jsonRpc).port,
         BMAAS_DEPLOY__HTTP_ROOT: conductor.httpRoot,
-        BMAAS_DEPLOY__HTTP_URL: conductor.httpUrl,
+        BMAAS_DEPLOY__HTTP_URL: conductor.machineHttpUrl,
         BMAAS_DEPLOY__SERVE_HTTP_ROOT: 'true',
         BMAAS_DEPLOY__HTTP_SERVER_HOST_IP: files.hostname,
       });
@@ -243,7 +251,7 @@ export class Stack {
       ...process.env,
       ...this.logFormatEnvironment(),
       BMAAS_DATABASE__CONNECTION: this.databaseUrl,
-      BMAAS_API__PUBLIC_ENDPOINT: process.env.BMAAS_API__PUBLIC_ENDPOINT ?? this.apiUrl,
+      BMAAS_API__PUBLIC_ENDPOINT: process.env.BMAAS_API__PUBLIC_ENDPOINT ?? this.machineApiUrl,
     };
   }
 

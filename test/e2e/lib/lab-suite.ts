@@ -3,15 +3,14 @@
 // when a scenario failed.
 
 import { dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import { buildTestRamdisk, IMAGE_CACHE_DIR, type TestRamdisk } from '@bmaas/lab';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import type { ProductLab } from './product-lab.js';
-import { buildTestRamdisk, type TestRamdisk } from './ramdisk.js';
 import { createWorkDir, finishWorkDir } from './work-dir.js';
 
 /** Where built ramdisks and images are kept between runs. */
-export const E2E_CACHE_DIR = process.env.BMAAS_E2E_CACHE ?? fileURLToPath(new URL('../.cache', import.meta.url));
+export const E2E_CACHE_DIR = IMAGE_CACHE_DIR;
 
 /** What a lab starts from: its database, its work directory and where the ramdisk's images are. */
 export interface LabBase {

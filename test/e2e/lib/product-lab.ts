@@ -3,15 +3,25 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { freePort } from '@bmaas/db/testing';
-import { ApiClient } from './api-client.js';
-import { type MachineBmc, startMachineBmc } from './bmc.js';
-import { type Dnsmasq, startDnsmasq } from './dnsmasq.js';
+import {
+  ApiClient,
+  type Dnsmasq,
+  GUESTFWD_ADDRESS,
+  type HostRelay,
+  LabNetwork,
+  type MachineBmc,
+  type QemuMachine,
+  type QemuMachineOptions,
+  RAMDISK_AGENT_PORT,
+  RAMDISK_KERNEL_ARGS,
+  startDnsmasq,
+  startHostRelay,
+  startMachineBmc,
+  startQemuMachine,
+  type TestRamdisk,
+} from '@bmaas/lab';
 import { buildGrubHttpImage, GRUB_EFI_FILE } from './grub-image.js';
-import { type HostRelay, startHostRelay } from './host-relay.js';
-import { LabNetwork } from './netns.js';
 import { type ProductStack, type StackLayout, spawnOnHost, startProductStack } from './product-stack.js';
-import { GUESTFWD_ADDRESS, type QemuMachine, type QemuMachineOptions, startQemuMachine } from './qemu.js';
-import { RAMDISK_KERNEL_ARGS, type TestRamdisk } from './ramdisk.js';
 
 /** Printed by the fallback script the root boot.ipxe chains when no NIC has a boot configuration. */
 export const FALLBACK_MARKER = 'E2E-FALLBACK';
@@ -72,9 +82,6 @@ export interface ProductLabOptions {
    */
   agentPort?: number;
 }
-
-/** Where the test agent listens, as IPA (ipa-listen-port). */
-const AGENT_PORT = 9999;
 
 /** Settings both variants share: where images may come from, the ramdisk's console, and the fallback of unknown machines. */
 function labEnvironment(options: ProductLabOptions): (layout: StackLayout) => Record<string, string> {
@@ -258,7 +265,7 @@ export async function startUserModeProductLab(options: ProductLabOptions): Promi
             kind: 'user',
             bootUrl: `${stack.conductors[0]?.httpUrl}/boot.ipxe`,
             forwards,
-            ...(agentPort ? { hostForwards: [{ hostPort: agentPort, guestPort: AGENT_PORT }] } : {}),
+            ...(agentPort ? { hostForwards: [{ hostPort: agentPort, guestPort: RAMDISK_AGENT_PORT }] } : {}),
           },
           ...machineOptions,
         });

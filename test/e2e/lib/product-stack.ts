@@ -6,8 +6,8 @@ import { createWriteStream, existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { freePort } from '@bmaas/db/testing';
+import { killNow, onAbnormalExit } from '@bmaas/lab';
 import { API_MAIN, CONDUCTOR_MAIN, type LogLine, StackProcess } from '../../support/stack.js';
-import { killNow, onAbnormalExit } from './exit-cleanup.js';
 
 /** Starts a process on the host, or inside a namespace (LabNetwork.spawn). */
 export type Spawner = (command: string, args: readonly string[], options: SpawnOptions) => ChildProcess;

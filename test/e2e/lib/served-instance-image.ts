@@ -1,8 +1,7 @@
 // The instance image, built (cached) and served to a lab's machines from the test host, with
 // the instance_info a node deploys it with.
 import { join } from 'node:path';
-import { type ImageServer, startImageServer } from './image-server.js';
-import { buildInstanceImage, type InstanceImage } from './instance-image.js';
+import { buildInstanceImage, type ImageServer, type InstanceImage, startImageServer } from '@bmaas/lab';
 import { E2E_CACHE_DIR } from './lab-suite.js';
 import type { ProductLab } from './product-lab.js';
 

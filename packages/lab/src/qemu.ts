@@ -13,7 +13,7 @@ import { readIfExists, tail, waitForFileMatch } from './wait.js';
 
 /** Where a user-mode guest reaches forwarded host services. */
 export const GUESTFWD_ADDRESS = '10.0.2.100';
-const RELAY_SCRIPT = fileURLToPath(new URL('./socket-relay.mjs', import.meta.url));
+const RELAY_SCRIPT = fileURLToPath(new URL('../assets/socket-relay.mjs', import.meta.url));
 
 /** A host TCP service (on 127.0.0.1) made reachable from a user-mode guest at GUESTFWD_ADDRESS:guestPort. */
 export interface GuestForward {

@@ -16,6 +16,7 @@ set -u
 DIR=$1; shift
 OP=${1:-}; shift || true
 # NAME QEMU (binary) NODE (node binary) QMP (socket path) SERIAL (log) DEFAULT_ORDER
+# NETNS (the network namespace QEMU runs in when ipmi_sim runs outside it; empty: where ipmi_sim runs)
 . "$DIR/machine.env"
 
 log() { printf '%s %s\n' "$(date +%H:%M:%S.%3N)" "$*" >> "$DIR/chassis.log"; }
@@ -47,7 +48,7 @@ power_on() {
     printf '\n=== power on, bootdev=%s, order=%s ===\n' "$(cat "$DIR/bootdev" 2>/dev/null || echo none)" "$order" >> "$SERIAL"
     mapfile -t args < "$DIR/qemu.args"
     rm -f "$DIR/qemu.pid"
-    "$QEMU" "${args[@]}" -boot "order=$order,reboot-timeout=1000" \
+    ${NETNS:+ip netns exec "$NETNS"} "$QEMU" "${args[@]}" -boot "order=$order,reboot-timeout=1000" \
         -pidfile "$DIR/qemu.pid" -daemonize < /dev/null >> "$DIR/qemu.log" 2>&1
 }
 

@@ -49,6 +49,8 @@ export const VIRTIO_BLOCK_MODULES = ['virtio_blk'] as const;
 
 /** Kernel arguments the ramdisk wants besides ipa-api-url= and BOOTIF=. */
 export const RAMDISK_KERNEL_ARGS = 'console=ttyS0 quiet panic=1';
+/** Where the test ramdisk's agent listens (ipa-listen-port). */
+export const RAMDISK_AGENT_PORT = 9999;
 
 const BUSYBOX = '/bin/busybox';
 // Bump when the build steps change in a way the hashed inputs do not show.
@@ -68,7 +70,7 @@ export interface InitramfsSpec {
 
 /** Returns a cached kernel + initrd of the e2e ramdisk (ipa-protocol.md §5 agent). */
 export async function buildTestRamdisk(cacheDir: string): Promise<TestRamdisk> {
-  const read = (name: string) => readFile(new URL(`./${name}`, import.meta.url), 'utf8');
+  const read = (name: string) => readFile(new URL(`../assets/${name}`, import.meta.url), 'utf8');
   const entry = await buildInitramfs(cacheDir, {
     label: 'ramdisk',
     files: {

@@ -16,7 +16,7 @@ import type { LabNetwork } from './netns.js';
 import { type MachineNetwork, netdevArg } from './qemu.js';
 import { readIfExists } from './wait.js';
 
-const CHASSIS_SCRIPT = fileURLToPath(new URL('./bmc-chassis.sh', import.meta.url));
+const CHASSIS_SCRIPT = fileURLToPath(new URL('../assets/bmc-chassis.sh', import.meta.url));
 /** Where the harness marks each power-on in a machine's serial log. */
 const POWER_ON_LINE = /^=== power on, bootdev=.*$/gm;
 
@@ -31,6 +31,11 @@ export interface MachineBmcOptions {
   /** A raw disk image (its virtio disk), booted with bootdev "disk". */
   disk?: string;
   memoryMb?: number;
+  /**
+   * Tap machines: ipmi_sim on the host at `address` (e.g. loopback, where host conductors
+   * reach it) while QEMU runs in the lab namespace; default: both inside the namespace.
+   */
+  bmcOnHost?: boolean;
 }
 
 export interface IpmitoolResult {
@@ -76,7 +81,9 @@ export async function startMachineBmc(options: MachineBmcOptions): Promise<Machi
   const qmpSocket = join(dir, 'qmp');
   const username = 'admin';
   const password = `e2e-${randomBytes(5).toString('hex')}`;
-  const network = networkOf(options.net);
+  const machineNetwork = networkOf(options.net);
+  /** Where ipmi_sim runs and ipmitool reaches it: the namespace, or the host. */
+  const network = options.bmcOnHost ? undefined : machineNetwork;
 
   const qemuArgs = [
     ['-name', options.name],
@@ -94,7 +101,12 @@ export async function startMachineBmc(options: MachineBmcOptions): Promise<Machi
   const env = { NAME: options.name, QEMU: 'qemu-system-x86_64', NODE: process.execPath, QMP: qmpSocket };
   await writeFile(
     join(dir, 'machine.env'),
-    Object.entries({ ...env, SERIAL: serialLog, DEFAULT_ORDER: 'cn' })
+    Object.entries({
+      ...env,
+      SERIAL: serialLog,
+      DEFAULT_ORDER: 'cn',
+      NETNS: options.bmcOnHost ? (machineNetwork?.name ?? '') : '',
+    })
       .map(([key, value]) => `${key}=${shellQuote(value)}\n`)
       .join(''),
   );

@@ -1,5 +1,5 @@
-// The scenarios' REST client for the product's API, over TCP or over the Unix socket that
-// leads into a lab namespace. Speaks as the `baremetal` CLI does (JSON, microversion 1.78).
+// A REST client of the product's API, over TCP or over the Unix socket that leads into a lab
+// namespace. Speaks as the `baremetal` CLI does (JSON, microversion 1.78).
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -20,6 +20,8 @@ export class ApiClient {
   constructor(
     private readonly endpoint: ApiEndpoint,
     private readonly version = '1.78',
+    /** Sent with every request, e.g. the Authorization of an http_basic API. */
+    private readonly defaultHeaders: Record<string, string> = {},
   ) {}
 
   request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiAnswer> {
@@ -33,6 +35,7 @@ export class ApiClient {
           headers: {
             Accept: 'application/json',
             'X-OpenStack-Ironic-API-Version': this.version,
+            ...this.defaultHeaders,
             ...(text === undefined ? {} : { 'Content-Type': 'application/json' }),
             ...headers,
           },

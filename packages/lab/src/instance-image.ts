@@ -32,7 +32,7 @@ LABEL linux
 
 /** Returns the cached instance image, building it once per kernel package and init script. */
 export async function buildInstanceImage(cacheDir: string): Promise<InstanceImage> {
-  const read = (name: string) => readFile(new URL(`./${name}`, import.meta.url), 'utf8');
+  const read = (name: string) => readFile(new URL(`../assets/${name}`, import.meta.url), 'utf8');
   const entry = await buildInitramfs(cacheDir, {
     label: 'instance',
     files: {

@@ -2,6 +2,7 @@
 // (IPv4 + IPv6 ULA), one tap per machine, and the processes run inside it.
 // Nothing here touches the host's own network; `ip netns del` removes it all.
 import { type ChildProcess, execFileSync, type SpawnOptions, spawn } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { type RunResult, run, stopProcess, waitForOutputLine } from './child-process.js';
 import { killNow, onAbnormalExit } from './exit-cleanup.js';
@@ -16,7 +17,7 @@ export const LAB_IPV4 = {
 } as const;
 export const LAB_IPV6 = { prefix: 'fd77::', address: 'fd77::1', prefixLength: 64 } as const;
 
-const RELAY_SCRIPT = fileURLToPath(new URL('./socket-relay.mjs', import.meta.url));
+const RELAY_SCRIPT = fileURLToPath(new URL('../assets/socket-relay.mjs', import.meta.url));
 let namesTaken = 0;
 
 export class LabNetwork {
@@ -30,10 +31,10 @@ export class LabNetwork {
 
   private constructor(readonly name: string) {}
 
-  /** Creates a namespace with a free name (bmaas-e2e-<pid>-<n>) and its bridge. */
-  static async create(): Promise<LabNetwork> {
+  /** Creates a namespace with a free name (<prefix>-<pid>-<n>) and its bridge. */
+  static async create(prefix = 'bmaas-e2e'): Promise<LabNetwork> {
     for (let attempt = 0; attempt < 20; attempt++) {
-      const name = `bmaas-e2e-${process.pid}-${namesTaken++}`;
+      const name = `${prefix}-${process.pid}-${namesTaken++}`;
       try {
         await run('ip', ['netns', 'add', name]);
       } catch (error) {
@@ -60,6 +61,27 @@ export class LabNetwork {
     await this.ip('link', 'set', tap, 'master', this.bridge);
     await this.ip('link', 'set', tap, 'up');
     return tap;
+  }
+
+  /** One more address of the namespace (on its loopback), e.g. where relays of host services listen. */
+  async addLocalAddress(address: string): Promise<void> {
+    await this.ip('addr', 'add', `${address}/32`, 'dev', 'lo');
+  }
+
+  /**
+   * A veth pair from the host onto the bridge, the host end at `hostAddress` of the lab's
+   * subnet: host processes reach the machines' addresses directly (and only those). The pair
+   * goes with the namespace.
+   */
+  async linkToHost(hostInterface: string, hostAddress: string): Promise<void> {
+    const inside = 'tohost0';
+    await run('ip', ['link', 'add', hostInterface, 'type', 'veth', 'peer', 'name', inside, 'netns', this.name]);
+    await this.ip('link', 'set', inside, 'master', this.bridge);
+    await this.ip('link', 'set', inside, 'up');
+    // no router advertisements taken on the host side: IPv4 only
+    await writeFile(`/proc/sys/net/ipv6/conf/${hostInterface}/disable_ipv6`, '1');
+    await run('ip', ['addr', 'add', `${hostAddress}/${LAB_IPV4.prefixLength}`, 'dev', hostInterface]);
+    await run('ip', ['link', 'set', hostInterface, 'up']);
   }
 
   /** Starts a command inside the namespace; its PID is the command's (ip netns exec execs it). */

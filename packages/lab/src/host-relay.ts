@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { stopProcess, waitForOutputLine } from './child-process.js';
 import { killNow, onAbnormalExit } from './exit-cleanup.js';
 
-const RELAY_SCRIPT = fileURLToPath(new URL('./socket-relay.mjs', import.meta.url));
+const RELAY_SCRIPT = fileURLToPath(new URL('../assets/socket-relay.mjs', import.meta.url));
 
 export interface HostRelay {
   readonly pid: number;

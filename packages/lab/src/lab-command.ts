@@ -1,0 +1,291 @@
+// The command line of `npm run lab`: up (default), --status, --down, and the lab process itself.
+import { spawn } from 'node:child_process';
+import { copyFile, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import { basename, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { INSTALL_API_USER } from '@bmaas/common';
+import { endpointsFile, labImagesDir, lockHolder, type StackEndpoints } from '@bmaas/stack';
+import { ApiClient } from './api-client.js';
+import { buildInstanceImage } from './instance-image.js';
+import type { LabDescription } from './lab-machines.js';
+import { enrolMachines, nodeRows, removeNodes, renderTable } from './lab-nodes.js';
+import { IMAGE_CACHE_DIR, type LabPaths, labPaths } from './lab-paths.js';
+import { runLabProcess } from './lab-process.js';
+import { netnsUnavailableReason } from './netns.js';
+import { buildTestRamdisk } from './ramdisk.js';
+
+export const LAB_USAGE = `usage: npm run lab -- [--machines N] [--status] [--down] [--user-mode] [--state-dir DIR]
+
+Starts N virtual machines (default 3), each behind its own IPMI BMC, next to the stack
+\`npm start\` runs from the same state directory, and enrols each as a node (ipmi hardware
+type, iPXE, direct deploy). As root the machines are on a lab network (a namespace with a
+bridge and dnsmasq); otherwise on QEMU user-mode networking. Running it again adds what is
+missing. Everything stops with the stack, or with --down (which also deletes the nodes).
+
+  --machines N     how many machines (1-20, default 3)
+  --status         the machines, their nodes and owning conductors
+  --down           stop every machine, BMC and dnsmasq, remove the namespace and the nodes
+  --user-mode      QEMU user-mode networking even as root (no namespace, no dnsmasq)
+  --state-dir DIR  the stack's state directory (default [DEFAULT]state_path: .state)`;
+
+const MAIN_SCRIPT = fileURLToPath(new URL('./main.js', import.meta.url));
+const LAB_START_TIMEOUT_MS = 120_000;
+
+interface LabArgs {
+  command: 'up' | 'status' | 'down' | 'help' | 'process';
+  machines: number;
+  stateDir: string;
+  network: 'netns' | 'user';
+  userMode: boolean;
+}
+
+function parseArgs(argv: readonly string[]): LabArgs {
+  const args: LabArgs = {
+    command: 'up',
+    machines: 3,
+    stateDir: process.env.BMAAS_DEFAULT__STATE_PATH ?? '.state',
+    network: 'netns',
+    userMode: false,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = (argv[i] as string).split(/=(.*)/s, 2) as [string, string | undefined];
+    const value = () => inline ?? argv[++i] ?? '';
+    switch (flag) {
+      case '--help':
+      case '-h':
+        args.command = 'help';
+        break;
+      case '--status':
+        args.command = 'status';
+        break;
+      case '--down':
+        args.command = 'down';
+        break;
+      case '--machines': {
+        const n = Number(value());
+        if (!Number.isInteger(n) || n < 1 || n > 20) throw new Error('--machines expects a whole number from 1 to 20');
+        args.machines = n;
+        break;
+      }
+      case '--user-mode':
+        args.userMode = true;
+        break;
+      case '--state-dir':
+        args.stateDir = value();
+        break;
+      // the lab process itself, started detached by `up`
+      case '--run-lab-process':
+        args.command = 'process';
+        break;
+      case '--network':
+        args.network = value() === 'user' ? 'user' : 'netns';
+        break;
+      default:
+        throw new Error(`unknown option ${flag}\n${LAB_USAGE}`);
+    }
+  }
+  return args;
+}
+
+/** The stack running from the state directory, or undefined. */
+async function runningStack(paths: LabPaths): Promise<StackEndpoints | undefined> {
+  const pid = lockHolder(join(paths.stateDir, 'stack.pid'));
+  if (pid === undefined) return undefined;
+  try {
+    const endpoints = JSON.parse(await readFile(endpointsFile(paths.stateDir), 'utf8')) as StackEndpoints;
+    return endpoints.pid === pid ? endpoints : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The API as the install's own user (the password npm start generated), if the stack asks for one. */
+async function apiClient(paths: LabPaths, endpoints: StackEndpoints): Promise<ApiClient> {
+  const url = new URL(endpoints.apiUrl);
+  let headers: Record<string, string> = {};
+  try {
+    const password = (await readFile(join(paths.stateDir, 'credentials', 'api-password'), 'utf8')).trim();
+    headers = { Authorization: `Basic ${Buffer.from(`${INSTALL_API_USER}:${password}`).toString('base64')}` };
+  } catch {
+    // no generated credentials: an API without authentication, or the operator's own
+  }
+  return new ApiClient({ host: url.hostname, port: Number(url.port) }, '1.78', headers);
+}
+
+/** Asks the lab process (over its control socket); undefined when none answers. */
+function askLab(paths: LabPaths, method: string, path: string): Promise<LabDescription | undefined> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ socketPath: paths.controlSocket, method, path, timeout: 600_000 }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const body = JSON.parse(Buffer.concat(chunks).toString() || '{}');
+        if (res.statusCode !== 200) reject(new Error(`lab process: ${body.error ?? res.statusCode}`));
+        else resolve(body as LabDescription);
+      });
+    });
+    req.on('error', () => resolve(undefined));
+    req.end();
+  });
+}
+
+const noStack = (paths: LabPaths) =>
+  `No stack is running from ${paths.stateDir}: start it with \`npm start\` first (or pass --state-dir).\n`;
+
+export async function runLab(argv: readonly string[]): Promise<number> {
+  const args = parseArgs(argv);
+  const paths = labPaths(args.stateDir);
+  if (args.command === 'help') {
+    process.stdout.write(`${LAB_USAGE}\n`);
+    return 0;
+  }
+  if (args.command === 'down') return down(paths);
+  const endpoints = await runningStack(paths);
+  if (!endpoints) {
+    process.stderr.write(noStack(paths));
+    return 1;
+  }
+  if (args.command === 'process') {
+    const image = JSON.parse(await readFile(join(paths.dir, 'image.json'), 'utf8')) as { path: string; sha256: string };
+    await runLabProcess({
+      paths,
+      endpoints,
+      network: args.network,
+      imageFile: image.path,
+      imageSha256: image.sha256,
+    });
+    return 0;
+  }
+  const api = await apiClient(paths, endpoints);
+  if (args.command === 'status') return status(paths, api);
+  return up(paths, endpoints, api, args.machines, args.userMode);
+}
+
+async function up(
+  paths: LabPaths,
+  endpoints: StackEndpoints,
+  api: ApiClient,
+  count: number,
+  userMode: boolean,
+): Promise<number> {
+  await mkdir(paths.dir, { recursive: true });
+  let lab = await askLab(paths, 'GET', '/lab');
+  if (!lab) {
+    const unavailable = userMode ? '--user-mode' : await netnsUnavailableReason();
+    if (unavailable) {
+      process.stdout.write(
+        `No lab network (${unavailable}): the machines use QEMU user-mode networking; their BMCs listen on 127.0.0.1.\n`,
+      );
+    }
+    process.stdout.write(`Building or reusing the test ramdisk and instance image (cache ${IMAGE_CACHE_DIR})…\n`);
+    const ramdisk = await buildTestRamdisk(IMAGE_CACHE_DIR);
+    const image = await buildInstanceImage(IMAGE_CACHE_DIR);
+    // The deploy kernel and ramdisk as local files the conductors may read ([conductor]file_url_allowed_paths).
+    const imagesDir = labImagesDir(paths.stateDir);
+    await mkdir(imagesDir, { recursive: true });
+    for (const file of [ramdisk.kernel, ramdisk.initrd]) await copyIfChanged(file, join(imagesDir, basename(file)));
+    await writeFile(
+      join(paths.dir, 'image.json'),
+      JSON.stringify({
+        path: image.path,
+        sha256: image.sha256,
+        kernel: join(imagesDir, basename(ramdisk.kernel)),
+        ramdisk: join(imagesDir, basename(ramdisk.initrd)),
+      }),
+    );
+    lab = await startLabProcess(paths, unavailable ? 'user' : 'netns');
+  }
+  process.stdout.write(`Lab process ${lab.pid} (${lab.network} networking); starting ${count} machine(s)…\n`);
+  lab = (await askLab(paths, 'POST', `/machines?count=${count}`)) as LabDescription;
+  const image = JSON.parse(await readFile(join(paths.dir, 'image.json'), 'utf8')) as {
+    kernel: string;
+    ramdisk: string;
+  };
+  await enrolMachines(api, paths, lab.machines, { deploy_kernel: image.kernel, deploy_ramdisk: image.ramdisk });
+  process.stdout.write(`${renderTable(await nodeRows(api, lab))}\n`);
+  process.stdout.write(deployHint(endpoints, lab));
+  return 0;
+}
+
+async function copyIfChanged(from: string, to: string): Promise<void> {
+  const [a, b] = await Promise.all([stat(from), stat(to).catch(() => undefined)]);
+  if (b && b.size === a.size && b.mtimeMs >= a.mtimeMs) return;
+  await copyFile(from, to);
+}
+
+/** Starts the lab process detached (it outlives this command), waits for its control socket. */
+async function startLabProcess(paths: LabPaths, network: 'netns' | 'user'): Promise<LabDescription> {
+  const { openSync, closeSync } = await import('node:fs');
+  const logFd = openSync(paths.log, 'a');
+  const child = spawn(
+    process.execPath,
+    [MAIN_SCRIPT, '--run-lab-process', '--network', network, '--state-dir', paths.stateDir],
+    { detached: true, stdio: ['ignore', logFd, logFd] },
+  );
+  closeSync(logFd);
+  let exited = false;
+  child.once('exit', () => {
+    exited = true;
+  });
+  child.unref();
+  const deadline = Date.now() + LAB_START_TIMEOUT_MS;
+  for (;;) {
+    const lab = await askLab(paths, 'GET', '/lab');
+    if (lab) return lab;
+    if (exited || Date.now() > deadline) {
+      const tail = (await readFile(paths.log, 'utf8').catch(() => '')).split('\n').slice(-8).join('\n');
+      throw new Error(`the lab process did not start (log ${paths.log}):\n${tail}`);
+    }
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}
+
+async function status(paths: LabPaths, api: ApiClient): Promise<number> {
+  const lab = await askLab(paths, 'GET', '/lab');
+  if (!lab) {
+    process.stdout.write('No lab is running (start one with npm run lab).\n');
+    return 1;
+  }
+  process.stdout.write(
+    `Lab process ${lab.pid}, ${lab.network} networking${lab.namespace ? ` (namespace ${lab.namespace}, dnsmasq pid ${lab.dnsmasqPid})` : ''}\n`,
+  );
+  process.stdout.write(`${renderTable(await nodeRows(api, lab))}\n`);
+  return 0;
+}
+
+async function down(paths: LabPaths): Promise<number> {
+  const pid = lockHolder(paths.pidFile);
+  if (pid !== undefined) {
+    process.kill(pid, 'SIGTERM');
+    const deadline = Date.now() + 60_000;
+    while (lockHolder(paths.pidFile) !== undefined && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 200));
+    if (lockHolder(paths.pidFile) !== undefined) throw new Error(`the lab process ${pid} did not stop in 60 s`);
+    process.stdout.write(`Stopped the lab process ${pid}: machines, BMCs, dnsmasq and the namespace are gone.\n`);
+  } else {
+    process.stdout.write('No lab process was running.\n');
+  }
+  const endpoints = await runningStack(paths);
+  if (!endpoints) {
+    process.stdout.write(noStack(paths).replace('first (or pass --state-dir).', 'to delete the lab nodes.'));
+    return 0;
+  }
+  const removed = await removeNodes(await apiClient(paths, endpoints), paths);
+  process.stdout.write(removed.length ? `Deleted nodes: ${removed.join(', ')}\n` : 'No lab nodes to delete.\n');
+  return 0;
+}
+
+function deployHint(endpoints: StackEndpoints, lab: LabDescription): string {
+  const info = Object.entries(lab.instanceInfo)
+    .map(([key, value]) => `--instance-info ${key}=${value}`)
+    .join(' \\\n      ');
+  const name = lab.machines[0]?.name ?? 'lab-1';
+  return `
+Deploy a machine with the lab's instance image (the baremetal login is in npm start's banner; OS_ENDPOINT=${endpoints.apiUrl}):
+  baremetal node set ${name} \\
+      ${info}
+  baremetal node deploy ${name} --wait 900
+Watch it boot: tail -f ${lab.machines[0]?.serialLog ?? ''}
+`;
+}
