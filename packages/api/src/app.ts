@@ -8,10 +8,13 @@ import { agentRouter } from './agent/agent-router.js';
 import { BootConfigController } from './boot/boot-config-controller.js';
 import { bootConfigTarget, createBootConfigHandler } from './boot/boot-config-router.js';
 import { renderDiscoveryScript } from './boot/discovery-script.js';
+import type { ApiMetrics } from './metrics/api-metrics.js';
+import { registerNodeCountGauge } from './metrics/node-count-gauge.js';
 import { httpBasicAuth } from './middleware/auth.js';
 import { errorHandler, notFound } from './middleware/errors.js';
 import { jsonBody } from './middleware/json-body.js';
 import { requestContext } from './middleware/request-id.js';
+import { recordRequestDurations } from './middleware/request-metrics.js';
 import { refuseNulInUrl } from './middleware/url-guard.js';
 import { negotiateVersion } from './middleware/version.js';
 import { NodeService } from './node-service.js';
@@ -21,6 +24,7 @@ import type { RouteDeps } from './route-deps.js';
 import { conductorsRouter } from './routes/conductors.js';
 import { driversRouter } from './routes/drivers.js';
 import { eventsRouter } from './routes/events.js';
+import { metricsRouter } from './routes/metrics.js';
 import { nodeHardwareRouter } from './routes/node-hardware.js';
 import { nodeHistoryRouter } from './routes/node-history.js';
 import { nodeInventoryRouter } from './routes/node-inventory.js';
@@ -38,6 +42,8 @@ export interface ApiDeps {
   logger: Logger;
   db: Knex;
   conductors: ConductorClient;
+  /** The recorder of this API process; its registry is served at /metrics. */
+  metrics: ApiMetrics;
 }
 
 /** Firmware and ramdisk endpoints: not versioned (they cannot negotiate) and public. */
@@ -49,6 +55,8 @@ export const UNVERSIONED_PREFIXES = ['/v1/boot', '/v1/lookup', '/v1/heartbeat', 
  * uniform 404 — goes straight to its handler: in a boot storm it is nearly
  * every request, and express's routing would cost more CPU than the rest of
  * it (docs/performance.md). Everything else goes to the express app.
+ * It registers the node count gauge in the registry of `deps.metrics`: one
+ * listener per registry.
  */
 export function createApiListener(deps: ApiDeps): RequestListener {
   const stores = createStores(deps.db);
@@ -59,7 +67,8 @@ export function createApiListener(deps: ApiDeps): RequestListener {
     rpcTimeoutMs: deps.config.api.boot_config_rpc_timeout * 1000,
     discoveryScript: renderDiscoveryScript(deps.config),
   });
-  const boot = createBootConfigHandler(bootConfig, deps.logger.child({ component: 'boot-config' }));
+  const boot = createBootConfigHandler(bootConfig, deps.logger.child({ component: 'boot-config' }), [deps.metrics]);
+  registerNodeCountGauge(deps.metrics.registry, stores.nodes, deps.logger.child({ component: 'metrics' }));
   const app = createApp(deps);
   return (req, res) => {
     const bootTarget = bootConfigTarget(req.url ?? '');
@@ -89,12 +98,14 @@ export function createApp(deps: ApiDeps): Express {
   app.set('etag', false);
   app.set('trust proxy', false);
   app.use(requestContext(logger));
+  app.use(recordRequestDurations(deps.metrics));
   app.use(refuseNulInUrl);
   app.use(negotiateVersion(UNVERSIONED_PREFIXES));
   if (deps.config.DEFAULT.auth_strategy === 'http_basic') {
     app.use(httpBasicAuth(HtpasswdUsers.fromFile(deps.config.DEFAULT.http_basic_auth_user_file)));
   }
   app.use(jsonBody());
+  app.use(metricsRouter(deps.metrics.registry));
   app.use(rootRouter(routeDeps));
   app.use(nodesRouter(routeDeps));
   app.use(nodeStatesRouter(routeDeps));

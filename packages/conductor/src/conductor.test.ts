@@ -11,13 +11,14 @@ import {
   createSilentLogger,
   type DeepPartial,
   type NodeRecord,
+  Registry,
   TemporaryFailure,
   UnexpectedRpcError,
 } from '@bmaas/common';
 import { createStores, type Stores } from '@bmaas/db';
 import { createTestDatabase, freePort, type TestDatabase } from '@bmaas/db/testing';
 import { FakeBootInterface, fakeBootInterface } from '@bmaas/driver-api';
-import { ConductorRing, JsonRpcConductorClient } from '@bmaas/rpc-client';
+import { ConductorRing, JsonRpcConductorClient, RpcCallMetrics } from '@bmaas/rpc-client';
 import bcrypt from 'bcryptjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Conductor, createConductor } from './conductor.js';
@@ -93,6 +94,7 @@ function clientFor(
       password: options.password ?? null,
     },
     logger: createSilentLogger(),
+    metrics: new RpcCallMetrics(new Registry(), 'client'),
   });
   clients.push(client);
   return client;

@@ -2,11 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { createRootLogger, createSilentLogger, IPMIFailure, type NodeRecord } from '@bmaas/common';
+import { createRootLogger, createSilentLogger, IPMIFailure, type NodeRecord, Registry } from '@bmaas/common';
 import { createStores, type Stores } from '@bmaas/db';
 import { createTestDatabase, freePort, type TestDatabase } from '@bmaas/db/testing';
 import { ipmiSimAvailable, SimulatedBmc } from '@bmaas/ipmitool-interfaces/testing';
-import { ConductorRing, JsonRpcConductorClient } from '@bmaas/rpc-client';
+import { ConductorRing, JsonRpcConductorClient, RpcCallMetrics } from '@bmaas/rpc-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Conductor, createConductor } from './conductor.js';
 import { createNode, testConfig } from './test-fixtures.js';
@@ -67,6 +67,7 @@ describe.runIf(run)('a conductor driving ipmi nodes through a real ipmi_sim BMC'
       ring,
       config: { port: 8089, timeout: 30, use_ssl: false, cafile: null, username: null, password: null },
       logger: createSilentLogger(),
+      metrics: new RpcCallMetrics(new Registry(), 'client'),
     });
   });
   afterAll(async () => {

@@ -12,24 +12,28 @@ import type { PortStore } from '@bmaas/db';
 import type { ConductorClient } from '@bmaas/rpc-client';
 import { DISCOVERY_SCRIPT_NAME } from './discovery-script.js';
 
-/** Why a boot request was refused: logged, never shown to the client. */
-export type BootRefusal =
-  | 'malformed-request'
-  | 'malformed-mac'
-  | 'malformed-name'
-  | 'unknown-mac'
-  | 'state-not-allowed'
-  | 'no-conductor'
-  | 'unsupported-driver-extension'
-  | 'config-not-found'
-  | 'rpc-timeout'
-  | 'rpc-error'
-  | 'database-unavailable'
-  | 'deadline';
+/** Why a boot request was refused: logged and counted, never shown to the client. */
+export const BOOT_REFUSALS = [
+  'malformed-request',
+  'malformed-mac',
+  'malformed-name',
+  'unknown-mac',
+  'state-not-allowed',
+  'no-conductor',
+  'unsupported-driver-extension',
+  'config-not-found',
+  'rpc-timeout',
+  'rpc-error',
+  'database-unavailable',
+  'deadline',
+] as const;
 
+export type BootRefusal = (typeof BOOT_REFUSALS)[number];
+
+/** `mac` is the MAC as parsed, once it parsed. */
 export type BootConfigAnswer =
-  | { ok: true; content: string; nodeUuid: string }
-  | { ok: false; reason: BootRefusal; nodeUuid?: string; detail?: string };
+  | { ok: true; content: string; nodeUuid: string; mac: string }
+  | { ok: false; reason: BootRefusal; mac?: string; nodeUuid?: string; detail?: string };
 
 export interface BootConfigControllerDeps {
   /** The indexed MAC -> node query (batched by the store under load). */
@@ -66,21 +70,23 @@ export class BootConfigController {
   async answer(rawMac: string, rawName: string, requestId: string | undefined): Promise<BootConfigAnswer> {
     const mac = tryParseMac(rawMac);
     if (mac === undefined) return { ok: false, reason: 'malformed-mac' };
-    if (!CONFIG_NAME.test(rawName)) return { ok: false, reason: 'malformed-name' };
+    if (!CONFIG_NAME.test(rawName)) return { ok: false, reason: 'malformed-name', mac };
 
     const deadline = Date.now() + this.deps.rpcTimeoutMs;
     const looked = await beforeDeadline(this.deps.ports.bootLookup(mac), deadline);
-    if (looked.kind === 'late') return { ok: false, reason: 'deadline', detail: `lookup of ${mac}` };
-    if (looked.kind === 'failed') return { ok: false, reason: 'database-unavailable', detail: describe(looked.error) };
+    if (looked.kind === 'late') return { ok: false, reason: 'deadline', mac, detail: `lookup of ${mac}` };
+    if (looked.kind === 'failed') {
+      return { ok: false, reason: 'database-unavailable', mac, detail: describe(looked.error) };
+    }
     const node = looked.value;
     if (!node) {
       if (rawName === DISCOVERY_SCRIPT_NAME && this.deps.discoveryScript !== undefined) {
-        return { ok: true, content: this.deps.discoveryScript, nodeUuid: 'discovery' };
+        return { ok: true, content: this.deps.discoveryScript, nodeUuid: 'discovery', mac };
       }
-      return { ok: false, reason: 'unknown-mac', detail: mac };
+      return { ok: false, reason: 'unknown-mac', mac, detail: mac };
     }
     if (this.deps.restrictToWaitStates && !WAIT_STATES.has(node.provisionState as never)) {
-      return { ok: false, reason: 'state-not-allowed', nodeUuid: node.nodeUuid, detail: node.provisionState };
+      return { ok: false, reason: 'state-not-allowed', mac, nodeUuid: node.nodeUuid, detail: node.provisionState };
     }
     const call = this.deps.conductors.callForNode(
       { uuid: node.nodeUuid, driver: node.driver, conductorGroup: node.conductorGroup },
@@ -89,9 +95,9 @@ export class BootConfigController {
       { requestId, timeoutMs: Math.max(1, deadline - Date.now()) },
     );
     const called = await beforeDeadline(call, deadline);
-    if (called.kind === 'ok') return { ok: true, content: called.value.content, nodeUuid: node.nodeUuid };
-    if (called.kind === 'late') return { ok: false, reason: 'rpc-timeout', nodeUuid: node.nodeUuid };
-    return { ok: false, reason: classify(called.error), nodeUuid: node.nodeUuid, detail: describe(called.error) };
+    if (called.kind === 'ok') return { ok: true, content: called.value.content, nodeUuid: node.nodeUuid, mac };
+    if (called.kind === 'late') return { ok: false, reason: 'rpc-timeout', mac, nodeUuid: node.nodeUuid };
+    return { ok: false, reason: classify(called.error), mac, nodeUuid: node.nodeUuid, detail: describe(called.error) };
   }
 }
 

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '@bmaas/common';
 import type { BootConfigAnswer, BootConfigController } from './boot-config-controller.js';
+import type { BootRequestEvent, BootRequestObserver } from './boot-request-observer.js';
 
 /** The one answer to every refused boot request: same status, headers and body, whatever the cause. */
 export const BOOT_NOT_FOUND_BODY = JSON.stringify({
@@ -67,6 +68,25 @@ function send(
   res.end(head ? undefined : body);
 }
 
+/** Tells each observer of one answered request (nothing is built when there is none). */
+function notify(
+  observers: readonly BootRequestObserver[],
+  outcome: BootRequestEvent['outcome'],
+  name: string | undefined,
+  answer: BootConfigAnswer | undefined,
+  started: number,
+): void {
+  if (observers.length === 0) return;
+  const event: BootRequestEvent = {
+    outcome,
+    name,
+    mac: answer?.mac,
+    nodeUuid: answer?.nodeUuid,
+    durationSeconds: (performance.now() - started) / 1000,
+  };
+  for (const observer of observers) observer.observe(event);
+}
+
 /**
  * The node:http handler of `/v1/boot/<MAC>/<NAME>`, ahead of the express app
  * (see createApiListener): a boot storm is thousands of these a second and
@@ -75,13 +95,21 @@ function send(
  * methods end in the same 404 as an unknown MAC; it is not versioned and
  * needs no authentication (firmware sends a bare GET). It writes no access
  * log line: refusals are logged at info with their reason, answers at debug.
+ * Each observer hears of every answered request once, after the answer was
+ * written (metrics, recent requests); what they hear never reaches the
+ * requester.
  */
-export function createBootConfigHandler(controller: BootConfigController, logger: Logger) {
+export function createBootConfigHandler(
+  controller: Pick<BootConfigController, 'answer'>,
+  logger: Logger,
+  observers: readonly BootRequestObserver[],
+) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const started = performance.now();
     const requestId = `req-${randomUUID()}`;
     const url = req.url ?? '';
     const head = req.method === 'HEAD';
+    let name: string | undefined;
     let answer: BootConfigAnswer;
     try {
       const segments = (url.split('?', 1)[0] as string).replace(BOOT_PREFIX, '').split('/').slice(1);
@@ -89,7 +117,7 @@ export function createBootConfigHandler(controller: BootConfigController, logger
         answer = { ok: false, reason: 'malformed-request' };
       } else {
         const mac = decode(segments[0] as string);
-        const name = decode(segments[1] as string);
+        name = decode(segments[1] as string);
         answer =
           mac === undefined || name === undefined
             ? { ok: false, reason: 'malformed-request' }
@@ -102,11 +130,13 @@ export function createBootConfigHandler(controller: BootConfigController, logger
         stack: error instanceof Error ? error.stack : String(error),
       });
       send(res, head, 500, 'application/json; charset=utf-8', SERVER_FAULT_BODY, requestId);
+      notify(observers, 'server-error', name, undefined, started);
       return;
     }
 
     if (answer.ok) {
       send(res, head, 200, 'text/plain; charset=utf-8', answer.content, requestId);
+      notify(observers, 'served', name, answer, started);
       if (logger.isDebugEnabled()) {
         logger.debug('boot config served', {
           nodeUuid: answer.nodeUuid,
@@ -117,6 +147,7 @@ export function createBootConfigHandler(controller: BootConfigController, logger
       return;
     }
     send(res, head, 404, 'application/json; charset=utf-8', BOOT_NOT_FOUND_BODY, requestId);
+    notify(observers, answer.reason, name, answer, started);
     logger.info(`boot config refused: ${answer.reason}`, {
       reason: answer.reason,
       nodeUuid: answer.nodeUuid,

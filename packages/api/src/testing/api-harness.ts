@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   type BmaasConfig,
+  createMetricsRegistry,
   createSilentLogger,
   type DeepPartial,
   type Logger,
@@ -13,6 +14,7 @@ import { createStores, type Stores } from '@bmaas/db';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { FakeConductorClient } from '@bmaas/rpc-client';
 import { createApiListener } from '../app.js';
+import { ApiMetrics } from '../metrics/api-metrics.js';
 
 /** The interfaces a fake-hardware conductor registers in these tests. */
 export const FAKE_HARDWARE_INTERFACES = [
@@ -65,6 +67,8 @@ export class ApiHarness {
     readonly config: BmaasConfig,
     private readonly server: Server,
     readonly baseUrl: string,
+    /** What the API recorded (its registry is the one served at /metrics). */
+    readonly metrics: ApiMetrics,
   ) {}
 
   static async start(options: { overrides?: DeepPartial<BmaasConfig>; logger?: Logger } = {}): Promise<ApiHarness> {
@@ -75,12 +79,19 @@ export class ApiHarness {
       conductors: stores.conductors,
       heartbeatTimeout: config.conductor.heartbeat_timeout,
     });
+    const metrics = new ApiMetrics(createMetricsRegistry());
     const server = createServer(
-      createApiListener({ config, logger: options.logger ?? createSilentLogger(), db: database.db, conductors }),
+      createApiListener({
+        config,
+        logger: options.logger ?? createSilentLogger(),
+        db: database.db,
+        conductors,
+        metrics,
+      }),
     );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
-    return new ApiHarness(database, stores, conductors, config, server, `http://127.0.0.1:${port}`);
+    return new ApiHarness(database, stores, conductors, config, server, `http://127.0.0.1:${port}`, metrics);
   }
 
   /** Registers an alive conductor serving fake-hardware (or the given drivers) in `group`. */
