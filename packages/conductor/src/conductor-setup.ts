@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import type { AgentCommandObserver } from '@bmaas/agent-client';
 import {
   assertJsonRpcExposureAllowed,
   type BmaasConfig,
@@ -49,7 +50,9 @@ function readTls(jsonRpc: BmaasConfig['json_rpc']): { cert: Buffer; key: Buffer 
 export function prepareConductor(options: {
   config: BmaasConfig;
   logger: Logger;
-  catalog?: DriverCatalog;
+  catalog?: DriverCatalog | undefined;
+  /** Hears of agent commands that did not succeed (the conductor's metrics). */
+  agentCommands?: AgentCommandObserver | undefined;
 }): ConductorSetup {
   const { config } = options;
   assertJsonRpcExposureAllowed(config);
@@ -58,6 +61,7 @@ export function prepareConductor(options: {
     config,
     logger: options.logger,
     conductorHostname: identity.hostname,
+    agentCommands: options.agentCommands,
   });
   return {
     config,

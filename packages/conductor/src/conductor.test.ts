@@ -22,6 +22,7 @@ import { ConductorRing, JsonRpcConductorClient, RpcCallMetrics } from '@bmaas/rp
 import bcrypt from 'bcryptjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Conductor, createConductor } from './conductor.js';
+import { ConductorMetrics } from './metrics/conductor-metrics.js';
 import type { DriverCatalog } from './registry/catalog.js';
 import { DRIVER_CATALOG } from './registry/enabled-interfaces.js';
 import { createNode, testConfig } from './test-fixtures.js';
@@ -54,7 +55,7 @@ const clients: JsonRpcConductorClient[] = [];
 
 async function startConductor(
   overrides: DeepPartial<BmaasConfig> = {},
-): Promise<{ conductor: Conductor; logs: () => Array<Record<string, unknown>> }> {
+): Promise<{ conductor: Conductor; logs: () => Array<Record<string, unknown>>; metrics: ConductorMetrics }> {
   const port = await freePort();
   const config = testConfig({
     ...overrides,
@@ -68,10 +69,11 @@ async function startConductor(
     for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line));
   });
   const logger = createRootLogger({ level: 'debug', format: 'json', stream });
-  const conductor = createConductor({ config, stores, logger, catalog: CATALOG });
+  const metrics = new ConductorMetrics(new Registry());
+  const conductor = createConductor({ config, stores, logger, catalog: CATALOG, metrics });
   running.push(conductor);
   await conductor.start();
-  return { conductor, logs: () => lines };
+  return { conductor, logs: () => lines, metrics };
 }
 
 function clientFor(
@@ -255,6 +257,12 @@ describe('conductor', () => {
     const body = JSON.stringify({ jsonrpc: '2.0', method: 'get_boot_config', params: {}, id: 1 });
     const refused = await post(conductor.rpcAddress?.port as number, body);
     expect(refused.status).toBe(401);
+    // The metrics are behind the same credentials.
+    const metricsUrl = `http://127.0.0.1:${conductor.rpcAddress?.port}/metrics`;
+    expect((await fetch(metricsUrl)).status).toBe(401);
+    const scrape = await fetch(metricsUrl, { headers: { authorization: `Basic ${btoa('api:s3cret')}` } });
+    expect(scrape.status).toBe(200);
+    expect(await scrape.text()).toContain('bmaas_conductor_heartbeats_total');
     const node = await createNode(stores);
     await expect(
       clientFor({ username: 'api', password: 'wrong' }).callForNode(node, 'do_provisioning_action', {

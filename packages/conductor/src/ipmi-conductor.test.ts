@@ -9,6 +9,7 @@ import { ipmiSimAvailable, SimulatedBmc } from '@bmaas/ipmitool-interfaces/testi
 import { ConductorRing, JsonRpcConductorClient, RpcCallMetrics } from '@bmaas/rpc-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Conductor, createConductor } from './conductor.js';
+import { ConductorMetrics } from './metrics/conductor-metrics.js';
 import { createNode, testConfig } from './test-fixtures.js';
 
 // Under CI a missing ipmi_sim/ipmitool fails this suite instead of skipping it.
@@ -33,6 +34,7 @@ describe.runIf(run)('a conductor driving ipmi nodes through a real ipmi_sim BMC'
       for (const line of chunk.toString().split('\n').filter(Boolean)) logs.push(JSON.parse(line));
     });
     conductor = createConductor({
+      metrics: new ConductorMetrics(new Registry()),
       config: testConfig({
         DEFAULT: {
           host: '127.0.0.1',

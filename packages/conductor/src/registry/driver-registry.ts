@@ -1,3 +1,4 @@
+import type { AgentCommandObserver } from '@bmaas/agent-client';
 import {
   type BmaasConfig,
   ConfigError,
@@ -35,6 +36,8 @@ export interface DriverRegistryDeps {
   logger: Logger;
   /** Registered hostname of this conductor. */
   conductorHostname: string;
+  /** Handed to every interface: hears of agent commands that did not succeed. */
+  agentCommands?: AgentCommandObserver | undefined;
 }
 
 const NODE_FIELD = Object.fromEntries(INTERFACE_TYPES.map((kind) => [kind, `${kind}Interface`])) as {
@@ -225,6 +228,7 @@ function createEnabled<K extends InterfaceType>(
         powerStateChangeTimeout: deps.config.conductor.power_state_change_timeout,
         logger: deps.logger.child({ component: `${kind}:${name}` }),
         conductorHostname: deps.conductorHostname,
+        agentCommands: deps.agentCommands,
       }),
     );
   }
