@@ -11,7 +11,9 @@ import {
   createSilentLogger,
   type DeepPartial,
   type NodeRecord,
+  parsePrometheusText,
   Registry,
+  sampleSum,
   TemporaryFailure,
   UnexpectedRpcError,
 } from '@bmaas/common';
@@ -361,6 +363,8 @@ describe('conductor', () => {
       });
     }
     expect(b.logs().filter((l) => l.message === 'took the node over')).toHaveLength(6);
+    const samples = parsePrometheusText(await b.metrics.registry.metrics());
+    expect(sampleSum(samples, 'bmaas_conductor_takeover_nodes_total')).toBe(6);
   });
 
   it('fails timed-out waits and recovers nodes locked by a dead conductor', async () => {
