@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UNFETCHED_INSTANCE_INFO } from '../support/instance-image.js';
 import { RestClient } from '../support/rest-client.js';
 import { type Stack, startStack } from '../support/stack.js';
+import { waitFor } from '../support/wait-for.js';
 
 /**
  * `/metrics` of the real processes: the API and a conductor (JSON-RPC with
@@ -109,7 +110,7 @@ describe('/metrics of the API and a conductor', () => {
     expect(fileServer.text).not.toContain('bmaas_');
   });
 
-  it('moves the boot, RPC, REST, node, deploy and clean figures of both processes', async () => {
+  it('moves the boot, RPC, REST, node, deploy, clean and power figures of both processes', async () => {
     const apiBefore = await apiSamples();
     const conductorBefore = await conductorSamples();
 
@@ -149,6 +150,17 @@ describe('/metrics of the API and a conductor', () => {
       await rest.settled(deployed.uuid, state);
     }
 
+    // A power change through the conductor's power interface.
+    expect((await rest.power(deployed.uuid, 'power on')).status).toBe(202);
+    await waitFor(
+      `node ${deployed.uuid} to be powered on`,
+      async () => {
+        const node = await rest.node(deployed.uuid);
+        return node.power_state === 'power on' && node.reservation === null ? node : undefined;
+      },
+      { timeoutMs: 15_000 },
+    );
+
     const api = await apiSamples();
     const conductor = await conductorSamples();
     const moved = (after: PrometheusSample[], before: PrometheusSample[], name: string, labels = {}) =>
@@ -177,6 +189,9 @@ describe('/metrics of the API and a conductor', () => {
     // The booting node's deploy is still under way (wait call-back).
     expect(moved(conductor, conductorBefore, 'bmaas_deploy_duration_seconds_count', { result: 'success' })).toBe(1);
     expect(moved(conductor, conductorBefore, 'bmaas_deploy_duration_seconds_count')).toBe(1);
+    const power = { interface: 'fake', target: 'power on' };
+    expect(moved(conductor, conductorBefore, 'bmaas_power_actions_total', power)).toBeGreaterThanOrEqual(1);
+    expect(moved(conductor, conductorBefore, 'bmaas_power_action_failures_total')).toBe(0);
     expect(sampleSum(conductor, 'bmaas_conductor_heartbeats_total')).toBeGreaterThan(0);
     expect(sampleSum(conductor, 'bmaas_conductor_heartbeat_failures_total')).toBe(0);
 

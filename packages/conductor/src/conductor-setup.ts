@@ -10,6 +10,7 @@ import {
 } from '@bmaas/common';
 import { fileServerAddress } from './http-file-server.js';
 import { type ConductorIdentity, conductorIdentity } from './identity.js';
+import type { PowerActionObserver } from './metrics/recorded-power.js';
 import type { DriverCatalog } from './registry/catalog.js';
 import { DriverRegistry } from './registry/driver-registry.js';
 import { DRIVER_CATALOG } from './registry/enabled-interfaces.js';
@@ -53,6 +54,8 @@ export function prepareConductor(options: {
   catalog?: DriverCatalog | undefined;
   /** Hears of agent commands that did not succeed (the conductor's metrics). */
   agentCommands?: AgentCommandObserver | undefined;
+  /** Hears of every power change (the conductor's metrics). */
+  powerActions?: PowerActionObserver | undefined;
 }): ConductorSetup {
   const { config } = options;
   assertJsonRpcExposureAllowed(config);
@@ -62,6 +65,7 @@ export function prepareConductor(options: {
     logger: options.logger,
     conductorHostname: identity.hostname,
     agentCommands: options.agentCommands,
+    powerActions: options.powerActions,
   });
   return {
     config,

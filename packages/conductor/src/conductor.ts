@@ -64,7 +64,13 @@ export function createConductor(deps: ConductorDeps): Conductor {
   const { metrics } = deps;
   const setup =
     deps.setup ??
-    prepareConductor({ config: deps.config, logger: deps.logger, catalog: deps.catalog, agentCommands: metrics });
+    prepareConductor({
+      config: deps.config,
+      logger: deps.logger,
+      catalog: deps.catalog,
+      agentCommands: metrics,
+      powerActions: metrics,
+    });
   const { config, identity, registry, auth, tls, fileServerAt } = setup;
   const now = deps.now ?? (() => new Date());
   const { hostname } = identity;

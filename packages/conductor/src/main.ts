@@ -20,7 +20,7 @@ async function main(argv: string[]): Promise<void> {
   // One registry for the process, filled by the recorders it is handed to and served at /metrics.
   const metrics = new ConductorMetrics(createMetricsRegistry());
   // Refuse a bad configuration before touching the database.
-  const setup = prepareConductor({ config, logger, agentCommands: metrics });
+  const setup = prepareConductor({ config, logger, agentCommands: metrics, powerActions: metrics });
   const database = await resolveDatabaseUrl(config, logger.child({ component: 'database' }));
   const db = openDatabase({
     connection: database.url,

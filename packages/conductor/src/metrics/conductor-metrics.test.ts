@@ -1,4 +1,4 @@
-import { parsePrometheusText, Registry, ProvisionState as S, sampleSum } from '@bmaas/common';
+import { PowerState, parsePrometheusText, Registry, ProvisionState as S, sampleSum } from '@bmaas/common';
 import { describe, expect, it } from 'vitest';
 import { ConductorMetrics } from './conductor-metrics.js';
 
@@ -68,5 +68,19 @@ describe('ConductorMetrics', () => {
     expect(sampleSum(samples, name, { command: 'power_off', reason: 'unreachable' })).toBe(1);
     expect(sampleSum(samples, name, { command: 'other', reason: 'refused' })).toBe(1);
     expect(samples.some((s) => s.labels.command === 'made_up_by_someone')).toBe(false);
+  });
+
+  it('counts power changes and their failures by interface and target state', async () => {
+    const metrics = new ConductorMetrics(new Registry());
+    metrics.powerActionDone('ipmitool', PowerState.ON, true);
+    metrics.powerActionDone('ipmitool', PowerState.OFF, false);
+    metrics.powerActionDone('fake', PowerState.REBOOT, true);
+    const samples = await samplesOf(metrics);
+    expect(sampleSum(samples, 'bmaas_power_actions_total', { interface: 'ipmitool' })).toBe(2);
+    expect(sampleSum(samples, 'bmaas_power_actions_total', { interface: 'fake', target: 'rebooting' })).toBe(1);
+    expect(sampleSum(samples, 'bmaas_power_action_failures_total')).toBe(1);
+    expect(
+      sampleSum(samples, 'bmaas_power_action_failures_total', { interface: 'ipmitool', target: 'power off' }),
+    ).toBe(1);
   });
 });

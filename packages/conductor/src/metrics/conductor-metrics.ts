@@ -1,6 +1,7 @@
 import type { AgentCommandFailure, AgentCommandObserver } from '@bmaas/agent-client';
-import { ProvisionState as S, secondsSince } from '@bmaas/common';
+import { type PowerState, ProvisionState as S, secondsSince } from '@bmaas/common';
 import { Counter, Histogram, type Registry } from 'prom-client';
+import type { PowerActionObserver } from './recorded-power.js';
 
 /** Commands the conductor sends agents, by short name; any other name counts as `other`. */
 const AGENT_COMMANDS = [
@@ -30,16 +31,19 @@ interface TimedOperation {
 
 /**
  * What a conductor records: its heartbeats, the nodes it took over, how
- * long deploys and cleanings took, and agent command failures (an observer
- * of the agent client). The JSON-RPC server records its calls with
+ * long deploys and cleanings took, power changes by interface (an observer
+ * of the power interfaces) and agent command failures (an observer of the
+ * agent client). The JSON-RPC server records its calls with
  * RpcCallMetrics in the same registry. Labels are bounded (result, command
  * name, reason); never a node.
  */
-export class ConductorMetrics implements AgentCommandObserver {
+export class ConductorMetrics implements AgentCommandObserver, PowerActionObserver {
   private readonly heartbeats: Counter;
   private readonly heartbeatFailures: Counter;
   private readonly takeovers: Counter;
   private readonly agentFailures: Counter<'command' | 'reason'>;
+  private readonly powerActions: Counter<'interface' | 'target'>;
+  private readonly powerFailures: Counter<'interface' | 'target'>;
   private readonly operations: readonly TimedOperation[];
   /** Operations under way on this conductor: node uuid -> operation and its start (performance.now()). */
   private readonly running = new Map<string, { operation: TimedOperation; started: number }>();
@@ -66,6 +70,18 @@ export class ConductorMetrics implements AgentCommandObserver {
       name: 'bmaas_agent_command_failures_total',
       help: 'Agent commands that did not succeed, by command (short name, other for an unknown one) and reason: failed (the agent reported it), unreachable (no answer after every attempt), refused (an HTTP error or an answer that is no command result).',
       labelNames: ['command', 'reason'] as const,
+      registers,
+    });
+    this.powerActions = new Counter({
+      name: 'bmaas_power_actions_total',
+      help: 'Power changes asked of a power interface, by interface name and target state (power on, power off, rebooting, …).',
+      labelNames: ['interface', 'target'] as const,
+      registers,
+    });
+    this.powerFailures = new Counter({
+      name: 'bmaas_power_action_failures_total',
+      help: 'Power changes that failed (the hardware refused, did not answer, or did not reach the state in time), by interface and target state.',
+      labelNames: ['interface', 'target'] as const,
       registers,
     });
     const histogram = (name: string, help: string) =>
@@ -126,6 +142,11 @@ export class ConductorMetrics implements AgentCommandObserver {
         this.running.set(nodeUuid, { operation, started: performance.now() });
       }
     }
+  }
+
+  powerActionDone(interfaceName: string, target: PowerState, succeeded: boolean): void {
+    this.powerActions.inc({ interface: interfaceName, target });
+    if (!succeeded) this.powerFailures.inc({ interface: interfaceName, target });
   }
 
   commandFailed(command: string, reason: AgentCommandFailure): void {
