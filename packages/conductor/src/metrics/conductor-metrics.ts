@@ -51,39 +51,35 @@ export class ConductorMetrics implements AgentCommandObserver, PowerActionObserv
   /** @param registry the process's registry, served at the conductor's /metrics. */
   constructor(readonly registry: Registry) {
     const registers = [registry];
-    this.heartbeats = new Counter({
-      name: 'bmaas_conductor_heartbeats_total',
-      help: 'Heartbeats this conductor wrote to the database (its row touched, or registered again).',
-      registers,
-    });
-    this.heartbeatFailures = new Counter({
-      name: 'bmaas_conductor_heartbeat_failures_total',
-      help: 'Heartbeats that failed (database unreachable): past [conductor]heartbeat_timeout without one, others treat this conductor as dead.',
-      registers,
-    });
-    this.takeovers = new Counter({
-      name: 'bmaas_conductor_takeover_nodes_total',
-      help: 'Nodes this conductor took over (boot environment rebuilt here) after the hash ring changed.',
-      registers,
-    });
-    this.agentFailures = new Counter({
-      name: 'bmaas_agent_command_failures_total',
-      help: 'Agent commands that did not succeed, by command (short name, other for an unknown one) and reason: failed (the agent reported it), unreachable (no answer after every attempt), refused (an HTTP error or an answer that is no command result).',
-      labelNames: ['command', 'reason'] as const,
-      registers,
-    });
-    this.powerActions = new Counter({
-      name: 'bmaas_power_actions_total',
-      help: 'Power changes asked of a power interface, by interface name and target state (power on, power off, rebooting, …).',
-      labelNames: ['interface', 'target'] as const,
-      registers,
-    });
-    this.powerFailures = new Counter({
-      name: 'bmaas_power_action_failures_total',
-      help: 'Power changes that failed (the hardware refused, did not answer, or did not reach the state in time), by interface and target state.',
-      labelNames: ['interface', 'target'] as const,
-      registers,
-    });
+    const counter = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
+      new Counter<L>({ name, help, labelNames, registers });
+    this.heartbeats = counter(
+      'bmaas_conductor_heartbeats_total',
+      'Heartbeats this conductor wrote to the database (its row touched, or registered again).',
+    );
+    this.heartbeatFailures = counter(
+      'bmaas_conductor_heartbeat_failures_total',
+      'Heartbeats that failed (database unreachable): past [conductor]heartbeat_timeout without one, others treat this conductor as dead.',
+    );
+    this.takeovers = counter(
+      'bmaas_conductor_takeover_nodes_total',
+      'Nodes this conductor took over (boot environment rebuilt here) after the hash ring changed.',
+    );
+    this.agentFailures = counter(
+      'bmaas_agent_command_failures_total',
+      'Agent commands that did not succeed, by command (short name, other for an unknown one) and reason: failed (the agent reported it), unreachable (no answer after every attempt), refused (an HTTP error or an answer that is no command result).',
+      ['command', 'reason'],
+    );
+    this.powerActions = counter(
+      'bmaas_power_actions_total',
+      'Power changes asked of a power interface, by interface name and target state (power on, power off, rebooting, …).',
+      ['interface', 'target'],
+    );
+    this.powerFailures = counter(
+      'bmaas_power_action_failures_total',
+      'Power changes that failed (the hardware refused, did not answer, or did not reach the state in time), by interface and target state.',
+      ['interface', 'target'],
+    );
     const histogram = (name: string, help: string) =>
       new Histogram({ name, help, labelNames: ['result'] as const, buckets: OPERATION_SECONDS_BUCKETS, registers });
     this.operations = [
