@@ -5,11 +5,12 @@ import {
   InvalidStateRequested,
   NodeLocked,
   type NodeRecord,
+  Registry,
   TemporaryFailure,
 } from '@bmaas/common';
 import { createStores, type Stores } from '@bmaas/db';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
-import { ConductorRing, JsonRpcConductorClient } from '@bmaas/rpc-client';
+import { ConductorRing, JsonRpcConductorClient, RpcCallMetrics } from '@bmaas/rpc-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UNFETCHED_INSTANCE_INFO } from '../support/instance-image.js';
 import { type ConductorProcess, type Stack, startStack } from '../support/stack.js';
@@ -131,6 +132,7 @@ beforeAll(async () => {
     ring,
     config: { port: 8089, timeout: 10, use_ssl: false, cafile: null, username: null, password: null },
     logger: createSilentLogger(),
+    metrics: new RpcCallMetrics(new Registry(), 'client'),
   });
 });
 

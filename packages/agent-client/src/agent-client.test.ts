@@ -7,7 +7,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSilentLogger } from '@bmaas/common';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { AgentClient, type AgentClientConfig, type AgentNode } from './agent-client.js';
+import {
+  AgentClient,
+  type AgentClientConfig,
+  type AgentCommandFailure,
+  type AgentCommandObserver,
+  type AgentNode,
+} from './agent-client.js';
 import { AgentAPIError, AgentCommandFailed, AgentConnectionFailed, AgentInProgress } from './agent-errors.js';
 
 const TOKEN = 'x'.repeat(43);
@@ -91,8 +97,24 @@ const CONFIG: AgentClientConfig = {
   command_wait_attempts: 5,
 };
 
-function client(config: Partial<AgentClientConfig> = {}): AgentClient {
-  return new AgentClient({ config: { ...CONFIG, ...config }, logger: createSilentLogger(), sleep: async () => {} });
+/** Records the failures the client reports. */
+class FailureLog implements AgentCommandObserver {
+  readonly failures: Array<[string, AgentCommandFailure]> = [];
+  commandFailed(command: string, reason: AgentCommandFailure): void {
+    this.failures.push([command, reason]);
+  }
+}
+
+function client(
+  config: Partial<AgentClientConfig> = {},
+  observer: AgentCommandObserver = new FailureLog(),
+): AgentClient {
+  return new AgentClient({
+    config: { ...CONFIG, ...config },
+    logger: createSilentLogger(),
+    observer,
+    sleep: async () => {},
+  });
 }
 
 function nodeAt(url: string, extra: Record<string, unknown> = {}): AgentNode {
@@ -180,6 +202,23 @@ describe('AgentClient against an HTTP agent', () => {
     expect((error as Error).message).toBe('clean.get_clean_steps failed: disk on fire');
   });
 
+  it('tells its observer of each command that failed, refused or got no answer, not of a busy agent', async () => {
+    const log = new FailureLog();
+    agent.handler = (_s, res) =>
+      json(res, 200, result('get_clean_steps', 'FAILED', { command_error: { message: 'x' } }));
+    await expect(client({}, log).getCleanSteps(nodeAt(agent.url), { node: {}, ports: [] })).rejects.toThrow();
+    agent.handler = (_s, res) => json(res, 400, { faultcode: 'Client', faultstring: 'Unknown command' });
+    await expect(client({}, log).powerOff(nodeAt(agent.url))).rejects.toBeInstanceOf(AgentAPIError);
+    agent.handler = (_s, res) => json(res, 409, { faultcode: 'Client', faultstring: 'Agent is busy' });
+    await expect(client({}, log).powerOff(nodeAt(agent.url))).rejects.toBeInstanceOf(AgentInProgress);
+    agent.handler = (_s, res) => json(res, 200, result('execute_deploy_step', 'SUCCEEDED'));
+    await client({}, log).executeDeployStep(nodeAt(agent.url), { step: 'write_image' }, { node: {}, ports: [] });
+    expect(log.failures).toEqual([
+      ['get_clean_steps', 'failed'],
+      ['power_off', 'refused'],
+    ]);
+  });
+
   it('treats a TypeError from the agent as an incompatible agent', async () => {
     agent.handler = (_s, res) =>
       json(res, 200, result('sync', 'FAILED', { command_error: { type: 'TypeError', message: 'unexpected kwarg' } }));
@@ -238,11 +277,13 @@ describe('AgentClient when the agent does not answer', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     await new Promise((resolve) => server.close(resolve)); // nothing listens there now
-    const error = await client()
+    const log = new FailureLog();
+    const error = await client({}, log)
       .sync(nodeAt(`http://127.0.0.1:${port}`))
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AgentConnectionFailed);
     expect((error as Error).message).toMatch(/after 3 attempts: ECONNREFUSED/);
+    expect(log.failures).toEqual([['sync', 'unreachable']]);
   });
 
   it('bounds every call by command_timeout', async () => {

@@ -33,9 +33,20 @@ export type AgentClientConfig = Pick<
   | 'command_wait_attempts'
 >;
 
+/** Why a command did not succeed: the agent reported it, never answered, or answered with an error. */
+export type AgentCommandFailure = 'failed' | 'unreachable' | 'refused';
+
+/** Hears of every command that did not succeed (metrics). */
+export interface AgentCommandObserver {
+  /** `command` is the short name (`execute_deploy_step`). */
+  commandFailed(command: string, reason: AgentCommandFailure): void;
+}
+
 export interface AgentClientDeps {
   config: AgentClientConfig;
   logger: Logger;
+  /** Told of each command that failed; absent, nobody is. */
+  observer?: AgentCommandObserver | undefined;
   /** Waits between polls; tests pass a faster one. */
   sleep?: (ms: number) => Promise<void>;
 }
@@ -60,6 +71,14 @@ const STATUSES: ReadonlySet<string> = new Set([
 
 function shortName(command: string): string {
   return command.slice(command.lastIndexOf('.') + 1);
+}
+
+/** How a thrown error counts for the observer; a busy agent (retried later) does not count. */
+function failureOf(error: unknown): AgentCommandFailure | undefined {
+  if (error instanceof AgentConnectionFailed) return 'unreachable';
+  if (error instanceof AgentAPIError) return 'refused';
+  if (error instanceof AgentCommandFailed) return 'failed';
+  return undefined;
 }
 
 function isCommandResult(value: unknown): value is AgentCommandResult {
@@ -110,6 +129,24 @@ export class AgentClient {
    * returned, not thrown: see requireSuccess.
    */
   async executeCommand(
+    node: AgentNode,
+    name: string,
+    params: JsonObject,
+    options: CommandOptions = {},
+  ): Promise<AgentCommandResult> {
+    try {
+      const result = await this.runCommand(node, name, params, options);
+      if (result.command_status === 'FAILED') this.deps.observer?.commandFailed(shortName(name), 'failed');
+      return result;
+    } catch (error) {
+      const reason = failureOf(error);
+      if (reason) this.deps.observer?.commandFailed(shortName(name), reason);
+      throw error;
+    }
+  }
+
+  /** executeCommand without telling the observer. */
+  private async runCommand(
     node: AgentNode,
     name: string,
     params: JsonObject,

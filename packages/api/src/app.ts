@@ -10,10 +10,13 @@ import { bootConfigTarget, createBootConfigHandler } from './boot/boot-config-ro
 import { renderDiscoveryScript } from './boot/discovery-script.js';
 import { dashboardRouter } from './dashboard/dashboard-router.js';
 import { RecentBootRequests } from './dashboard/recent-boot-requests.js';
+import type { ApiMetrics } from './metrics/api-metrics.js';
+import { registerNodeCountGauge } from './metrics/node-count-gauge.js';
 import { httpBasicAuth, requireBasicAuth } from './middleware/auth.js';
 import { errorHandler, notFound } from './middleware/errors.js';
 import { jsonBody } from './middleware/json-body.js';
 import { requestContext } from './middleware/request-id.js';
+import { recordRequestDurations } from './middleware/request-metrics.js';
 import { refuseNulInUrl } from './middleware/url-guard.js';
 import { negotiateVersion } from './middleware/version.js';
 import { NodeService } from './node-service.js';
@@ -23,6 +26,7 @@ import type { RouteDeps } from './route-deps.js';
 import { conductorsRouter } from './routes/conductors.js';
 import { driversRouter } from './routes/drivers.js';
 import { eventsRouter } from './routes/events.js';
+import { metricsRouter } from './routes/metrics.js';
 import { nodeHardwareRouter } from './routes/node-hardware.js';
 import { nodeHistoryRouter } from './routes/node-history.js';
 import { nodeInventoryRouter } from './routes/node-inventory.js';
@@ -40,6 +44,8 @@ export interface ApiDeps {
   logger: Logger;
   db: Knex;
   conductors: ConductorClient;
+  /** The recorder of this API process; its registry is served at /metrics. */
+  metrics: ApiMetrics;
 }
 
 /** Firmware and ramdisk endpoints: not versioned (they cannot negotiate) and public. */
@@ -51,6 +57,8 @@ export const UNVERSIONED_PREFIXES = ['/v1/boot', '/v1/lookup', '/v1/heartbeat', 
  * uniform 404 — goes straight to its handler: in a boot storm it is nearly
  * every request, and express's routing would cost more CPU than the rest of
  * it (docs/performance.md). Everything else goes to the express app.
+ * It registers the node count gauge in the registry of `deps.metrics`: one
+ * listener per registry.
  */
 export function createApiListener(deps: ApiDeps): RequestListener {
   const stores = createStores(deps.db);
@@ -61,9 +69,13 @@ export function createApiListener(deps: ApiDeps): RequestListener {
     rpcTimeoutMs: deps.config.api.boot_config_rpc_timeout * 1000,
     discoveryScript: renderDiscoveryScript(deps.config),
   });
-  // This process's boot log for the fleet page: one observer of the boot handler.
+  // This process's boot log for the fleet page and the metrics: the boot handler's observers.
   const recentBoots = new RecentBootRequests();
-  const boot = createBootConfigHandler(bootConfig, deps.logger.child({ component: 'boot-config' }), [recentBoots]);
+  const boot = createBootConfigHandler(bootConfig, deps.logger.child({ component: 'boot-config' }), [
+    recentBoots,
+    deps.metrics,
+  ]);
+  registerNodeCountGauge(deps.metrics.registry, stores.nodes, deps.logger.child({ component: 'metrics' }));
   const app = createApp(deps, recentBoots);
   return (req, res) => {
     const bootTarget = bootConfigTarget(req.url ?? '');
@@ -96,6 +108,7 @@ export function createApp(deps: ApiDeps, recentBoots: RecentBootRequests): Expre
   app.set('etag', false);
   app.set('trust proxy', false);
   app.use(requestContext(logger));
+  app.use(recordRequestDurations(deps.metrics));
   app.use(refuseNulInUrl);
   app.use(negotiateVersion(UNVERSIONED_PREFIXES));
   const users =
@@ -111,6 +124,7 @@ export function createApp(deps: ApiDeps, recentBoots: RecentBootRequests): Expre
       startedAt: Date.now(),
     }),
   );
+  app.use(metricsRouter(deps.metrics.registry));
   app.use(rootRouter(routeDeps));
   app.use(nodesRouter(routeDeps));
   app.use(nodeStatesRouter(routeDeps));

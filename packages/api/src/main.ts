@@ -1,9 +1,17 @@
 #!/usr/bin/env node
 import { createServer } from 'node:http';
-import { configFilesFromArgs, createRootLogger, isBmaasError, jsonRpcAuthStrategy, loadConfig } from '@bmaas/common';
+import {
+  configFilesFromArgs,
+  createMetricsRegistry,
+  createRootLogger,
+  isBmaasError,
+  jsonRpcAuthStrategy,
+  loadConfig,
+} from '@bmaas/common';
 import { createStores, openDatabase, serviceDatabaseOptions } from '@bmaas/db';
-import { ConductorRing, JsonRpcConductorClient } from '@bmaas/rpc-client';
+import { ConductorRing, JsonRpcConductorClient, RpcCallMetrics } from '@bmaas/rpc-client';
 import { createApiListener } from './app.js';
+import { ApiMetrics } from './metrics/api-metrics.js';
 
 /** The API process: config, logger, database, conductor client, then listen until SIGTERM/SIGINT. */
 async function main(argv: readonly string[]): Promise<void> {
@@ -37,8 +45,16 @@ async function main(argv: readonly string[]): Promise<void> {
     resetInterval: config.DEFAULT.hash_ring_reset_interval,
     logger,
   });
-  const conductors = new JsonRpcConductorClient({ ring, config: config.json_rpc, logger });
-  const server = createServer(createApiListener({ config, logger, db, conductors }));
+  // One registry for the process, filled by the recorders it is handed to and served at /metrics.
+  const registry = createMetricsRegistry();
+  const conductors = new JsonRpcConductorClient({
+    ring,
+    config: config.json_rpc,
+    logger,
+    metrics: new RpcCallMetrics(registry, 'client'),
+  });
+  const metrics = new ApiMetrics(registry);
+  const server = createServer(createApiListener({ config, logger, db, conductors, metrics }));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.api.port, config.api.host_ip, () => {

@@ -11,6 +11,8 @@ export * from './inspection/root-device-hints.js';
 export * from './install-credentials.js';
 export * from './logging.js';
 export * from './mac.js';
+export * from './metrics.js';
+export * from './prometheus-text.js';
 export * from './records.js';
 export * from './resource-errors.js';
 export * from './resource-records.js';

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import type { AgentCommandObserver } from '@bmaas/agent-client';
 import {
   assertJsonRpcExposureAllowed,
   type BmaasConfig,
@@ -9,6 +10,7 @@ import {
 } from '@bmaas/common';
 import { fileServerAddress } from './http-file-server.js';
 import { type ConductorIdentity, conductorIdentity } from './identity.js';
+import type { PowerActionObserver } from './metrics/recorded-power.js';
 import type { DriverCatalog } from './registry/catalog.js';
 import { DriverRegistry } from './registry/driver-registry.js';
 import { DRIVER_CATALOG } from './registry/enabled-interfaces.js';
@@ -49,7 +51,11 @@ function readTls(jsonRpc: BmaasConfig['json_rpc']): { cert: Buffer; key: Buffer 
 export function prepareConductor(options: {
   config: BmaasConfig;
   logger: Logger;
-  catalog?: DriverCatalog;
+  catalog?: DriverCatalog | undefined;
+  /** Hears of agent commands that did not succeed (the conductor's metrics). */
+  agentCommands?: AgentCommandObserver | undefined;
+  /** Hears of every power change (the conductor's metrics). */
+  powerActions?: PowerActionObserver | undefined;
 }): ConductorSetup {
   const { config } = options;
   assertJsonRpcExposureAllowed(config);
@@ -58,6 +64,8 @@ export function prepareConductor(options: {
     config,
     logger: options.logger,
     conductorHostname: identity.hostname,
+    agentCommands: options.agentCommands,
+    powerActions: options.powerActions,
   });
   return {
     config,

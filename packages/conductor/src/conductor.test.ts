@@ -11,16 +11,20 @@ import {
   createSilentLogger,
   type DeepPartial,
   type NodeRecord,
+  parsePrometheusText,
+  Registry,
+  sampleSum,
   TemporaryFailure,
   UnexpectedRpcError,
 } from '@bmaas/common';
 import { createStores, type Stores } from '@bmaas/db';
 import { createTestDatabase, freePort, type TestDatabase } from '@bmaas/db/testing';
 import { FakeBootInterface, fakeBootInterface } from '@bmaas/driver-api';
-import { ConductorRing, JsonRpcConductorClient } from '@bmaas/rpc-client';
+import { ConductorRing, JsonRpcConductorClient, RpcCallMetrics } from '@bmaas/rpc-client';
 import bcrypt from 'bcryptjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Conductor, createConductor } from './conductor.js';
+import { ConductorMetrics } from './metrics/conductor-metrics.js';
 import type { DriverCatalog } from './registry/catalog.js';
 import { DRIVER_CATALOG } from './registry/enabled-interfaces.js';
 import { createNode, testConfig } from './test-fixtures.js';
@@ -53,7 +57,7 @@ const clients: JsonRpcConductorClient[] = [];
 
 async function startConductor(
   overrides: DeepPartial<BmaasConfig> = {},
-): Promise<{ conductor: Conductor; logs: () => Array<Record<string, unknown>> }> {
+): Promise<{ conductor: Conductor; logs: () => Array<Record<string, unknown>>; metrics: ConductorMetrics }> {
   const port = await freePort();
   const config = testConfig({
     ...overrides,
@@ -67,10 +71,11 @@ async function startConductor(
     for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line));
   });
   const logger = createRootLogger({ level: 'debug', format: 'json', stream });
-  const conductor = createConductor({ config, stores, logger, catalog: CATALOG });
+  const metrics = new ConductorMetrics(new Registry());
+  const conductor = createConductor({ config, stores, logger, catalog: CATALOG, metrics });
   running.push(conductor);
   await conductor.start();
-  return { conductor, logs: () => lines };
+  return { conductor, logs: () => lines, metrics };
 }
 
 function clientFor(
@@ -93,6 +98,7 @@ function clientFor(
       password: options.password ?? null,
     },
     logger: createSilentLogger(),
+    metrics: new RpcCallMetrics(new Registry(), 'client'),
   });
   clients.push(client);
   return client;
@@ -253,6 +259,12 @@ describe('conductor', () => {
     const body = JSON.stringify({ jsonrpc: '2.0', method: 'get_boot_config', params: {}, id: 1 });
     const refused = await post(conductor.rpcAddress?.port as number, body);
     expect(refused.status).toBe(401);
+    // The metrics are behind the same credentials.
+    const metricsUrl = `http://127.0.0.1:${conductor.rpcAddress?.port}/metrics`;
+    expect((await fetch(metricsUrl)).status).toBe(401);
+    const scrape = await fetch(metricsUrl, { headers: { authorization: `Basic ${btoa('api:s3cret')}` } });
+    expect(scrape.status).toBe(200);
+    expect(await scrape.text()).toContain('bmaas_conductor_heartbeats_total');
     const node = await createNode(stores);
     await expect(
       clientFor({ username: 'api', password: 'wrong' }).callForNode(node, 'do_provisioning_action', {
@@ -351,6 +363,8 @@ describe('conductor', () => {
       });
     }
     expect(b.logs().filter((l) => l.message === 'took the node over')).toHaveLength(6);
+    const samples = parsePrometheusText(await b.metrics.registry.metrics());
+    expect(sampleSum(samples, 'bmaas_conductor_takeover_nodes_total')).toBe(6);
   });
 
   it('fails timed-out waits and recovers nodes locked by a dead conductor', async () => {

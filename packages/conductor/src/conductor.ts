@@ -1,11 +1,12 @@
 import type { AddressInfo } from 'node:net';
 import type { BmaasConfig, Logger } from '@bmaas/common';
 import type { Stores } from '@bmaas/db';
-import { ConductorRing } from '@bmaas/rpc-client';
+import { ConductorRing, RpcCallMetrics } from '@bmaas/rpc-client';
 import { type ConductorSetup, prepareConductor } from './conductor-setup.js';
 import { NodeHistoryWriter } from './history/node-history-writer.js';
 import { createHttpFileServer, listen } from './http-file-server.js';
 import { InventoryProcessor } from './inspection/inventory-processor.js';
+import type { ConductorMetrics } from './metrics/conductor-metrics.js';
 import type { NodeCheckDeps } from './periodic/node-checks.js';
 import { type NodeEventRecorder, recordedNodeEvents } from './periodic/node-events.js';
 import { crashRecoveryChanges, recoverOrphanedNodes, releaseOwnLeftovers } from './periodic/orphans.js';
@@ -29,6 +30,8 @@ export interface ConductorDeps {
   catalog?: DriverCatalog;
   /** The result of prepareConductor, when the caller checked the configuration first. */
   setup?: ConductorSetup;
+  /** The recorder of this conductor process; its registry is served at the JSON-RPC listener's /metrics. */
+  metrics: ConductorMetrics;
   /** Where power changes seen outside the service are recorded; default: log lines. */
   events?: NodeEventRecorder;
   now?: () => Date;
@@ -58,7 +61,16 @@ export interface Conductor {
  */
 export function createConductor(deps: ConductorDeps): Conductor {
   const { stores } = deps;
-  const setup = deps.setup ?? prepareConductor({ config: deps.config, logger: deps.logger, catalog: deps.catalog });
+  const { metrics } = deps;
+  const setup =
+    deps.setup ??
+    prepareConductor({
+      config: deps.config,
+      logger: deps.logger,
+      catalog: deps.catalog,
+      agentCommands: metrics,
+      powerActions: metrics,
+    });
   const { config, identity, registry, auth, tls, fileServerAt } = setup;
   const now = deps.now ?? (() => new Date());
   const { hostname } = identity;
@@ -82,6 +94,7 @@ export function createConductor(deps: ConductorDeps): Conductor {
     },
     logger: deps.logger.child({ component: 'task' }),
     history,
+    provisionStates: metrics,
   });
   const inventories = new InventoryProcessor({
     ports: stores.ports,
@@ -122,6 +135,8 @@ export function createConductor(deps: ConductorDeps): Conductor {
     logger: deps.logger.child({ component: 'json-rpc' }),
     tls,
     auth,
+    metrics: new RpcCallMetrics(metrics.registry, 'server'),
+    registry: metrics.registry,
   });
   const fileServer = fileServerAt
     ? createHttpFileServer({
@@ -141,9 +156,15 @@ export function createConductor(deps: ConductorDeps): Conductor {
     'heartbeat',
     config.conductor.heartbeat_interval * 1000,
     async () => {
-      // False when our row is gone (someone deleted it): register again.
-      if (!(await stores.conductors.touch(hostname)))
-        conductorId = (await stores.conductors.register(registration())).id;
+      try {
+        // False when our row is gone (someone deleted it): register again.
+        if (!(await stores.conductors.touch(hostname)))
+          conductorId = (await stores.conductors.register(registration())).id;
+      } catch (error) {
+        metrics.heartbeatFailed();
+        throw error;
+      }
+      metrics.heartbeatSent();
     },
     logger,
   );
@@ -160,7 +181,7 @@ export function createConductor(deps: ConductorDeps): Conductor {
     'takeover',
     config.DEFAULT.hash_ring_reset_interval * 1000,
     async () => {
-      await takeover.run();
+      metrics.nodesTakenOver(await takeover.run());
     },
     logger,
   );

@@ -7,14 +7,16 @@ import {
   createSilentLogger,
   IPMIFailure,
   type NodeRecord,
+  Registry,
   UnsupportedDriverExtension,
 } from '@bmaas/common';
 import { createStores, type Stores } from '@bmaas/db';
 import { createTestDatabase, freePort, type TestDatabase } from '@bmaas/db/testing';
 import { ipmiSimAvailable, SimulatedBmc } from '@bmaas/ipmitool-interfaces/testing';
-import { ConductorRing, JsonRpcConductorClient } from '@bmaas/rpc-client';
+import { ConductorRing, JsonRpcConductorClient, RpcCallMetrics } from '@bmaas/rpc-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Conductor, createConductor } from './conductor.js';
+import { ConductorMetrics } from './metrics/conductor-metrics.js';
 import { createNode, testConfig } from './test-fixtures.js';
 
 // Under CI a missing ipmi_sim/ipmitool fails this suite instead of skipping it.
@@ -39,6 +41,7 @@ describe.runIf(run)('a conductor driving ipmi nodes through a real ipmi_sim BMC'
       for (const line of chunk.toString().split('\n').filter(Boolean)) logs.push(JSON.parse(line));
     });
     conductor = createConductor({
+      metrics: new ConductorMetrics(new Registry()),
       config: testConfig({
         DEFAULT: {
           host: '127.0.0.1',
@@ -73,6 +76,7 @@ describe.runIf(run)('a conductor driving ipmi nodes through a real ipmi_sim BMC'
       ring,
       config: { port: 8089, timeout: 30, use_ssl: false, cafile: null, username: null, password: null },
       logger: createSilentLogger(),
+      metrics: new RpcCallMetrics(new Registry(), 'client'),
     });
   });
   afterAll(async () => {

@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-import { ConfigError, configFilesFromArgs, createRootLogger } from '@bmaas/common';
+import { ConfigError, configFilesFromArgs, createMetricsRegistry, createRootLogger } from '@bmaas/common';
 import { createStores, openDatabase, resolveDatabaseUrl, serviceDatabaseOptions } from '@bmaas/db';
 import { createConductor } from './conductor.js';
 import { prepareConductor } from './conductor-setup.js';
 import { conductorIdentity } from './identity.js';
+import { ConductorMetrics } from './metrics/conductor-metrics.js';
 import { loadConductorConfig } from './registry/plugin-config.js';
 
 /** `bmaas-conductor [--config-file PATH]...`: runs one conductor until SIGTERM or SIGINT. */
@@ -16,15 +17,17 @@ async function main(argv: string[]): Promise<void> {
     format: config.DEFAULT.log_format,
     defaultMeta: { service: 'conductor', conductor: hostname },
   });
+  // One registry for the process, filled by the recorders it is handed to and served at /metrics.
+  const metrics = new ConductorMetrics(createMetricsRegistry());
   // Refuse a bad configuration before touching the database.
-  const setup = prepareConductor({ config, logger });
+  const setup = prepareConductor({ config, logger, agentCommands: metrics, powerActions: metrics });
   const database = await resolveDatabaseUrl(config, logger.child({ component: 'database' }));
   const db = openDatabase({
     connection: database.url,
     ...serviceDatabaseOptions(config.database),
     applicationName: 'bmaas-conductor',
   });
-  const conductor = createConductor({ config, stores: createStores(db), logger, setup });
+  const conductor = createConductor({ config, stores: createStores(db), logger, setup, metrics });
 
   let stopping = false;
   const shutdown = (signal: NodeJS.Signals): void => {

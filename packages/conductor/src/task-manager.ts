@@ -19,6 +19,12 @@ export interface TaskManagerOptions {
   logger: Logger;
   /** Where provision state changes and errors written under a lock are recorded (node history). */
   history?: Pick<NodeHistoryWriter, 'record'>;
+  /** Told of every provision state change written under a lock (deploy and clean durations). */
+  provisionStates?: ProvisionStateObserver;
+}
+
+export interface ProvisionStateObserver {
+  provisionStateChanged(nodeUuid: string, from: string, to: string): void;
 }
 
 export interface AcquireOptions {
@@ -222,6 +228,9 @@ export class TaskManager {
     const updated = await this.options.nodes.update(node.id, changes, { reservation: this.options.hostname });
     if (updated) {
       for (const event of historyOfChange(node, changes)) this.options.history?.record(event);
+      if (updated.provisionState !== node.provisionState) {
+        this.options.provisionStates?.provisionStateChanged(node.uuid, node.provisionState, updated.provisionState);
+      }
       return updated;
     }
     const now = await this.options.nodes.getById(node.id);

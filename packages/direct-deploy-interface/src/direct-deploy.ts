@@ -330,6 +330,6 @@ export const directDeployInterface: InterfaceDescriptor<DirectDeployInterface> =
     new DirectDeployInterface({
       config: { deploy: deps.deploy, agent: deps.agent },
       logger: deps.logger,
-      agent: new AgentClient({ config: deps.agent, logger: deps.logger }),
+      agent: new AgentClient({ config: deps.agent, logger: deps.logger, observer: deps.agentCommands }),
     }),
 };

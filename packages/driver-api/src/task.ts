@@ -1,3 +1,4 @@
+import type { AgentCommandObserver } from '@bmaas/agent-client';
 import type { ConfigSection, Logger, NodeRecord, PortRecord } from '@bmaas/common';
 import type { BootInterface } from './boot.js';
 import type { DeployInterface, ManagementInterface, PowerInterface } from './interfaces.js';
@@ -63,6 +64,8 @@ export interface InterfaceDeps<Settings = Readonly<Record<string, unknown>>> {
   logger: Logger;
   /** Identity of this conductor, as registered (host or host:port). */
   conductorHostname: string;
+  /** Hears of agent commands that did not succeed (the conductor's metrics); absent, they are not counted. */
+  agentCommands?: AgentCommandObserver | undefined;
 }
 
 /** The interfaces of one node: the core kinds and every optional one. */

@@ -8,7 +8,10 @@ import { join } from 'node:path';
 import {
   createSilentLogger,
   NodeLocked,
+  parsePrometheusText,
+  Registry,
   RpcTimeout,
+  sampleSum,
   TemporaryFailure,
   toErrorPayload,
   UnexpectedRpcError,
@@ -17,6 +20,7 @@ import { freePort } from '@bmaas/db/testing';
 import { JSONRPCErrorException, JSONRPCServer } from 'json-rpc-2.0';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { conductorUrl, type JsonRpcClientConfig, JsonRpcConductorClient } from './json-rpc-client.js';
+import { RpcCallMetrics } from './rpc-call-metrics.js';
 
 /** How long the fake conductor takes for node 'slow'. */
 const SLOW_CONDUCTOR_MS = 30_000;
@@ -84,12 +88,14 @@ const baseConfig: JsonRpcClientConfig = {
 
 function clientFor(host: string, config: Partial<JsonRpcClientConfig> = {}) {
   const ring = { invalidations: 0, hostFor: async () => host, invalidate: () => ring.invalidations++ };
+  const registry = new Registry();
   const client = new JsonRpcConductorClient({
     ring,
     config: { ...baseConfig, ...config },
     logger: createSilentLogger(),
+    metrics: new RpcCallMetrics(registry, 'client'),
   });
-  return { client, ring };
+  return { client, ring, registry };
 }
 
 const servers: http.Server[] = [];
@@ -257,6 +263,51 @@ describe('JsonRpcConductorClient', () => {
       TemporaryFailure,
     );
     expect(ring.invalidations).toBe(1);
+  });
+
+  it('records each call by method and outcome with its latency', async () => {
+    const fake = createFakeConductor();
+    const { server, port } = await serve(fake.rpc);
+    servers.push(server);
+    const { client, registry } = clientFor(`127.0.0.1:${port}`);
+    clients.push(client);
+    await client.callForNode(NODE, 'get_boot_config', { node_id: NODE.uuid, name: 'boot.ipxe' });
+    await client.callForNode(NODE, 'get_boot_config', { node_id: NODE.uuid, name: 'grub.cfg' });
+    await expect(client.callForNode(NODE, 'get_boot_config', { node_id: 'unknown', name: 'x' })).rejects.toThrow();
+    await expect(
+      client.callForNode(NODE, 'do_provisioning_action', { node_id: 'other', event: 'deploy' }),
+    ).rejects.toThrow();
+    await expect(
+      client.callForNode(NODE, 'get_boot_config', { node_id: 'slow', name: 'x' }, { timeoutMs: 50 }),
+    ).rejects.toBeInstanceOf(RpcTimeout);
+
+    const samples = parsePrometheusText(await registry.metrics());
+    const calls = (labels: Record<string, string>) =>
+      sampleSum(samples, 'bmaas_rpc_client_call_duration_seconds_count', labels);
+    expect(calls({ method: 'get_boot_config', outcome: 'ok' })).toBe(2);
+    expect(calls({ method: 'get_boot_config', outcome: 'refused' })).toBe(1);
+    expect(calls({ method: 'get_boot_config', outcome: 'timeout' })).toBe(1);
+    expect(calls({ method: 'do_provisioning_action', outcome: 'error' })).toBe(1);
+    expect(sampleSum(samples, 'bmaas_rpc_client_call_duration_seconds_sum', { outcome: 'timeout' })).toBeGreaterThan(
+      0.04,
+    );
+  });
+
+  it('records a conductor that is gone as unavailable', async () => {
+    const { server, port } = await serve(createFakeConductor().rpc);
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const { client, registry } = clientFor(`127.0.0.1:${port}`);
+    clients.push(client);
+    await expect(
+      client.callForNode(NODE, 'do_provisioning_action', { node_id: 'n', event: 'deploy' }),
+    ).rejects.toThrow();
+    const samples = parsePrometheusText(await registry.metrics());
+    expect(
+      sampleSum(samples, 'bmaas_rpc_client_call_duration_seconds_count', {
+        method: 'do_provisioning_action',
+        outcome: 'unavailable',
+      }),
+    ).toBe(1);
   });
 
   it('sends HTTP basic credentials and reports a refusal', async () => {

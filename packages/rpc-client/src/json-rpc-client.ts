@@ -16,6 +16,7 @@ import { createJSONRPCRequest, isJSONRPCResponse, type JSONRPCRequest, type JSON
 import type { ConductorCallOptions, ConductorClient } from './client.js';
 import type { RequestContext, RpcMethodName, RpcParams, RpcResult } from './methods.js';
 import type { ConductorRing, NodeRoutingKey } from './ring.js';
+import type { RpcCallMetrics } from './rpc-call-metrics.js';
 
 /** The [json_rpc] options the client reads. */
 export type JsonRpcClientConfig = Pick<
@@ -27,6 +28,8 @@ export interface JsonRpcConductorClientOptions {
   ring: Pick<ConductorRing, 'hostFor' | 'invalidate'>;
   config: JsonRpcClientConfig;
   logger: Logger;
+  /** Where each call's method, outcome and latency are recorded. */
+  metrics: RpcCallMetrics;
   /** Most pooled connections per conductor. */
   maxSocketsPerConductor?: number;
 }
@@ -125,27 +128,36 @@ export class JsonRpcConductorClient implements ConductorClient {
     params: RpcParams<M>,
     options: ConductorCallOptions = {},
   ): Promise<RpcResult<M>> {
-    const { config } = this.options;
+    const { config, metrics } = this.options;
+    const started = performance.now();
     const context: RequestContext = { request_id: options.requestId ?? `req-${randomUUID()}` };
     const timeoutMs = options.timeoutMs ?? config.timeout * 1000;
     const request = createJSONRPCRequest(++this.nextId, method, { ...params, context });
-    const response = BATCHED_METHODS.has(method)
-      ? await withDeadline(this.batchFor(hostname, timeoutMs).get(request), timeoutMs, hostname)
-      : (await this.exchange(hostname, timeoutMs, [request]))[0];
-    if (!response) throw new UnexpectedRpcError(`Conductor ${hostname} did not answer request ${request.id}.`);
-    if (response.error) {
-      const error = fromErrorPayload(response.error.data, response.error.message);
-      if (error instanceof UnexpectedRpcError) {
-        this.logger.warn('conductor answered with an error outside the allow-list', {
-          conductor: hostname,
-          method,
-          requestId: context.request_id,
-          code: response.error.code,
-          error: response.error.message,
-        });
+    let response: JSONRPCResponse;
+    try {
+      const answer = BATCHED_METHODS.has(method)
+        ? await withDeadline(this.batchFor(hostname, timeoutMs).get(request), timeoutMs, hostname)
+        : (await this.exchange(hostname, timeoutMs, [request]))[0];
+      if (!answer) throw new UnexpectedRpcError(`Conductor ${hostname} did not answer request ${request.id}.`);
+      response = answer;
+      if (response.error) {
+        const error = fromErrorPayload(response.error.data, response.error.message);
+        if (error instanceof UnexpectedRpcError) {
+          this.logger.warn('conductor answered with an error outside the allow-list', {
+            conductor: hostname,
+            method,
+            requestId: context.request_id,
+            code: response.error.code,
+            error: response.error.message,
+          });
+        }
+        throw error;
       }
+    } catch (error) {
+      metrics.observe(method, error, started);
       throw error;
     }
+    metrics.observe(method, undefined, started);
     return response.result as RpcResult<M>;
   }
 

@@ -12,20 +12,23 @@ import type { PortStore } from '@bmaas/db';
 import type { ConductorClient } from '@bmaas/rpc-client';
 import { DISCOVERY_SCRIPT_NAME } from './discovery-script.js';
 
-/** Why a boot request was refused: logged, never shown to the client. */
-export type BootRefusal =
-  | 'malformed-request'
-  | 'malformed-mac'
-  | 'malformed-name'
-  | 'unknown-mac'
-  | 'state-not-allowed'
-  | 'no-conductor'
-  | 'unsupported-driver-extension'
-  | 'config-not-found'
-  | 'rpc-timeout'
-  | 'rpc-error'
-  | 'database-unavailable'
-  | 'deadline';
+/** Why a boot request was refused: logged and counted, never shown to the client. */
+export const BOOT_REFUSALS = [
+  'malformed-request',
+  'malformed-mac',
+  'malformed-name',
+  'unknown-mac',
+  'state-not-allowed',
+  'no-conductor',
+  'unsupported-driver-extension',
+  'config-not-found',
+  'rpc-timeout',
+  'rpc-error',
+  'database-unavailable',
+  'deadline',
+] as const;
+
+export type BootRefusal = (typeof BOOT_REFUSALS)[number];
 
 /** The nodeUuid of the discovery script's answer: it is served to a MAC no node has. */
 export const DISCOVERY_NODE = 'discovery';
@@ -33,7 +36,7 @@ export const DISCOVERY_NODE = 'discovery';
 /** `mac` is the requested MAC as parsed, present once it parsed (observers see it; the requester never does). */
 export type BootConfigAnswer =
   | { ok: true; content: string; nodeUuid: string; mac: string }
-  | { ok: false; reason: BootRefusal; nodeUuid?: string; detail?: string; mac?: string };
+  | { ok: false; reason: BootRefusal; mac?: string; nodeUuid?: string; detail?: string };
 
 export interface BootConfigControllerDeps {
   /** The indexed MAC -> node query (batched by the store under load). */

@@ -69,6 +69,36 @@ function send(
 }
 
 /**
+ * Tells each observer of one answered request (nothing is built when there is
+ * none). The answer is already sent: an observer that throws loses its record
+ * and is logged; the others still run.
+ */
+function notify(
+  observers: readonly BootRequestObserver[],
+  logger: Logger,
+  outcome: BootRequestEvent['outcome'],
+  name: string | undefined,
+  answer: BootConfigAnswer | undefined,
+  started: number,
+): void {
+  if (observers.length === 0) return;
+  const event: BootRequestEvent = {
+    outcome,
+    name,
+    mac: answer?.mac,
+    nodeUuid: answer?.nodeUuid === DISCOVERY_NODE ? undefined : answer?.nodeUuid,
+    durationSeconds: (performance.now() - started) / 1000,
+  };
+  for (const observer of observers) {
+    try {
+      observer.observe(event);
+    } catch (error) {
+      logger.error('boot request observer failed', { stack: error instanceof Error ? error.stack : String(error) });
+    }
+  }
+}
+
+/**
  * The node:http handler of `/v1/boot/<MAC>/<NAME>`, ahead of the express app
  * (see createApiListener): a boot storm is thousands of these a second and
  * express's routing would cost more than the rest of the request. It parses
@@ -77,41 +107,23 @@ function send(
  * needs no authentication (firmware sends a bare GET). It writes no access
  * log line: refusals are logged at info with their reason, answers at debug.
  *
- * Each observer sees every answered request once, after the answer is
- * written (an unexpected 500 is logged, not observed). Observers run on the
- * request's path: they must be synchronous and cheap; one that throws is
- * logged and the others still run.
+ * Each observer hears of every answered request once, after the answer is
+ * written (metrics, the recent boot log), a 500 as `server-error`. Observers
+ * run on the request's path: they must be synchronous and cheap. What they
+ * hear never reaches the requester.
  */
 export function createBootConfigHandler(
-  controller: BootConfigController,
+  controller: Pick<BootConfigController, 'answer'>,
   logger: Logger,
   observers: readonly BootRequestObserver[],
 ) {
-  const observe = (answer: BootConfigAnswer, name: string | undefined, started: number): void => {
-    if (observers.length === 0) return;
-    const event: BootRequestEvent = {
-      outcome: answer.ok ? 'served' : answer.reason,
-      name,
-      mac: answer.mac,
-      nodeUuid: answer.nodeUuid === DISCOVERY_NODE ? undefined : answer.nodeUuid,
-      durationSeconds: (performance.now() - started) / 1000,
-    };
-    for (const observer of observers) {
-      try {
-        observer.observe(event);
-      } catch (error) {
-        // The answer is already sent: a failing observer loses its record, never the process.
-        logger.error('boot request observer failed', { stack: error instanceof Error ? error.stack : String(error) });
-      }
-    }
-  };
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const started = performance.now();
     const requestId = `req-${randomUUID()}`;
     const url = req.url ?? '';
     const head = req.method === 'HEAD';
-    let answer: BootConfigAnswer;
     let name: string | undefined;
+    let answer: BootConfigAnswer;
     try {
       const segments = (url.split('?', 1)[0] as string).replace(BOOT_PREFIX, '').split('/').slice(1);
       if ((req.method !== 'GET' && !head) || segments.length !== 2) {
@@ -131,12 +143,13 @@ export function createBootConfigHandler(
         stack: error instanceof Error ? error.stack : String(error),
       });
       send(res, head, 500, 'application/json; charset=utf-8', SERVER_FAULT_BODY, requestId);
+      notify(observers, logger, 'server-error', name, undefined, started);
       return;
     }
 
     if (answer.ok) {
       send(res, head, 200, 'text/plain; charset=utf-8', answer.content, requestId);
-      observe(answer, name, started);
+      notify(observers, logger, 'served', name, answer, started);
       if (logger.isDebugEnabled()) {
         logger.debug('boot config served', {
           nodeUuid: answer.nodeUuid,
@@ -147,7 +160,7 @@ export function createBootConfigHandler(
       return;
     }
     send(res, head, 404, 'application/json; charset=utf-8', BOOT_NOT_FOUND_BODY, requestId);
-    observe(answer, answer.reason === 'malformed-request' ? undefined : name, started);
+    notify(observers, logger, answer.reason, answer.reason === 'malformed-request' ? undefined : name, answer, started);
     logger.info(`boot config refused: ${answer.reason}`, {
       reason: answer.reason,
       nodeUuid: answer.nodeUuid,

@@ -1,7 +1,8 @@
 import type { BootRefusal } from './boot-config-controller.js';
 /** One answered boot configuration request, as observers see it (never shown to the requester). */
 export interface BootRequestEvent {
-  outcome: 'served' | BootRefusal;
+  /** `server-error`: the handler failed and answered 500 (a fault of ours, not a refusal). */
+  outcome: 'served' | BootRefusal | 'server-error';
   /** The requested name as sent (e.g. boot.ipxe); undefined when the path was malformed. */
   name: string | undefined;
   /** The MAC as parsed; undefined when malformed. */

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   type BmaasConfig,
+  createMetricsRegistry,
   createSilentLogger,
   type DeepPartial,
   type Logger,
@@ -18,6 +19,7 @@ import { createStores, type NewNode, type NodeChanges, type Stores } from '@bmaa
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { FakeConductorClient } from '@bmaas/rpc-client';
 import { createApiListener } from '../app.js';
+import { ApiMetrics } from '../metrics/api-metrics.js';
 
 /** The interfaces a fake-hardware conductor registers in these tests. */
 export const FAKE_HARDWARE_INTERFACES = [
@@ -75,6 +77,8 @@ export class ApiHarness {
     readonly config: BmaasConfig,
     private readonly server: Server,
     readonly baseUrl: string,
+    /** What the API recorded (its registry is the one served at /metrics). */
+    readonly metrics: ApiMetrics,
     private readonly tempDir: string | undefined,
   ) {}
 
@@ -104,12 +108,19 @@ export class ApiHarness {
       conductors: stores.conductors,
       heartbeatTimeout: config.conductor.heartbeat_timeout,
     });
+    const metrics = new ApiMetrics(createMetricsRegistry());
     const server = createServer(
-      createApiListener({ config, logger: options.logger ?? createSilentLogger(), db: database.db, conductors }),
+      createApiListener({
+        config,
+        logger: options.logger ?? createSilentLogger(),
+        db: database.db,
+        conductors,
+        metrics,
+      }),
     );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
-    return new ApiHarness(database, stores, conductors, config, server, `http://127.0.0.1:${port}`, tempDir);
+    return new ApiHarness(database, stores, conductors, config, server, `http://127.0.0.1:${port}`, metrics, tempDir);
   }
 
   /**

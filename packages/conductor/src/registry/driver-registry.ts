@@ -1,3 +1,4 @@
+import type { AgentCommandObserver } from '@bmaas/agent-client';
 import {
   type BmaasConfig,
   ConfigError,
@@ -19,6 +20,7 @@ import {
   type NodeDriver,
   OPTIONAL_INTERFACES,
 } from '@bmaas/driver-api';
+import { type PowerActionObserver, RecordedPowerInterface } from '../metrics/recorded-power.js';
 import type { DriverCatalog, HardwareTypeDescriptor, InterfaceKinds } from './catalog.js';
 
 /** A hardware type as this conductor enabled it. */
@@ -35,6 +37,10 @@ export interface DriverRegistryDeps {
   logger: Logger;
   /** Registered hostname of this conductor. */
   conductorHostname: string;
+  /** Handed to every interface: hears of agent commands that did not succeed. */
+  agentCommands?: AgentCommandObserver | undefined;
+  /** When set, every power interface is handed out wrapped so that its power changes are reported. */
+  powerActions?: PowerActionObserver | undefined;
 }
 
 const NODE_FIELD = Object.fromEntries(INTERFACE_TYPES.map((kind) => [kind, `${kind}Interface`])) as {
@@ -75,6 +81,12 @@ export class DriverRegistry {
     const instances = {} as InterfaceInstances;
     for (const kind of INTERFACE_TYPES) {
       instances[kind] = createEnabled(catalog, kind, deps) as never;
+    }
+    const { powerActions } = deps;
+    if (powerActions) {
+      instances.power = new Map(
+        [...instances.power].map(([name, power]) => [name, new RecordedPowerInterface(power, name, powerActions)]),
+      );
     }
 
     const knownTypes = catalog.hardwareTypes.map((h) => h.name);
@@ -225,6 +237,7 @@ function createEnabled<K extends InterfaceType>(
         powerStateChangeTimeout: deps.config.conductor.power_state_change_timeout,
         logger: deps.logger.child({ component: `${kind}:${name}` }),
         conductorHostname: deps.conductorHostname,
+        agentCommands: deps.agentCommands,
       }),
     );
   }

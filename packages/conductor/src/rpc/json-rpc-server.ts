@@ -8,11 +8,12 @@ import {
   InvalidParameterValue,
   isBmaasError,
   type Logger,
+  type Registry,
   TemporaryFailure,
   toErrorPayload,
 } from '@bmaas/common';
 import { isDatabaseUnavailable } from '@bmaas/db';
-import type { RpcMethodName, RpcParams, RpcResult } from '@bmaas/rpc-client';
+import type { RpcCallMetrics, RpcMethodName, RpcParams, RpcResult } from '@bmaas/rpc-client';
 import { JSONRPCErrorException, JSONRPCServer } from 'json-rpc-2.0';
 
 /** What a handler knows of its call. */
@@ -34,6 +35,10 @@ export interface ConductorRpcServerOptions {
   tls?: { cert: Buffer; key: Buffer } | undefined;
   /** [json_rpc]auth_strategy = http_basic. */
   auth?: HtpasswdUsers | undefined;
+  /** Where each call's method, outcome and latency are recorded. */
+  metrics: RpcCallMetrics;
+  /** The process's metrics, served at `GET /metrics` (behind the same authentication as the calls). */
+  registry: Registry;
   /** Largest request body accepted. */
   maxBodyBytes?: number;
 }
@@ -73,7 +78,10 @@ function send(res: http.ServerResponse, status: number, body?: unknown, headers:
  * The conductor's JSON-RPC 2.0 server over HTTP(S) POST (any path). Domain
  * errors become JSON-RPC errors whose code is their status and whose data is
  * their payload (the class name crosses the wire); anything else is logged
- * and answered as a generic 500. Notifications (no id) get 204.
+ * and answered as a generic 500. Notifications (no id) get 204. `GET
+ * /metrics` answers the conductor's metrics (Prometheus text format), with
+ * the same authentication as the calls: this listener, not the public file
+ * server booting machines reach.
  */
 export class ConductorRpcServer {
   readonly server: http.Server;
@@ -131,12 +139,22 @@ export class ConductorRpcServer {
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    if (req.method !== 'POST') {
+    const scrape = req.method === 'GET' && req.url === '/metrics';
+    if (req.method !== 'POST' && !scrape) {
       send(res, 405, { error: 'JSON-RPC takes POST only' }, { allow: 'POST' });
       return;
     }
     if (this.options.auth && !(await this.options.auth.verifyHeader(req.headers.authorization))) {
       send(res, 401, { error: 'authentication required' }, { 'www-authenticate': 'Basic realm="bmaas-conductor"' });
+      return;
+    }
+    if (scrape) {
+      const text = await this.options.registry.metrics();
+      res.writeHead(200, {
+        'content-type': this.options.registry.contentType,
+        'content-length': Buffer.byteLength(text),
+      });
+      res.end(text);
       return;
     }
     let body: string;
@@ -161,6 +179,7 @@ export class ConductorRpcServer {
     const requestId =
       typeof given === 'string' && given.length > 0 && given.length <= 128 ? given : `req-${randomUUID()}`;
     const logger = this.logger.child({ requestId, method });
+    const started = performance.now();
     try {
       if (!this.accepting) throw new TemporaryFailure('The conductor is shutting down, please retry.');
       if (params === null || typeof params !== 'object' || Array.isArray(params)) {
@@ -168,9 +187,11 @@ export class ConductorRpcServer {
       }
       const { context: _, ...rest } = params as Record<string, unknown>;
       const result = await handler(rest, { requestId, logger });
+      this.options.metrics.observe(method, undefined, started);
       return result ?? null;
     } catch (raised) {
       const error = isDatabaseUnavailable(raised) ? new DatabaseUnavailable() : raised;
+      this.options.metrics.observe(method, error, started);
       if (isBmaasError(error)) {
         // A refusal is the caller's business; only a fault of ours is an error in our log.
         if (error.status >= 500 && !(error instanceof TemporaryFailure) && !(error instanceof DatabaseUnavailable)) {
