@@ -1,8 +1,9 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createSilentLogger } from '@bmaas/common';
-import { describe, expect, it } from 'vitest';
-import type { BootConfigAnswer } from './boot-config-controller.js';
+import { PassThrough } from 'node:stream';
+import { createRootLogger, createSilentLogger, type Logger } from '@bmaas/common';
+import { describe, expect, it, vi } from 'vitest';
+import { type BootConfigAnswer, DISCOVERY_NODE } from './boot-config-controller.js';
 import { createBootConfigHandler } from './boot-config-router.js';
 import type { BootRequestEvent, BootRequestObserver } from './boot-request-observer.js';
 
@@ -14,14 +15,18 @@ class RecordingObserver implements BootRequestObserver {
 }
 
 /** The handler on a loopback port with a controller answering `answer` (or throwing it when it is an Error). */
-async function handlerWith(answer: BootConfigAnswer | Error, observers: BootRequestObserver[]) {
+async function handlerWith(
+  answer: BootConfigAnswer | Error,
+  observers: BootRequestObserver[],
+  logger: Logger = createSilentLogger(),
+) {
   const controller = {
     answer: async (): Promise<BootConfigAnswer> => {
       if (answer instanceof Error) throw answer;
       return answer;
     },
   };
-  const handler = createBootConfigHandler(controller, createSilentLogger(), observers);
+  const handler = createBootConfigHandler(controller, logger, observers);
   const server = createServer((req, res) => void handler(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -93,5 +98,45 @@ describe('boot request observers', () => {
     } finally {
       await api.close();
     }
+  });
+
+  it('logs an observer that throws, and the others still hear of the request', async () => {
+    const logged: string[] = [];
+    const stream = new PassThrough();
+    stream.on('data', (chunk: Buffer) => logged.push(chunk.toString()));
+    const failing = {
+      observe: () => {
+        throw new Error('observer bug');
+      },
+    };
+    const observer = new RecordingObserver();
+    const served: BootConfigAnswer = { ok: true, content: '#!ipxe\n', nodeUuid: NODE, mac: MAC };
+    const api = await handlerWith(
+      served,
+      [failing, observer],
+      createRootLogger({ level: 'error', format: 'json', stream }),
+    );
+    try {
+      expect(await api.get(`/v1/boot/${MAC}/boot.ipxe`)).toBe(200);
+      expect(await api.get(`/v1/boot/${MAC}/boot.ipxe`)).toBe(200);
+    } finally {
+      await api.close();
+    }
+    expect(observer.events).toHaveLength(2);
+    // The logger writes to its stream a little later.
+    await vi.waitFor(() => expect(logged.join('').match(/boot request observer failed/g)).toHaveLength(2));
+  });
+
+  it('reports the discovery script as served to no node', async () => {
+    const observer = new RecordingObserver();
+    const api = await handlerWith({ ok: true, content: '#!ipxe\n', nodeUuid: DISCOVERY_NODE, mac: MAC }, [observer]);
+    try {
+      expect(await api.get(`/v1/boot/${MAC}/discovery.ipxe`)).toBe(200);
+    } finally {
+      await api.close();
+    }
+    expect(observer.events.map((e) => [e.outcome, e.name, e.nodeUuid])).toEqual([
+      ['served', 'discovery.ipxe', undefined],
+    ]);
   });
 });

@@ -124,6 +124,13 @@ function drawStates(nodes) {
   document.getElementById('nodes-total').textContent = String(nodes.length);
 }
 
+/** served, refused (with the reason the requester never saw) or failed (a 500: server-error). */
+function outcomeCell(outcome) {
+  if (outcome === 'served') return cell('served', 'served');
+  if (outcome === 'server-error') return cell('failed: server-error', 'refused');
+  return cell(`refused: ${outcome}`, 'refused');
+}
+
 function drawBootRequests(log, metrics) {
   const apiProcess = log.api_process;
   document.getElementById('boot-process').textContent =
@@ -142,10 +149,7 @@ function drawBootRequests(log, metrics) {
     row(
       [
         cell(new Date(r.time).toLocaleTimeString()),
-        cell(
-          r.outcome === 'served' ? 'served' : `refused: ${r.outcome}`,
-          r.outcome === 'served' ? 'served' : 'refused',
-        ),
+        outcomeCell(r.outcome),
         cell(r.name ?? '–', 'mono'),
         cell(r.mac ?? '–', 'mono'),
         cell(r.node_uuid ?? '–', 'mono'),
