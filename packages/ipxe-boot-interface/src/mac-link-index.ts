@@ -82,8 +82,8 @@ export class MacLinkIndex {
       return;
     }
     this.targetOf.set(path, target);
-    let links = this.linksByTarget.get(target);
-    if (!links) this.linksByTarget.set(target, (links = new Set()));
-    links.add(path);
+    const links = this.linksByTarget.get(target);
+    if (links) links.add(path);
+    else this.linksByTarget.set(target, new Set([path]));
   }
 }
