@@ -116,6 +116,12 @@ async function measure(options: BenchOptions, started: Started, cleanup: Cleanup
     { concurrency: options.clientConcurrency, stepTimeoutMs: Math.max(120_000, options.nodes * 50), progress: log },
   );
 
+  log(
+    `provisioning: ${provisioning.steps
+      .map((s) => `${s.target} ${s.seconds.toFixed(1)} s (${Math.round(options.nodes / s.seconds)} nodes/s)`)
+      .join(', ')}`,
+  );
+
   // Provisioning rewrote every node row several times: let PostgreSQL settle (autovacuum would
   // otherwise do this during the load runs, on the boot API's account).
   await settleDatabase(stack.databaseUrl);

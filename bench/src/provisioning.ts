@@ -71,6 +71,7 @@ export async function provisionNodes(
   for (const step of STEPS) {
     const stepStarted = performance.now();
     let fired = 0;
+    options.progress(`${step.target}: requesting`);
     await forEachConcurrently(uuids, options.concurrency, async (uuid) => {
       await fire(api, uuid, step.target);
       if (++fired % 1000 === 0) options.progress(`${step.target}: ${fired}/${uuids.length} requested`);

@@ -134,6 +134,20 @@ describe('ipxe boot interface', () => {
     expect(await readlink(at('pxelinux.cfg', '52-54-00-00-00-01'))).toBe(`../${other.uuid}/config`);
   });
 
+  it('drops links of a removed port made before it started (a restarted conductor), reading no other node', async () => {
+    const { node, ports, iface } = await setUp();
+    await iface.prepareRamdisk(createTestTask(node, ports), 'deploy');
+    const restarted = new IpxeBootInterface(testDeps(fixture.config));
+    const [kept] = ports as [PortRecord, PortRecord];
+    await restarted.prepareRamdisk(createTestTask(node, [kept]), 'deploy');
+    expect(await files('pxelinux.cfg')).toEqual(['52-54-00-00-00-01']);
+
+    // A link another process made for one of the node's ports is found at clean-up too.
+    await symlink(`../${node.uuid}/config`, at('pxelinux.cfg', '52-54-00-00-00-02'));
+    await restarted.cleanUpInstance(createTestTask(node, ports));
+    expect(await files('pxelinux.cfg')).toEqual([]);
+  });
+
   it('rewrites the root script only when its content changes', async () => {
     const { iface, task } = await setUp();
     await iface.prepareRamdisk(task(), 'deploy');

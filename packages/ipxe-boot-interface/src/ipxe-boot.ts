@@ -1,5 +1,4 @@
-import { readdir, readFile, rm, rmdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFile, rm, rmdir } from 'node:fs/promises';
 import { BootConfigNotFound, type Logger, ProvisionState } from '@bmaas/common';
 import {
   BaseBootInterface,
@@ -11,11 +10,9 @@ import {
 import {
   HttpRootLayout,
   isMissing,
-  linkIfChanged,
   placeRamdiskImages,
   RAMDISK_IMAGE_PROPERTIES,
   ramdiskImageSources,
-  readLinkIfPresent,
   removeIfPresent,
   removeRamdiskImages,
   validateRamdiskImages,
@@ -23,6 +20,7 @@ import {
 } from '@bmaas/http-root';
 import { type IpxeConfig, ipxeConfigOf, PXE_OPTIONS, type PxeSettings } from './ipxe-config.js';
 import { IpxeFiles, NODE_SCRIPT_NAME, ROOT_SCRIPT_NAME } from './ipxe-files.js';
+import { MacLinkIndex } from './mac-link-index.js';
 import { nodeScriptEntry, nodeScriptOptions, renderNodeScript } from './node-script.js';
 import { renderRootBootScript } from './root-script.js';
 
@@ -62,6 +60,7 @@ export class IpxeBootInterface extends BaseBootInterface {
   private readonly config: IpxeConfig;
   private readonly logger: Logger;
   private readonly files: IpxeFiles;
+  private readonly macLinks: MacLinkIndex;
   private readonly downloadTimeoutMs: number;
   private readonly allowedPaths: readonly string[];
 
@@ -70,6 +69,7 @@ export class IpxeBootInterface extends BaseBootInterface {
     this.config = ipxeConfigOf(deps);
     this.logger = deps.logger;
     this.files = ipxeFilesOf(this.config);
+    this.macLinks = new MacLinkIndex(this.files.pxeConfigDir);
     this.downloadTimeoutMs = options.imageDownloadTimeoutMs ?? DEFAULT_IMAGE_DOWNLOAD_TIMEOUT_MS;
     this.allowedPaths = deps.fileUrlAllowedPaths;
   }
@@ -141,7 +141,7 @@ export class IpxeBootInterface extends BaseBootInterface {
       throw error;
     });
     if (script !== undefined && nodeScriptEntry(script) === 'boot_instance') return;
-    for (const link of await this.linksOf(uuid)) await removeIfPresent(link);
+    await this.unlinkPorts(task);
     await removeIfPresent(this.files.nodeScript(uuid));
     await rmdir(this.layout.nodeDir(uuid)).catch((error: unknown) => {
       const code = (error as NodeJS.ErrnoException).code;
@@ -168,7 +168,7 @@ export class IpxeBootInterface extends BaseBootInterface {
   /** Removes the node directory and every MAC link to it. */
   async cleanUpInstance(task: Task): Promise<void> {
     const { uuid } = task.node;
-    for (const link of await this.linksOf(uuid)) await removeIfPresent(link);
+    await this.unlinkPorts(task);
     await rm(this.layout.nodeDir(uuid), { recursive: true, force: true });
   }
 
@@ -192,31 +192,22 @@ export class IpxeBootInterface extends BaseBootInterface {
 
   /** One link per PXE-enabled port; links of this node for any other MAC (removed ports) go. */
   private async linkPxePorts(task: Task, log: Logger): Promise<void> {
-    const { uuid } = task.node;
-    const target = this.files.macLinkTarget(uuid);
+    const target = this.files.macLinkTarget(task.node.uuid);
     const wanted = new Set(
       task.ports.filter((port) => port.pxeEnabled).map((port) => this.files.macLink(port.address)),
     );
     if (wanted.size === 0) log.warn('node has no PXE-enabled port: no MAC link to its iPXE script');
-    for (const link of wanted) await linkIfChanged(target, link);
-    for (const link of await this.linksOf(uuid)) {
-      if (!wanted.has(link)) await removeIfPresent(link);
+    for (const link of wanted) await this.macLinks.link(target, link);
+    for (const link of await this.macLinks.linksTo(target)) {
+      if (!wanted.has(link)) await this.macLinks.remove(link);
     }
   }
 
-  /** Every MAC link that points at the node's script. */
-  private async linksOf(nodeUuid: string): Promise<string[]> {
-    const target = this.files.macLinkTarget(nodeUuid);
-    const dir = this.files.pxeConfigDir;
-    const names = await readdir(dir).catch((error: unknown) => {
-      if (isMissing(error)) return [];
-      throw error;
-    });
-    const links: string[] = [];
-    for (const name of names) {
-      if ((await readLinkIfPresent(join(dir, name))) === target) links.push(join(dir, name));
-    }
-    return links;
+  /** Removes every MAC link that points at the node's script (those of its ports and those made earlier). */
+  private async unlinkPorts(task: Task): Promise<void> {
+    const target = this.files.macLinkTarget(task.node.uuid);
+    const portLinks = task.ports.map((port) => this.files.macLink(port.address));
+    for (const link of await this.macLinks.linksTo(target, portLinks)) await this.macLinks.remove(link);
   }
 
   private nodeLogger(task: Task): Logger {

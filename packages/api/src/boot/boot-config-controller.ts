@@ -76,10 +76,26 @@ export class BootConfigController {
     if (!CONFIG_NAME.test(rawName)) return { ok: false, reason: 'malformed-name', mac };
 
     const deadline = Date.now() + this.deps.rpcTimeoutMs;
-    const looked = await beforeDeadline(this.deps.ports.bootLookup(mac), deadline);
+    // One timer for the whole answer, lookup and call (a timer per phase was two per request).
+    const late = new Deadline(deadline);
+    try {
+      return await this.answerBefore(mac, rawName, requestId, late);
+    } finally {
+      late.cancel();
+    }
+  }
+
+  private async answerBefore(
+    mac: string,
+    rawName: string,
+    requestId: string | undefined,
+    late: Deadline,
+  ): Promise<BootConfigAnswer> {
+    const looked = await late.race(this.deps.ports.bootLookup(mac));
     if (looked.kind === 'late') return { ok: false, reason: 'deadline', detail: `lookup of ${mac}`, mac };
-    if (looked.kind === 'failed')
+    if (looked.kind === 'failed') {
       return { ok: false, reason: 'database-unavailable', detail: describe(looked.error), mac };
+    }
     const node = looked.value;
     if (!node) {
       if (rawName === DISCOVERY_SCRIPT_NAME && this.deps.discoveryScript !== undefined) {
@@ -94,9 +110,9 @@ export class BootConfigController {
       { uuid: node.nodeUuid, driver: node.driver, conductorGroup: node.conductorGroup },
       'get_boot_config',
       { node_id: node.nodeUuid, name: rawName },
-      { requestId, timeoutMs: Math.max(1, deadline - Date.now()) },
+      { requestId, timeoutMs: Math.max(1, late.at - Date.now()) },
     );
-    const called = await beforeDeadline(call, deadline);
+    const called = await late.race(call);
     if (called.kind === 'ok') return { ok: true, content: called.value.content, nodeUuid: node.nodeUuid, mac };
     if (called.kind === 'late') return { ok: false, reason: 'rpc-timeout', nodeUuid: node.nodeUuid, mac };
     return { ok: false, reason: classify(called.error), nodeUuid: node.nodeUuid, detail: describe(called.error), mac };
@@ -105,22 +121,30 @@ export class BootConfigController {
 
 type Settled<T> = { kind: 'ok'; value: T } | { kind: 'failed'; error: unknown } | { kind: 'late' };
 
-/** How `work` ended, or 'late' when it had not by `deadline` (epoch ms); its later outcome is dropped. */
-async function beforeDeadline<T>(work: Promise<T>, deadline: number): Promise<Settled<T>> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<Settled<T>>((resolve) => {
-    timer = setTimeout(() => resolve({ kind: 'late' }), Math.max(0, deadline - Date.now()));
-  });
-  try {
-    return await Promise.race([
+/** The end of one answer: races work against it; work still running then is dropped. */
+class Deadline {
+  private timer: NodeJS.Timeout | undefined;
+  private readonly reached: Promise<{ kind: 'late' }>;
+
+  constructor(readonly at: number) {
+    this.reached = new Promise((resolve) => {
+      this.timer = setTimeout(() => resolve({ kind: 'late' }), Math.max(0, at - Date.now()));
+    });
+  }
+
+  /** How `work` ended, or 'late' when it had not by the deadline. */
+  race<T>(work: Promise<T>): Promise<Settled<T>> {
+    return Promise.race([
       work.then(
         (value): Settled<T> => ({ kind: 'ok', value }),
         (error: unknown): Settled<T> => ({ kind: 'failed', error }),
       ),
-      late,
+      this.reached,
     ]);
-  } finally {
-    clearTimeout(timer);
+  }
+
+  cancel(): void {
+    clearTimeout(this.timer);
   }
 }
 

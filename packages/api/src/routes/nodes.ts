@@ -191,7 +191,9 @@ export function nodesRouter(deps: RouteDeps): Router {
     const node = await deps.nodes.create(req.body, req.context.minor);
     req.context.logger.info('node created', { nodeUuid: node.uuid, driver: node.driver });
     res.location(buildUrl(baseUrlOf(req, deps), 'nodes', node.uuid));
-    res.status(201).json(await nodeJson(deps, req, node));
+    // A node is created without traits (they are set through /traits): no query for them.
+    const traits = wantsTraits(req.context.minor, undefined) ? [] : undefined;
+    res.status(201).json(await nodeJson(deps, req, node, undefined, traits));
   });
 
   router.get('/v1/nodes/:ident', onlyQuery('fields'), async (req, res) => {

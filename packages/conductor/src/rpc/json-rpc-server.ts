@@ -178,7 +178,12 @@ export class ConductorRpcServer {
     const given = context?.request_id;
     const requestId =
       typeof given === 'string' && given.length > 0 && given.length <= 128 ? given : `req-${randomUUID()}`;
-    const logger = this.logger.child({ requestId, method });
+    // Made on first use: a child logger per call is an allocation per boot request, and only failures log.
+    let callLogger: Logger | undefined;
+    const logger = (): Logger => {
+      callLogger ??= this.logger.child({ requestId, method });
+      return callLogger;
+    };
     const started = performance.now();
     try {
       if (!this.accepting) throw new TemporaryFailure('The conductor is shutting down, please retry.');
@@ -186,7 +191,12 @@ export class ConductorRpcServer {
         throw new InvalidParameterValue('JSON-RPC params must be an object.');
       }
       const { context: _, ...rest } = params as Record<string, unknown>;
-      const result = await handler(rest, { requestId, logger });
+      const result = await handler(rest, {
+        requestId,
+        get logger() {
+          return logger();
+        },
+      });
       this.options.metrics.observe(method, undefined, started);
       return result ?? null;
     } catch (raised) {
@@ -195,13 +205,13 @@ export class ConductorRpcServer {
       if (isBmaasError(error)) {
         // A refusal is the caller's business; only a fault of ours is an error in our log.
         if (error.status >= 500 && !(error instanceof TemporaryFailure) && !(error instanceof DatabaseUnavailable)) {
-          logger.error('RPC call failed', { error: error.message, code: error.code });
-        } else {
-          logger.debug('RPC call refused', { error: error.message, code: error.code });
+          logger().error('RPC call failed', { error: error.message, code: error.code });
+        } else if (this.logger.isDebugEnabled()) {
+          logger().debug('RPC call refused', { error: error.message, code: error.code });
         }
         throw new JSONRPCErrorException(error.message, error.status, toErrorPayload(error));
       }
-      logger.error('unexpected error in an RPC method', {
+      logger().error('unexpected error in an RPC method', {
         error: (error as Error)?.message,
         stack: (error as Error)?.stack,
       });

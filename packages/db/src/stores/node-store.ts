@@ -12,7 +12,7 @@ import { recordToColumns, rowToRecord, toSnake } from './case.js';
 import { applyKeysetPage } from './keyset-page.js';
 import { isForeignKeyViolation, isUniqueViolation } from './pg-errors.js';
 import { portFromJson } from './port-store.js';
-import { queryPrepared } from './prepared-query.js';
+import { insertPrepared, queryPrepared } from './prepared-query.js';
 
 const JSON_COLUMNS = new Set([
   'driver_info',
@@ -146,10 +146,12 @@ export class NodeStore {
 
   async create(node: NewNode): Promise<NodeRecord> {
     try {
-      const [row] = await this.db('nodes')
-        .insert(recordToColumns({ ...node }, JSON_COLUMNS))
-        .returning('*');
-      return rowToRecord<NodeRecord>(row);
+      const [row] = await insertPrepared<Record<string, unknown>>(
+        this.db,
+        'nodes',
+        recordToColumns({ ...node }, JSON_COLUMNS),
+      );
+      return rowToRecord<NodeRecord>(row as Record<string, unknown>);
     } catch (error) {
       throw this.translate(error, node);
     }

@@ -11,7 +11,7 @@ import type { Knex } from 'knex';
 import { recordToColumns, rowToRecord } from './case.js';
 import { applyKeysetPage } from './keyset-page.js';
 import { isForeignKeyViolation, isUniqueViolation } from './pg-errors.js';
-import { queryPrepared } from './prepared-query.js';
+import { insertPrepared, queryPrepared } from './prepared-query.js';
 
 const JSON_COLUMNS = new Set(['local_link_connection', 'extra']);
 const PORT_COLUMNS = 'ports.*';
@@ -76,15 +76,15 @@ export class PortStore {
   async create(port: NewPort): Promise<PortRecord> {
     try {
       // One round trip (enrolment creates thousands): the insert and its node's uuid in one statement.
-      const inserted = this.db('ports')
-        .insert(recordToColumns({ ...port }, JSON_COLUMNS))
-        .returning('*');
-      const [row] = await this.db
-        .with('inserted', inserted)
-        .select('inserted.*', 'nodes.uuid as node_uuid')
-        .from('inserted')
-        .join('nodes', 'nodes.id', 'inserted.node_id');
-      return rowToRecord<PortRecord>(row);
+      const [row] = await insertPrepared<Record<string, unknown>>(
+        this.db,
+        'ports',
+        recordToColumns({ ...port }, JSON_COLUMNS),
+        (insert) =>
+          `with inserted as (${insert} returning *) ` +
+          'select inserted.*, nodes.uuid as node_uuid from inserted join nodes on nodes.id = inserted.node_id',
+      );
+      return rowToRecord<PortRecord>(row as Record<string, unknown>);
     } catch (error) {
       throw this.translate(error, port);
     }

@@ -69,4 +69,23 @@ describe('prepared statements on the boot path', () => {
       queryPrepared(t.db, 'bmaas_test_broken', 'select * from no_such_table where id = $1', [1]),
     ).rejects.toThrow(/no_such_table/);
   });
+
+  it('create nodes and ports through prepared inserts, as the query builder did', async () => {
+    const created = await nodes.create(newNode({ name: 'prepared-insert', extra: { a: [1, 2] } }));
+    expect(created).toEqual(await nodes.getById(created.id));
+    expect(created.extra).toEqual({ a: [1, 2] });
+    const port = await ports.create({
+      uuid: randomUUID(),
+      address: '52:54:00:0f:00:31',
+      nodeId: created.id,
+      localLinkConnection: { switch_id: 'aa:bb:cc:dd:ee:ff' },
+    });
+    expect(port).toEqual(await ports.getByUuid(port.uuid));
+    expect(port.nodeUuid).toBe(created.uuid);
+    // The statement is prepared once per connection; its errors still become the stores' own.
+    await expect(nodes.create(newNode({ name: 'prepared-insert' }))).rejects.toThrow(/prepared-insert/);
+    await expect(
+      ports.create({ uuid: randomUUID(), address: '52:54:00:0f:00:31', nodeId: created.id }),
+    ).rejects.toThrow(/52:54:00:0f:00:31/);
+  });
 });

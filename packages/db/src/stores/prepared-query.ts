@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 
 /** What we use of a pg client taken from knex's pool. */
 interface PgConnection {
-  query(config: { name?: string; text: string; values: readonly unknown[] }): Promise<{ rows: unknown[] }>;
+  query(config: { name?: string | undefined; text: string; values: readonly unknown[] }): Promise<{ rows: unknown[] }>;
 }
 
 /** PostgreSQL's "cached plan must not change result type": the table changed under a prepared `select *`. */
@@ -14,11 +14,12 @@ const FEATURE_NOT_SUPPORTED = '0A000';
  * query builder. For the boot path's reads, which run once or twice per
  * firmware request: measured on two cores, knex's builder and runner cost
  * about as much CPU as the query itself, and re-planning costs PostgreSQL
- * more than executing a prepared plan. `text` uses $1, $2…; one name, one text.
+ * more than executing a prepared plan. `text` uses $1, $2…; one name, one text
+ * (no name: an unnamed statement, planned each time).
  */
 export async function queryPrepared<Row>(
   db: Knex,
-  name: string,
+  name: string | undefined,
   text: string,
   values: readonly unknown[],
 ): Promise<Row[]> {
@@ -33,4 +34,34 @@ export async function queryPrepared<Row>(
   } finally {
     await db.client.releaseConnection(connection);
   }
+}
+
+/** Statement names of the inserts prepared so far, by text; bounded (column lists are a handful per table). */
+const insertNames = new Map<string, string>();
+const MAX_INSERT_STATEMENTS = 256;
+
+/**
+ * `insert into <table> (<columns of row>) values ($1, …)`, then `tail`
+ * (`returning *`, or more around it through `wrap`), as a named statement per
+ * table and column list: enrolment inserts thousands of nodes and ports with
+ * the same columns, and knex's builder cost about as much CPU as the insert.
+ * `row` holds column values as knex would bind them (recordToColumns).
+ */
+export async function insertPrepared<Row>(
+  db: Knex,
+  table: string,
+  row: Record<string, unknown>,
+  wrap: (insert: string) => string = (insert) => `${insert} returning *`,
+): Promise<Row[]> {
+  const columns = Object.keys(row);
+  const placeholders = columns.map((_, index) => `$${index + 1}`);
+  const text = wrap(
+    `insert into "${table}" (${columns.map((column) => `"${column}"`).join(', ')}) values (${placeholders.join(', ')})`,
+  );
+  let name = insertNames.get(text);
+  if (name === undefined && insertNames.size < MAX_INSERT_STATEMENTS) {
+    name = `bmaas_insert_${insertNames.size + 1}`;
+    insertNames.set(text, name);
+  }
+  return queryPrepared<Row>(db, name, text, Object.values(row));
 }
