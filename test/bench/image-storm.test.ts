@@ -77,6 +77,15 @@ describe('image storm pieces', () => {
     expect(result.firstErrors.join('\n')).toMatch(/HTTP 404/);
   });
 
+  it("passes every range check on the conductor's file server", async () => {
+    const cases = await checkRanges(
+      `http://127.0.0.1:${port}/${UUID}/deploy_kernel`,
+      join(root, UUID, 'deploy_kernel'),
+    );
+    expect(cases.filter((c) => c.failures.length > 0)).toEqual([]);
+    expect(cases.length).toBeGreaterThan(10);
+  });
+
   it('renders one nginx server per http root', () => {
     const config = renderStormNginxConfig({
       sites: [
