@@ -60,6 +60,9 @@ beforeAll(async () => {
   writeFileSync(join(root, UUID, 'config'), SCRIPT);
   writeFileSync(join(root, UUID, 'deploy_kernel'), kernel);
   writeFileSync(join(root, 'boot.ipxe'), SCRIPT);
+  // A file being written, as atomic writes name it until the rename.
+  writeFileSync(join(root, UUID, '.deploy_kernel.0123456789ab.tmp'), 'half written');
+  writeFileSync(join(root, '.hidden'), 'half written');
   writeFileSync(join(base, 'secret'), 'outside the root\n');
   // As the iPXE boot interface lays them out: a relative link per MAC into the root.
   symlinkSync(`../${UUID}/config`, join(root, 'pxelinux.cfg', '52-54-00-12-34-56'));
@@ -124,6 +127,8 @@ describe('conductor HTTP file server', () => {
     ['/escape'],
     ['/pxelinux.cfg/absolute-escape'],
     ['/missing'],
+    [`/${UUID}/.deploy_kernel.0123456789ab.tmp`],
+    ['/.hidden'],
   ])('never serves %s', async (path) => {
     const answer = await request(path);
     expect(answer.status).toBe(404);

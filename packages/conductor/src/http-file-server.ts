@@ -47,6 +47,10 @@ export function resolveInsideRoot(root: string, rawUrl: string): string | undefi
     return undefined;
   }
   if (decoded.includes('\0') || decoded.includes('\\')) return undefined;
+  // Dot-files are never boot files: the temporaries of atomic writes (.<name>.<random>.tmp) and image records.
+  if (decoded.split('/').some((segment) => segment.startsWith('.') && segment !== '.' && segment !== '..')) {
+    return undefined;
+  }
   const full = resolve(root, `.${decoded.startsWith('/') ? '' : '/'}${decoded}`);
   return isInside(root, full) ? full : undefined;
 }
