@@ -147,6 +147,23 @@ describe('conductor HTTP file server', () => {
     }
   });
 
+  it('gets over a client leaving mid-download: no error logged, the next download whole', async () => {
+    writeFileSync(join(root, UUID, 'deploy_ramdisk'), Buffer.alloc(8 * 1024 * 1024, 1));
+    await new Promise<void>((resolve, reject) => {
+      const req = http.get({ host: '127.0.0.1', port, path: `/${UUID}/deploy_ramdisk` }, (res) => {
+        res.once('data', () => {
+          req.destroy();
+          resolve();
+        });
+      });
+      req.on('error', (error) => ((error as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(error)));
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const answer = await request(`/${UUID}/deploy_kernel`);
+    expect(answer.body.equals(kernel)).toBe(true);
+    expect(logLines.filter((line) => line.level === 'error')).toEqual([]);
+  });
+
   it('takes GET and HEAD only', async () => {
     const answer = await request('/boot.ipxe', 'POST');
     expect(answer.status).toBe(405);

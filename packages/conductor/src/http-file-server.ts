@@ -3,8 +3,8 @@ import { type FileHandle, open, realpath } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { basename, resolve, sep } from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import { ConfigError, type ConfigSection, type Logger } from '@bmaas/common';
+import { FileSender } from './file-sender.js';
 import { etagOf, lastModifiedOf, notModified, selectRange } from './http-conditionals.js';
 
 export interface HttpFileServerOptions {
@@ -69,6 +69,7 @@ export function createHttpFileServer(options: HttpFileServerOptions): http.Serve
   const root = resolve(options.root);
   const logger = options.logger;
   let realRoot: string | undefined;
+  const sender = new FileSender();
 
   async function serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -99,7 +100,6 @@ export function createHttpFileServer(options: HttpFileServerOptions): http.Serve
       plain(res, 404, 'Not found');
       return;
     }
-    let streaming = false;
     try {
       const info = await file.stat();
       // A directory answers as a missing path: a 403 would tell which node folders exist.
@@ -107,26 +107,26 @@ export function createHttpFileServer(options: HttpFileServerOptions): http.Serve
         plain(res, 404, 'Not found');
         return;
       }
-      streaming = await answer(req, res, file, info, options.isTextFile(basename(real)));
+      await answer(req, res, file, info, options.isTextFile(basename(real)));
     } finally {
-      if (!streaming) await file.close();
+      await file.close();
     }
   }
 
-  /** Writes the answer for an open regular file; true when a stream now owns (and will close) the file. */
+  /** Writes the answer for an open regular file (which the caller closes). */
   async function answer(
     req: http.IncomingMessage,
     res: http.ServerResponse,
     file: FileHandle,
     info: Stats,
     text: boolean,
-  ): Promise<boolean> {
+  ): Promise<void> {
     // Header names as written in RFC 9110: GRUB's http module matches "Content-Length: " case-sensitively
     // (without it GRUB reads no body at all).
     const validators = { ETag: etagOf(info), 'Last-Modified': lastModifiedOf(info) };
     if (notModified(req.headers, info)) {
       res.writeHead(304, validators).end();
-      return false;
+      return;
     }
     const headers: http.OutgoingHttpHeaders = {
       'Content-Type': text ? 'text/plain; charset=utf-8' : 'application/octet-stream',
@@ -136,7 +136,7 @@ export function createHttpFileServer(options: HttpFileServerOptions): http.Serve
     const selection = selectRange(req.headers, info);
     if (selection.kind === 'unsatisfiable') {
       plain(res, 416, 'Range not satisfiable', { 'Content-Range': `bytes */${info.size}` });
-      return false;
+      return;
     }
     const { start, end } = selection.kind === 'range' ? selection : { start: 0, end: info.size - 1 };
     if (selection.kind === 'range') {
@@ -148,13 +148,8 @@ export function createHttpFileServer(options: HttpFileServerOptions): http.Serve
     } else {
       res.writeHead(200, { ...headers, 'Content-Length': info.size });
     }
-    if (req.method === 'HEAD' || end < start) {
-      res.end();
-      return false;
-    }
-    const body = pipeline(file.createReadStream({ start, end }), res);
-    await body;
-    return true;
+    if (req.method === 'HEAD' || end < start) res.end();
+    else await sender.send(file, res, start, end);
   }
 
   return http.createServer((req, res) => {
