@@ -25,6 +25,8 @@ export interface StormClientResult {
   ttfbMs: number[];
   errors: number;
   firstErrors: string[];
+  /** Socket reads (onread calls): bytes ÷ reads says how the server's data arrives. */
+  reads: number;
 }
 
 const READ_BUFFER_BYTES = 256 * 1024;
@@ -98,6 +100,7 @@ function fetchAll(machine: StormMachine, result: StormClientResult, timeoutMs: n
       onread: {
         buffer: Buffer.allocUnsafe(READ_BUFFER_BYTES),
         callback: (count, buffer) => {
+          result.reads++;
           if (done) return false;
           if (remaining > 0) body(count);
           else onHeadBytes(Buffer.from(buffer.buffer, buffer.byteOffset, count));
@@ -115,7 +118,15 @@ function fetchAll(machine: StormMachine, result: StormClientResult, timeoutMs: n
 }
 
 export async function runStorm(machines: readonly StormMachine[], timeoutMs: number): Promise<StormClientResult> {
-  const result: StormClientResult = { requests: 0, bytes: 0, seconds: 0, ttfbMs: [], errors: 0, firstErrors: [] };
+  const result: StormClientResult = {
+    requests: 0,
+    bytes: 0,
+    seconds: 0,
+    ttfbMs: [],
+    errors: 0,
+    firstErrors: [],
+    reads: 0,
+  };
   const start = performance.now();
   await Promise.all(machines.map((m) => fetchAll(m, result, timeoutMs)));
   result.seconds = (performance.now() - start) / 1000;

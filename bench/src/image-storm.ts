@@ -69,6 +69,8 @@ export interface ImageStormRun {
   serverCpuSeconds: number;
   serverCpuSecondsPerGigabyte: number;
   loadgenCpuSeconds: number;
+  /** Average bytes per socket read in the load generator (small reads cost it more CPU per GB). */
+  bytesPerRead: number;
 }
 
 export interface ImageStormReport {
@@ -189,6 +191,7 @@ async function measureStorm(
     serverCpuSeconds: serverCpu,
     serverCpuSecondsPerGigabyte: gigabytes > 0 ? round(serverCpu / gigabytes, 3) : 0,
     loadgenCpuSeconds: resources.get('loadgen')?.cpuSeconds ?? 0,
+    bytesPerRead: result.reads > 0 ? Math.round(result.bytes / result.reads) : 0,
   };
 }
 
@@ -312,6 +315,7 @@ export function renderImageStorm(report: ImageStormReport): string {
     'cpu s',
     'cpu s/GB',
     'loadgen cpu s',
+    'KiB/read',
   ];
   const rows = report.runs.map((r) => [
     r.server,
@@ -324,6 +328,7 @@ export function renderImageStorm(report: ImageStormReport): string {
     r.serverCpuSeconds.toFixed(1),
     r.serverCpuSecondsPerGigabyte.toFixed(3),
     r.loadgenCpuSeconds.toFixed(1),
+    (r.bytesPerRead / 1024).toFixed(0),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
   const line = (cells: string[]) =>
@@ -335,7 +340,7 @@ export function renderImageStorm(report: ImageStormReport): string {
     line(header),
     line(widths.map((w) => '-'.repeat(w))),
     ...rows.map(line),
-    '(cpu s: the serving processes, all conductors or nginx master + workers; loadgen: the storm client process)',
+    '(cpu s: the serving processes, all conductors or nginx master + workers; loadgen: the storm client process; KiB/read: its average socket read)',
     '',
   ];
   for (const ratio of report.ratios) {
