@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderStormNginxConfig, startStormNginx, writeImageFile } from '../../bench/src/image-storm.js';
 import { runStorm } from '../../bench/src/image-storm-client.js';
 import { findNginx, unprivilegedUser } from '../../bench/src/nginx.js';
+import { BenchUsageError, parseBenchOptions } from '../../bench/src/options.js';
 import { checkRanges } from '../../bench/src/range-check.js';
 import { createHttpFileServer } from '../../packages/conductor/src/http-file-server.js';
 
@@ -84,6 +85,20 @@ describe('image storm pieces', () => {
     );
     expect(cases.filter((c) => c.failures.length > 0)).toEqual([]);
     expect(cases.length).toBeGreaterThan(10);
+  });
+
+  it('parses the storm options: machine counts, sizes (smaller with --quick), 0 for none', () => {
+    expect(parseBenchOptions([], '/r')).toMatchObject({
+      stormMachines: [64, 256],
+      stormKernelMib: 10,
+      stormRamdiskMib: 400,
+    });
+    expect(parseBenchOptions(['--quick'], '/r')).toMatchObject({ stormKernelMib: 2, stormRamdiskMib: 64 });
+    expect(
+      parseBenchOptions(['--storm-machines', '8,16', '--storm-ramdisk-mib=100', '--image-storm-only'], '/r'),
+    ).toMatchObject({ stormMachines: [8, 16], stormRamdiskMib: 100, imageStormOnly: true });
+    expect(parseBenchOptions(['--storm-machines', '0'], '/r')).toMatchObject({ stormMachines: [] });
+    expect(() => parseBenchOptions(['--storm-machines', '-1'], '/r')).toThrow(BenchUsageError);
   });
 
   it('renders one nginx server per http root', () => {
