@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -162,6 +163,12 @@ describe('conductor HTTP file server', () => {
     const answer = await request(`/${UUID}/deploy_kernel`);
     expect(answer.body.equals(kernel)).toBe(true);
     expect(logLines.filter((line) => line.level === 'error')).toEqual([]);
+  });
+
+  it('answers a FIFO under the root with 404 at once (opened without blocking)', async () => {
+    execFileSync('mkfifo', [join(root, 'fifo')]);
+    const answer = await request('/fifo');
+    expect(answer.status).toBe(404);
   });
 
   it('takes GET and HEAD only', async () => {

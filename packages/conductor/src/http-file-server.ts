@@ -94,8 +94,10 @@ export function createHttpFileServer(options: HttpFileServerOptions): http.Serve
       plain(res, 404, 'Not found');
       return;
     }
-    // The resolved path has no links left: one swapped in since (ELOOP) is not followed.
-    const file = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => undefined);
+    // The resolved path has no links left: one swapped in since (ELOOP) is not followed. O_NONBLOCK: a FIFO
+    // opens at once (then answers 404 as not a regular file) instead of holding a thread until a writer comes.
+    const flags = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+    const file = await open(real, flags).catch(() => undefined);
     if (!file) {
       plain(res, 404, 'Not found');
       return;
