@@ -29,6 +29,8 @@ export interface ImageStormOptions {
   machines: readonly number[];
   kernelBytes: number;
   ramdiskBytes: number;
+  /** Load generator processes the machines are dealt over. */
+  clients: number;
 }
 
 export interface StormOwner {
@@ -76,6 +78,7 @@ export interface ImageStormRun {
 export interface ImageStormReport {
   kernelBytes: number;
   ramdiskBytes: number;
+  clients: number;
   nginxWorkers: number | null;
   runs: ImageStormRun[];
   /** conductors GB/s ÷ nginx GB/s, per machine count. */
@@ -128,6 +131,27 @@ export async function startStormNginx(binary: string, site: StormNginxSite): Pro
   return runNginx(binary, site.prefixDir, renderStormNginxConfig(site), `http://127.0.0.1:${first.port}`);
 }
 
+/** The machines dealt round-robin over `clients` processes, their results summed (wall time: the longest). */
+export async function runClients(
+  machines: readonly StormMachine[],
+  clients: number,
+  started: (pid: number) => void,
+): Promise<StormClientResult> {
+  const shares = Array.from({ length: Math.min(clients, machines.length) }, (_, k) =>
+    machines.filter((_m, i) => i % clients === k),
+  );
+  const results = await Promise.all(shares.map((share) => runClient(share, started)));
+  return {
+    requests: results.reduce((n, r) => n + r.requests, 0),
+    bytes: results.reduce((n, r) => n + r.bytes, 0),
+    seconds: Math.max(...results.map((r) => r.seconds)),
+    ttfbMs: results.flatMap((r) => r.ttfbMs).sort((a, b) => a - b),
+    errors: results.reduce((n, r) => n + r.errors, 0),
+    firstErrors: results.flatMap((r) => r.firstErrors).slice(0, 5),
+    reads: results.reduce((n, r) => n + r.reads, 0),
+  };
+}
+
 function runClient(machines: StormMachine[], started: (pid: number) => void): Promise<StormClientResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLIENT], { stdio: ['pipe', 'pipe', 'pipe'] });
@@ -157,17 +181,18 @@ async function measureStorm(
   server: ImageStormRun['server'],
   machines: StormMachine[],
   serverPids: () => number[],
+  clients: number,
 ): Promise<ImageStormRun> {
-  let clientPid: number | undefined;
+  const clientPids: number[] = [];
   const monitor = new ResourceMonitor(
     new Map([
       ['server', serverPids],
-      ['loadgen', () => (clientPid ? [clientPid] : [])],
+      ['loadgen', () => clientPids],
     ]),
   );
   monitor.start();
-  const result = await runClient(machines, (pid) => {
-    clientPid = pid;
+  const result = await runClients(machines, clients, (pid) => {
+    clientPids.push(pid);
   }).catch((error: Error) => {
     monitor.stop();
     throw error;
@@ -277,7 +302,7 @@ export async function runImageStorm(options: ImageStormOptions, context: ImageSt
     ];
     if (nginx) plan.push(['nginx', machinesFor(n, (o) => nginxPorts.get(o) as number), nginxPids]);
     for (const [server, machines, pids] of plan) {
-      const run = await measureStorm(server, machines, pids);
+      const run = await measureStorm(server, machines, pids, options.clients);
       progress(
         `image storm, ${server}, ${n} machines: ${run.gigabytesPerSecond} GB/s, TTFB p99 ${run.ttfbMs.p99} ms, ` +
           `${run.serverCpuSecondsPerGigabyte} CPU s/GB, ${run.errors} errors`,
@@ -295,6 +320,7 @@ export async function runImageStorm(options: ImageStormOptions, context: ImageSt
   return {
     kernelBytes: options.kernelBytes,
     ramdiskBytes: options.ramdiskBytes,
+    clients: options.clients,
     nginxWorkers: nginx ? workers : null,
     runs,
     ratios,
@@ -335,7 +361,8 @@ export function renderImageStorm(report: ImageStormReport): string {
     cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
   const lines = [
     `image storm: every machine GETs its deploy kernel (${report.kernelBytes} bytes) then its ramdisk ` +
-      `(${report.ramdiskBytes} bytes) from its owner, all at once; nginx: ${report.nginxWorkers ?? 'not run'} workers`,
+      `(${report.ramdiskBytes} bytes) from its owner, all at once; nginx: ${report.nginxWorkers ?? 'not run'} workers; ` +
+      `load generator: ${report.clients} process${report.clients === 1 ? '' : 'es'}`,
     '',
     line(header),
     line(widths.map((w) => '-'.repeat(w))),

@@ -221,6 +221,7 @@ async function measure(options: BenchOptions, started: Started, cleanup: Cleanup
         machines: options.stormMachines,
         kernelBytes: options.stormKernelMib * 1024 * 1024,
         ramdiskBytes: options.stormRamdiskMib * 1024 * 1024,
+        clients: options.stormClients,
       },
       {
         workDir,

@@ -27,6 +27,8 @@ export interface BenchOptions {
   stormMachines: number[];
   stormKernelMib: number;
   stormRamdiskMib: number;
+  /** Storm load generator processes (the machines dealt over them). */
+  stormClients: number;
   /** Only the image storm: no boot-API load runs, no lookup scaling. */
   imageStormOnly: boolean;
   /** Where the JSON result goes. */
@@ -38,7 +40,7 @@ export const BENCH_USAGE = `usage: npm run bench -- [--quick] [--nodes N] [--dur
                        [--lookup-nodes N] [--sample N] [--load-generator auto|wrk|autocannon]
                        [--cpu-prof DIR] [--keep] [--hold] [--results DIR]
                        [--storm-machines 64,256|0] [--storm-kernel-mib N] [--storm-ramdisk-mib N]
-                       [--image-storm-only]
+                       [--storm-clients N] [--image-storm-only]
 
 Starts PostgreSQL, the API and the conductors on free loopback ports in a throwaway
 directory, enrols and deploys the nodes through the REST API, then loads
@@ -49,6 +51,7 @@ and prints one table (also written as JSON under bench/results/).
             a 2 MiB kernel and 64 MiB ramdisk in the image storm (else 10 and 400 MiB)
   --storm-machines     machines downloading their deploy kernel and ramdisk at once
                        from their conductors, then from nginx (0: no image storm)
+  --storm-clients      load generator processes for the storm (default 1)
   --image-storm-only   skip the boot-API load runs and lookup scaling (e.g. --nodes 256)
   --hold    set up, print the servers' URLs and PIDs, then wait for Ctrl-C (for profiling by hand)`;
 
@@ -81,6 +84,7 @@ export function parseBenchOptions(argv: readonly string[], defaultResultsDir: st
     stormMachines: [64, 256],
     stormKernelMib: quick ? 2 : 10,
     stormRamdiskMib: quick ? 64 : 400,
+    stormClients: 1,
     imageStormOnly: false,
     resultsDir: defaultResultsDir,
   };
@@ -140,6 +144,9 @@ export function parseBenchOptions(argv: readonly string[], defaultResultsDir: st
         break;
       case '--storm-ramdisk-mib':
         options.stormRamdiskMib = wholeNumber('storm-ramdisk-mib', value(), 1, 8192);
+        break;
+      case '--storm-clients':
+        options.stormClients = wholeNumber('storm-clients', value(), 1, 16);
         break;
       case '--image-storm-only':
         options.imageStormOnly = true;

@@ -98,6 +98,7 @@ describe('image storm pieces', () => {
       parseBenchOptions(['--storm-machines', '8,16', '--storm-ramdisk-mib=100', '--image-storm-only'], '/r'),
     ).toMatchObject({ stormMachines: [8, 16], stormRamdiskMib: 100, imageStormOnly: true });
     expect(parseBenchOptions(['--storm-machines', '0'], '/r')).toMatchObject({ stormMachines: [] });
+    expect(parseBenchOptions(['--storm-clients', '2'], '/r')).toMatchObject({ stormClients: 2 });
     expect(() => parseBenchOptions(['--storm-machines', '-1'], '/r')).toThrow(BenchUsageError);
   });
 
