@@ -11,6 +11,7 @@ import { BenchStack } from './bench-stack.js';
 import { checkBootBodies } from './body-check.js';
 import { enrolNodes } from './enrolment.js';
 import { freePort } from './free-ports.js';
+import { imageStormFailed, renderImageStorm, runImageStorm, stormOwners } from './image-storm.js';
 import { chooseLoadGenerator, type LoadGenerator } from './load-generator.js';
 import { runLoadMatrix, type ServerUnderTest } from './load-runs.js';
 import { measureApiLookupScaling, measureLookupQueryScaling } from './lookup-scaling.js';
@@ -177,30 +178,33 @@ async function measure(options: BenchOptions, started: Started, cleanup: Cleanup
 
   const macs = enrolment.nodes.map((n) => n.mac);
   if (options.hold) await holdUntilInterrupted(workDir, servers, processGroups, macs);
-  log(`load: ${servers.map((s) => s.name).join(', ')} at c=${options.concurrency.join(', ')}…`);
-  const runs = await runLoadMatrix({
-    servers,
-    concurrency: options.concurrency,
-    macs,
-    durationSeconds: options.durationSeconds,
-    warmupSeconds: options.warmupSeconds,
-    generator,
-    processGroups,
-    progress: log,
-    onMeasuredRun: (server) => {
-      // Each SIGUSR2 starts or ends a CPU profile (see cpu-profile-preload.ts).
-      if (!options.cpuProfileDir || server !== 'boot-api') return;
-      for (const name of ['api', ...stack.conductors.map((c) => c.name)]) {
-        const pid = stack.pidOf(name);
-        if (pid) process.kill(pid, 'SIGUSR2');
-      }
-    },
-  });
+  if (!options.imageStormOnly)
+    log(`load: ${servers.map((s) => s.name).join(', ')} at c=${options.concurrency.join(', ')}…`);
+  const runs = options.imageStormOnly
+    ? []
+    : await runLoadMatrix({
+        servers,
+        concurrency: options.concurrency,
+        macs,
+        durationSeconds: options.durationSeconds,
+        warmupSeconds: options.warmupSeconds,
+        generator,
+        processGroups,
+        progress: log,
+        onMeasuredRun: (server) => {
+          // Each SIGUSR2 starts or ends a CPU profile (see cpu-profile-preload.ts).
+          if (!options.cpuProfileDir || server !== 'boot-api') return;
+          for (const name of ['api', ...stack.conductors.map((c) => c.name)]) {
+            const pid = stack.pidOf(name);
+            if (pid) process.kill(pid, 'SIGUSR2');
+          }
+        },
+      });
   const loadAverageAfter = os.loadavg();
 
   let querySpan: BenchReport['lookupScaling']['query'] = null;
   let apiSpan: BenchReport['lookupScaling']['api'] = null;
-  if (options.lookupNodes > 0) {
+  if (options.lookupNodes > 0 && !options.imageStormOnly) {
     log(`lookup scaling: the MAC lookup query with 1,000 and ${options.lookupNodes} nodes…`);
     querySpan = await measureLookupQueryScaling(stack.databaseUrl, options.lookupNodes, 3000);
     log(`lookup scaling: /v1/boot at c=1 with ${options.nodes} and ${options.lookupNodes} nodes…`);
@@ -212,6 +216,40 @@ async function measure(options: BenchOptions, started: Started, cleanup: Cleanup
       durationSeconds: Math.min(5, options.durationSeconds),
       generator,
     });
+  }
+
+  let imageStorm: BenchReport['imageStorm'] = null;
+  if (options.stormMachines.length > 0) {
+    const owners = stormOwners(stack.conductors, (name) => stack.pidOf(name));
+    log(`image storm: ${options.stormMachines.join(', ')} machines, conductors then nginx…`);
+    imageStorm = await runImageStorm(
+      {
+        machines: options.stormMachines,
+        kernelBytes: options.stormKernelMib * 1024 * 1024,
+        ramdiskBytes: options.stormRamdiskMib * 1024 * 1024,
+        clients: options.stormClients,
+      },
+      {
+        workDir,
+        nodes: enrolment.nodes,
+        ownerOf: async (node) => {
+          const { conductor } = await api.expect<{ conductor: string | null }>(
+            200,
+            'GET',
+            `/v1/nodes/${node.uuid}?fields=conductor`,
+          );
+          const owner = conductor ? owners.get(conductor) : undefined;
+          if (!owner) throw new Error(`node ${node.uuid}: owner ${conductor} is not a conductor of this stack`);
+          return owner;
+        },
+        owners: [...owners.values()],
+        nginxBinary,
+        nginxUser: unprivilegedUser(),
+        processes,
+        progress: log,
+        onCleanup: (step) => cleanup.add(step),
+      },
+    );
   }
 
   const { resultsDir: _r, cpuProfileDir: _c, keep: _k, hold: _h, ...reported } = options;
@@ -233,6 +271,7 @@ async function measure(options: BenchOptions, started: Started, cleanup: Cleanup
     runs,
     ratios: ratiosOf(runs),
     lookupScaling: { query: querySpan, api: apiSpan },
+    imageStorm,
     skipped,
   };
 }
@@ -281,11 +320,13 @@ async function main(argv: string[]): Promise<number> {
     const report = await runBench(options, cleanup);
     const conductorNames = Array.from({ length: options.conductors }, (_, i) => `conductor-${i + 1}`);
     process.stdout.write(`\n${renderReport(report, conductorNames)}`);
+    if (report.imageStorm) process.stdout.write(`\n${renderImageStorm(report.imageStorm)}`);
     mkdirSync(options.resultsDir, { recursive: true });
     const file = join(options.resultsDir, `${report.startedAt.replaceAll(':', '-').replace(/\.\d+Z$/, 'Z')}.json`);
     writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
     log(`written ${file}`);
-    return report.bodyCheck.failures.length > 0 ? 1 : 0;
+    const stormFailed = report.imageStorm !== null && imageStormFailed(report.imageStorm);
+    return report.bodyCheck.failures.length > 0 || stormFailed ? 1 : 0;
   } finally {
     await cleanup.run();
   }

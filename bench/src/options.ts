@@ -23,6 +23,14 @@ export interface BenchOptions {
   /** Stop after setting up (nodes waiting, servers up), print where everything is and wait for Ctrl-C. */
   hold: boolean;
   quick: boolean;
+  /** Image storm: machines per storm (one storm per value and server); empty = no storm. */
+  stormMachines: number[];
+  stormKernelMib: number;
+  stormRamdiskMib: number;
+  /** Storm load generator processes (the machines dealt over them). */
+  stormClients: number;
+  /** Only the image storm: no boot-API load runs, no lookup scaling. */
+  imageStormOnly: boolean;
   /** Where the JSON result goes. */
   resultsDir: string;
 }
@@ -31,13 +39,20 @@ export const BENCH_USAGE = `usage: npm run bench -- [--quick] [--nodes N] [--dur
                        [--concurrency 64,256] [--conductors N] [--client-concurrency N]
                        [--lookup-nodes N] [--sample N] [--load-generator auto|wrk|autocannon]
                        [--cpu-prof DIR] [--keep] [--hold] [--results DIR]
+                       [--storm-machines 64,256|0] [--storm-kernel-mib N] [--storm-ramdisk-mib N]
+                       [--storm-clients N] [--image-storm-only]
 
 Starts PostgreSQL, the API and the conductors on free loopback ports in a throwaway
 directory, enrols and deploys the nodes through the REST API, then loads
 /v1/boot/<MAC>/boot.ipxe, nginx and a node:http file server serving the same files,
 and prints one table (also written as JSON under bench/results/).
 
-  --quick   1,000 nodes, 5 s runs, 1 s warm-up, 20,000 nodes for lookup scaling
+  --quick   1,000 nodes, 5 s runs, 1 s warm-up, 20,000 nodes for lookup scaling,
+            a 2 MiB kernel and 64 MiB ramdisk in the image storm (else 10 and 400 MiB)
+  --storm-machines     machines downloading their deploy kernel and ramdisk at once
+                       from their conductors, then from nginx (0: no image storm)
+  --storm-clients      load generator processes for the storm (default 1)
+  --image-storm-only   skip the boot-API load runs and lookup scaling (e.g. --nodes 256)
   --hold    set up, print the servers' URLs and PIDs, then wait for Ctrl-C (for profiling by hand)`;
 
 export class BenchUsageError extends Error {}
@@ -66,6 +81,11 @@ export function parseBenchOptions(argv: readonly string[], defaultResultsDir: st
     keep: false,
     hold: false,
     quick,
+    stormMachines: [64, 256],
+    stormKernelMib: quick ? 2 : 10,
+    stormRamdiskMib: quick ? 64 : 400,
+    stormClients: 1,
+    imageStormOnly: false,
     resultsDir: defaultResultsDir,
   };
   for (let i = 0; i < argv.length; i++) {
@@ -112,6 +132,24 @@ export function parseBenchOptions(argv: readonly string[], defaultResultsDir: st
       case '--cpu-prof':
         options.cpuProfileDir = value();
         if (!options.cpuProfileDir) throw new BenchUsageError('--cpu-prof expects a directory');
+        break;
+      case '--storm-machines': {
+        const list = value() ?? '';
+        options.stormMachines =
+          list === '0' ? [] : list.split(',').map((c) => wholeNumber('storm-machines', c, 1, 4096));
+        break;
+      }
+      case '--storm-kernel-mib':
+        options.stormKernelMib = wholeNumber('storm-kernel-mib', value(), 1, 1024);
+        break;
+      case '--storm-ramdisk-mib':
+        options.stormRamdiskMib = wholeNumber('storm-ramdisk-mib', value(), 1, 8192);
+        break;
+      case '--storm-clients':
+        options.stormClients = wholeNumber('storm-clients', value(), 1, 16);
+        break;
+      case '--image-storm-only':
+        options.imageStormOnly = true;
         break;
       case '--keep':
         options.keep = true;

@@ -1,5 +1,6 @@
 import type { BodyCheckResult } from './body-check.js';
 import type { EnrolmentResult } from './enrolment.js';
+import type { ImageStormReport } from './image-storm.js';
 import type { LoadRunRecord } from './load-runs.js';
 import type { ApiScalePoint, QueryScalePoint } from './lookup-scaling.js';
 import type { BenchOptions } from './options.js';
@@ -34,6 +35,8 @@ export interface BenchReport {
     query: { small: QueryScalePoint; large: QueryScalePoint } | null;
     api: { small: ApiScalePoint; large: ApiScalePoint } | null;
   };
+  /** Deploy kernel and ramdisk downloads, conductors against nginx; null when not run. */
+  imageStorm: ImageStormReport | null;
   /** Parts left out, and why (e.g. nginx not installed). */
   skipped: string[];
 }

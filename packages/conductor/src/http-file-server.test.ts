@@ -1,5 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -33,9 +34,9 @@ interface Answer {
 }
 
 /** A raw request: the path is sent exactly as given (no client-side normalisation). */
-function request(path: string, method = 'GET'): Promise<Answer> {
+function request(path: string, method = 'GET', headers: Record<string, string> = {}): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path, method }, (res) => {
+    const req = http.request({ host: '127.0.0.1', port, path, method, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () =>
@@ -60,6 +61,9 @@ beforeAll(async () => {
   writeFileSync(join(root, UUID, 'config'), SCRIPT);
   writeFileSync(join(root, UUID, 'deploy_kernel'), kernel);
   writeFileSync(join(root, 'boot.ipxe'), SCRIPT);
+  // A file being written, as atomic writes name it until the rename.
+  writeFileSync(join(root, UUID, '.deploy_kernel.0123456789ab.tmp'), 'half written');
+  writeFileSync(join(root, '.hidden'), 'half written');
   writeFileSync(join(base, 'secret'), 'outside the root\n');
   // As the iPXE boot interface lays them out: a relative link per MAC into the root.
   symlinkSync(`../${UUID}/config`, join(root, 'pxelinux.cfg', '52-54-00-12-34-56'));
@@ -124,6 +128,8 @@ describe('conductor HTTP file server', () => {
     ['/escape'],
     ['/pxelinux.cfg/absolute-escape'],
     ['/missing'],
+    [`/${UUID}/.deploy_kernel.0123456789ab.tmp`],
+    ['/.hidden'],
   ])('never serves %s', async (path) => {
     const answer = await request(path);
     expect(answer.status).toBe(404);
@@ -140,6 +146,29 @@ describe('conductor HTTP file server', () => {
         body: missing.body.toString(),
       });
     }
+  });
+
+  it('gets over a client leaving mid-download: no error logged, the next download whole', async () => {
+    writeFileSync(join(root, UUID, 'deploy_ramdisk'), Buffer.alloc(8 * 1024 * 1024, 1));
+    await new Promise<void>((resolve, reject) => {
+      const req = http.get({ host: '127.0.0.1', port, path: `/${UUID}/deploy_ramdisk` }, (res) => {
+        res.once('data', () => {
+          req.destroy();
+          resolve();
+        });
+      });
+      req.on('error', (error) => ((error as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(error)));
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const answer = await request(`/${UUID}/deploy_kernel`);
+    expect(answer.body.equals(kernel)).toBe(true);
+    expect(logLines.filter((line) => line.level === 'error')).toEqual([]);
+  });
+
+  it('answers a FIFO under the root with 404 at once (opened without blocking)', async () => {
+    execFileSync('mkfifo', [join(root, 'fifo')]);
+    const answer = await request('/fifo');
+    expect(answer.status).toBe(404);
   });
 
   it('takes GET and HEAD only', async () => {
@@ -169,5 +198,130 @@ describe('conductor HTTP file server', () => {
     expect(resolveInsideRoot('/srv/root', '/a/../../b')).toBeUndefined();
     expect(resolveInsideRoot('/srv/root', '/a%00')).toBeUndefined();
     expect(resolveInsideRoot('/srv/root', '/%zz')).toBeUndefined();
+  });
+});
+
+describe('conductor HTTP file server: validators and byte ranges', () => {
+  const path = `/${UUID}/deploy_kernel`;
+  const size = kernel.length;
+  const ranged = (range: string, extra: Record<string, string> = {}) =>
+    request(path, 'GET', { Range: range, ...extra });
+
+  it('sends Accept-Ranges, a strong ETag from inode, size and mtime, and Last-Modified', async () => {
+    const answer = await request(path, 'HEAD');
+    const info = statSync(join(root, UUID, 'deploy_kernel'));
+    expect(answer.headers['accept-ranges']).toBe('bytes');
+    expect(answer.headers.etag).toBe(
+      `"${info.ino.toString(16)}-${info.size.toString(16)}-${Math.floor(info.mtimeMs).toString(16)}"`,
+    );
+    expect(answer.headers['last-modified']).toBe(info.mtime.toUTCString());
+  });
+
+  it('changes the ETag when the file is replaced (a new inode), as boot files are', async () => {
+    const before = (await request('/boot.ipxe', 'HEAD')).headers.etag;
+    writeFileSync(join(root, 'boot.ipxe.new'), SCRIPT);
+    renameSync(join(root, 'boot.ipxe.new'), join(root, 'boot.ipxe'));
+    expect((await request('/boot.ipxe', 'HEAD')).headers.etag).not.toBe(before);
+  });
+
+  it.each([
+    ['bytes=0-0', 0, 0],
+    ['bytes=1000-70535', 1000, 70535],
+    ['bytes=70000-', 70000, size - 1],
+    ['bytes=-500', size - 500, size - 1],
+    [`bytes=${size - 10}-${size + 5000}`, size - 10, size - 1],
+    [`bytes=-${size + 10}`, 0, size - 1],
+    ['bytes = 5-9', 5, 9],
+  ])('answers %s with 206 and exactly those bytes', async (range, start, end) => {
+    const answer = await ranged(range);
+    expect(answer.status).toBe(206);
+    expect(answer.headers['content-range']).toBe(`bytes ${start}-${end}/${size}`);
+    expect(answer.headers['content-length']).toBe(String(end - start + 1));
+    expect(answer.body.equals(kernel.subarray(start, end + 1))).toBe(true);
+  });
+
+  it.each([[`bytes=${size}-`], [`bytes=${size + 1}-${size + 9}`], ['bytes=-0']])(
+    'answers the unsatisfiable %s with 416 and Content-Range bytes */size',
+    async (range) => {
+      const answer = await ranged(range);
+      expect(answer.status).toBe(416);
+      expect(answer.headers['content-range']).toBe(`bytes */${size}`);
+    },
+  );
+
+  it.each([['bytes=9-5'], ['bytes=abc'], ['items=0-5'], ['bytes=0-1,5-9']])(
+    'ignores %s (invalid, another unit, or several ranges) and sends the whole file',
+    async (range) => {
+      const answer = await ranged(range);
+      expect(answer.status).toBe(200);
+      expect(answer.body.equals(kernel)).toBe(true);
+    },
+  );
+
+  it('answers HEAD with a range: 206 headers, no body', async () => {
+    const answer = await request(path, 'HEAD', { Range: 'bytes=10-19' });
+    expect(answer.status).toBe(206);
+    expect(answer.headers['content-range']).toBe(`bytes 10-19/${size}`);
+    expect(answer.body.length).toBe(0);
+  });
+
+  it('honours If-Range naming the current ETag or Last-Modified, and sends the whole file otherwise', async () => {
+    const { etag, 'last-modified': lastModified } = (await request(path, 'HEAD')).headers;
+    for (const current of [etag as string, lastModified as string]) {
+      const answer = await ranged('bytes=10-19', { 'If-Range': current });
+      expect(answer.status, current).toBe(206);
+      expect(answer.body.equals(kernel.subarray(10, 20))).toBe(true);
+    }
+    const stale = new Date(Date.parse(lastModified as string) - 60_000).toUTCString();
+    for (const other of ['"another"', `W/${etag}`, stale, 'not a date']) {
+      const answer = await ranged('bytes=10-19', { 'If-Range': other });
+      expect(answer.status, other).toBe(200);
+      expect(answer.body.equals(kernel)).toBe(true);
+    }
+  });
+
+  it('answers If-None-Match with the ETag (or *, or in a list, or weak) with 304 and no body', async () => {
+    const { etag } = (await request(path, 'HEAD')).headers;
+    for (const condition of [etag as string, '*', `"x", ${etag}`, `W/${etag}`]) {
+      const answer = await request(path, 'GET', { 'If-None-Match': condition });
+      expect(answer.status, condition).toBe(304);
+      expect(answer.headers.etag).toBe(etag);
+      expect(answer.body.length).toBe(0);
+    }
+    expect((await request(path, 'GET', { 'If-None-Match': '"other"' })).status).toBe(200);
+  });
+
+  it('answers If-Modified-Since at or after Last-Modified with 304, earlier with the file', async () => {
+    const { 'last-modified': lastModified } = (await request(path, 'HEAD')).headers;
+    const at = Date.parse(lastModified as string);
+    expect((await request(path, 'GET', { 'If-Modified-Since': lastModified as string })).status).toBe(304);
+    expect((await request(path, 'GET', { 'If-Modified-Since': new Date(at + 5000).toUTCString() })).status).toBe(304);
+    const earlier = await request(path, 'GET', { 'If-Modified-Since': new Date(at - 5000).toUTCString() });
+    expect(earlier.status).toBe(200);
+    expect(earlier.body.equals(kernel)).toBe(true);
+    expect((await request(path, 'GET', { 'If-Modified-Since': 'garbage' })).status).toBe(200);
+  });
+
+  it('lets If-None-Match decide over If-Modified-Since', async () => {
+    const { 'last-modified': lastModified } = (await request(path, 'HEAD')).headers;
+    const answer = await request(path, 'GET', {
+      'If-None-Match': '"other"',
+      'If-Modified-Since': lastModified as string,
+    });
+    expect(answer.status).toBe(200);
+  });
+
+  it('serves an empty file whole, and a range of it as unsatisfiable', async () => {
+    writeFileSync(join(root, 'empty'), '');
+    const whole = await request('/empty');
+    expect(whole.status).toBe(200);
+    expect(whole.headers['content-length']).toBe('0');
+    expect((await request('/empty', 'GET', { Range: 'bytes=0-' })).status).toBe(416);
+  });
+
+  it('answers ranges of a file reached through a link inside the root', async () => {
+    const answer = await request('/pxelinux.cfg/52-54-00-12-34-56', 'GET', { Range: 'bytes=0-5' });
+    expect(answer.status).toBe(206);
+    expect(answer.body.toString()).toBe(SCRIPT.slice(0, 6));
   });
 });

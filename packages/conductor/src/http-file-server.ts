@@ -1,10 +1,11 @@
-import { createReadStream } from 'node:fs';
-import { realpath, stat } from 'node:fs/promises';
+import { constants, type Stats } from 'node:fs';
+import { type FileHandle, open, realpath } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { basename, resolve, sep } from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import { ConfigError, type ConfigSection, type Logger } from '@bmaas/common';
+import { FileSender } from './file-sender.js';
+import { etagOf, lastModifiedOf, notModified, selectRange } from './http-conditionals.js';
 
 export interface HttpFileServerOptions {
   /** Directory served; nothing outside it is ever read. */
@@ -46,20 +47,29 @@ export function resolveInsideRoot(root: string, rawUrl: string): string | undefi
     return undefined;
   }
   if (decoded.includes('\0') || decoded.includes('\\')) return undefined;
+  // Dot-files are never boot files: the temporaries of atomic writes (.<name>.<random>.tmp) and image records.
+  if (decoded.split('/').some((segment) => segment.startsWith('.') && segment !== '.' && segment !== '..')) {
+    return undefined;
+  }
   const full = resolve(root, `.${decoded.startsWith('/') ? '' : '/'}${decoded}`);
   return isInside(root, full) ? full : undefined;
 }
 
 /**
  * Serves the boot files under [deploy]http_root to booting machines: GET and
- * HEAD of regular files only, streamed with their length. Directories are
- * never listed: they answer 404, as a missing path does. Symbolic links are followed only when they end inside the
- * root (the pxelinux.cfg/<mac> links are relative links into it).
+ * HEAD of regular files only, streamed with their length, with what static
+ * servers add for resumed and cached downloads (ETag, Last-Modified, 304,
+ * single byte ranges, If-Range: see http-conditionals.ts). Directories are
+ * never listed: they answer 404, as a missing path does. Symbolic links are
+ * followed only when they end inside the root (the pxelinux.cfg/<mac> links
+ * are relative links into it), and the resolved file is opened without
+ * following a link.
  */
 export function createHttpFileServer(options: HttpFileServerOptions): http.Server {
   const root = resolve(options.root);
   const logger = options.logger;
   let realRoot: string | undefined;
+  const sender = new FileSender();
 
   async function serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -84,21 +94,64 @@ export function createHttpFileServer(options: HttpFileServerOptions): http.Serve
       plain(res, 404, 'Not found');
       return;
     }
-    const info = await stat(real);
-    // A directory answers as a missing path: a 403 would tell which node folders exist.
-    if (!info.isFile()) {
+    // The resolved path has no links left: one swapped in since (ELOOP) is not followed. O_NONBLOCK: a FIFO
+    // opens at once (then answers 404 as not a regular file) instead of holding a thread until a writer comes.
+    const flags = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+    const file = await open(real, flags).catch(() => undefined);
+    if (!file) {
       plain(res, 404, 'Not found');
       return;
     }
-    const type = options.isTextFile(basename(real)) ? 'text/plain; charset=utf-8' : 'application/octet-stream';
+    try {
+      const info = await file.stat();
+      // A directory answers as a missing path: a 403 would tell which node folders exist.
+      if (!info.isFile()) {
+        plain(res, 404, 'Not found');
+        return;
+      }
+      await answer(req, res, file, info, options.isTextFile(basename(real)));
+    } finally {
+      await file.close();
+    }
+  }
+
+  /** Writes the answer for an open regular file (which the caller closes). */
+  async function answer(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    file: FileHandle,
+    info: Stats,
+    text: boolean,
+  ): Promise<void> {
     // Header names as written in RFC 9110: GRUB's http module matches "Content-Length: " case-sensitively
     // (without it GRUB reads no body at all).
-    res.writeHead(200, { 'Content-Type': type, 'Content-Length': info.size });
-    if (req.method === 'HEAD') {
-      res.end();
+    const validators = { ETag: etagOf(info), 'Last-Modified': lastModifiedOf(info) };
+    if (notModified(req.headers, info)) {
+      res.writeHead(304, validators).end();
       return;
     }
-    await pipeline(createReadStream(real), res);
+    const headers: http.OutgoingHttpHeaders = {
+      'Content-Type': text ? 'text/plain; charset=utf-8' : 'application/octet-stream',
+      'Accept-Ranges': 'bytes',
+      ...validators,
+    };
+    const selection = selectRange(req.headers, info);
+    if (selection.kind === 'unsatisfiable') {
+      plain(res, 416, 'Range not satisfiable', { 'Content-Range': `bytes */${info.size}` });
+      return;
+    }
+    const { start, end } = selection.kind === 'range' ? selection : { start: 0, end: info.size - 1 };
+    if (selection.kind === 'range') {
+      res.writeHead(206, {
+        ...headers,
+        'Content-Length': end - start + 1,
+        'Content-Range': `bytes ${start}-${end}/${info.size}`,
+      });
+    } else {
+      res.writeHead(200, { ...headers, 'Content-Length': info.size });
+    }
+    if (req.method === 'HEAD' || end < start) res.end();
+    else await sender.send(file, res, start, end);
   }
 
   return http.createServer((req, res) => {

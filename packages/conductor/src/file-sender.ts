@@ -1,0 +1,95 @@
+import type { FileHandle } from 'node:fs/promises';
+import type { ServerResponse } from 'node:http';
+
+/** Bytes read and written at a time: few system calls per GB (1 MiB: 0.44 CPU s/GB, 256 KiB: 0.59, 64 KiB streams: 1.0). */
+export const FILE_CHUNK_BYTES = 1024 * 1024;
+/** Buffers at most, shared by all downloads: the memory a storm may take (64 MiB). */
+export const MAX_FILE_BUFFERS = 64;
+
+/**
+ * Chunk buffers shared by every download, at most `max` of them: a
+ * download takes one for one chunk (read, written, handed to the kernel)
+ * and gives it back, so 256 machines at once cost 64 MiB, not 256, and
+ * all of them progress. Waiters are served in order.
+ */
+export class BufferPool {
+  private readonly free: Buffer[] = [];
+  private readonly waiters: Array<(buffer: Buffer) => void> = [];
+  private allocated = 0;
+
+  constructor(
+    readonly chunkBytes: number,
+    private readonly max: number,
+  ) {}
+
+  acquire(): Buffer | Promise<Buffer> {
+    const buffer = this.free.pop();
+    if (buffer) return buffer;
+    if (this.allocated < this.max) {
+      this.allocated++;
+      return Buffer.allocUnsafeSlow(this.chunkBytes);
+    }
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  release(buffer: Buffer): void {
+    const waiter = this.waiters.shift();
+    if (waiter) waiter(buffer);
+    else this.free.push(buffer);
+  }
+
+  /** Buffers allocated so far (never more than max). */
+  get size(): number {
+    return this.allocated;
+  }
+}
+
+class ClosedEarly extends Error {
+  readonly code = 'ERR_STREAM_PREMATURE_CLOSE';
+}
+
+/**
+ * Resolves once `chunk` is handed to the kernel (the buffer may be reused);
+ * rejects as closed early when the client went away (a write error on the
+ * socket, e.g. ECONNRESET, says just that).
+ */
+function written(res: ServerResponse, chunk: Buffer): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onClose = () => reject(new ClosedEarly('the client closed the connection'));
+    res.once('close', onClose);
+    res.write(chunk, (error) => {
+      res.off('close', onClose);
+      if (error) reject(new ClosedEarly(`the connection failed: ${error.message}`));
+      else resolve();
+    });
+  });
+}
+
+/**
+ * Sends part of an open file on an HTTP response: take a buffer, read a
+ * chunk into it, write it, wait until the socket took it, give the buffer
+ * back. A stream (fs.createReadStream piped to the response) allocates a new
+ * 64 KiB buffer per read and queues several per download; this reads 1 MiB
+ * at a time (16 times fewer system calls) into a bounded set of reused
+ * buffers. Many downloads at once keep reads and writes overlapping; one
+ * download does not need to overlap its own.
+ */
+export class FileSender {
+  constructor(private readonly pool = new BufferPool(FILE_CHUNK_BYTES, MAX_FILE_BUFFERS)) {}
+
+  /** Bytes `start` to `end` (inclusive) of `file`, then the end of the response; the caller closes the file. */
+  async send(file: FileHandle, res: ServerResponse, start: number, end: number): Promise<void> {
+    for (let position = start; position <= end; ) {
+      const buffer = await this.pool.acquire();
+      try {
+        const { bytesRead } = await file.read(buffer, 0, Math.min(buffer.length, end - position + 1), position);
+        if (bytesRead === 0) throw new Error(`the file ended at byte ${position} of the ${end + 1} announced`);
+        position += bytesRead;
+        await written(res, bytesRead === buffer.length ? buffer : buffer.subarray(0, bytesRead));
+      } finally {
+        this.pool.release(buffer);
+      }
+    }
+    res.end();
+  }
+}
