@@ -6,6 +6,7 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureDebianPackages } from './debian-packages.mjs';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const PNPM_VERSION = '12.4.2';
@@ -68,6 +69,10 @@ switch (command) {
     break;
   case 'lab':
     ensureBuilt();
+    ensureDebianPackages(
+      join(root, 'packages', 'lab', 'debian-packages.txt'),
+      'the lab cannot start machines without them',
+    );
     exec([process.execPath, join(root, 'packages', 'lab', 'dist', 'main.js'), ...rest]);
     break;
   case 'test':

@@ -186,19 +186,16 @@ describe.skipIf(missingPrerequisite(LABEL, problem))('npm run lab next to npm st
   );
 
   it(
-    'deploys every machine with the lab image: ramdisk through the boot configuration API, image written, disk booted',
+    '--deploy deploys every machine with the lab image: ramdisk through the boot configuration API, image written, disk booted',
     async () => {
       const description = await describeLab();
+      // `--deploy` on the running lab: it finds its machines and deploys each with the lab's image.
+      const deploy = await lab(['--machines', String(MACHINES), '--deploy'], DEPLOY_TIMEOUT_MS);
+      expect(deploy.code, deploy.output).toBe(0);
+      for (const machine of description.machines)
+        expect(deploy.output).toMatch(new RegExp(`${machine.name}: active after \\d+ s`));
       const deployed = await Promise.all(
-        description.machines.map(async (machine) => {
-          await api.expect(
-            200,
-            'PATCH',
-            `/v1/nodes/${machine.name}`,
-            Object.entries(instanceInfo).map(([key, value]) => ({ op: 'add', path: `/instance_info/${key}`, value })),
-          );
-          return api.provision(machine.name, 'active', 'active', DEPLOY_TIMEOUT_MS);
-        }),
+        description.machines.map(async (machine) => (await api.expect(200, 'GET', `/v1/nodes/${machine.name}`)).body),
       );
       for (const [index, node] of deployed.entries()) {
         const machine = description.machines[index] as LabDescription['machines'][number];

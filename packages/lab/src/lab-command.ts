@@ -9,13 +9,13 @@ import { endpointsFile, labImagesDir, lockHolder, type StackEndpoints } from '@b
 import { ApiClient } from './api-client.js';
 import { buildInstanceImage } from './instance-image.js';
 import type { LabDescription } from './lab-machines.js';
-import { enrolMachines, nodeRows, removeNodes, renderTable } from './lab-nodes.js';
+import { deployMachines, enrolMachines, nodeRows, removeNodes, renderTable } from './lab-nodes.js';
 import { IMAGE_CACHE_DIR, type LabPaths, labPaths } from './lab-paths.js';
 import { runLabProcess } from './lab-process.js';
 import { netnsUnavailableReason } from './netns.js';
 import { buildTestRamdisk } from './ramdisk.js';
 
-export const LAB_USAGE = `usage: npm run lab -- [--machines N] [--status] [--down] [--user-mode] [--state-dir DIR]
+export const LAB_USAGE = `usage: npm run lab -- [--machines N] [--deploy] [--status] [--down] [--user-mode] [--state-dir DIR]
 
 Starts N virtual machines (default 3), each behind its own IPMI BMC, next to the stack
 \`npm start\` runs from the same state directory, and enrols each as a node (ipmi hardware
@@ -24,6 +24,8 @@ bridge and dnsmasq); otherwise on QEMU user-mode networking. Running it again ad
 missing. Everything stops with the stack, or with --down (which also deletes the nodes).
 
   --machines N     how many machines (1-20, default 3)
+  --deploy         then deploy every available lab machine with the lab's instance image
+                   and wait until each is active (exit status 1 when one fails)
   --status         the machines, their nodes and owning conductors
   --down           stop every machine, BMC and dnsmasq, remove the namespace and the nodes
   --user-mode      QEMU user-mode networking even as root (no namespace, no dnsmasq)
@@ -31,6 +33,8 @@ missing. Everything stops with the stack, or with --down (which also deletes the
 
 const MAIN_SCRIPT = fileURLToPath(new URL('./main.js', import.meta.url));
 const LAB_START_TIMEOUT_MS = 120_000;
+/** A deploy under TCG on a busy machine: ramdisk boot, image write, reboot (about a minute each here). */
+const DEPLOY_TIMEOUT_MS = 900_000;
 
 interface LabArgs {
   command: 'up' | 'status' | 'down' | 'help' | 'process';
@@ -38,6 +42,7 @@ interface LabArgs {
   stateDir: string;
   network: 'netns' | 'user';
   userMode: boolean;
+  deploy: boolean;
 }
 
 function parseArgs(argv: readonly string[]): LabArgs {
@@ -47,6 +52,7 @@ function parseArgs(argv: readonly string[]): LabArgs {
     stateDir: process.env.BMAAS_DEFAULT__STATE_PATH ?? '.state',
     network: 'netns',
     userMode: false,
+    deploy: false,
   };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = (argv[i] as string).split(/=(.*)/s, 2) as [string, string | undefined];
@@ -70,6 +76,9 @@ function parseArgs(argv: readonly string[]): LabArgs {
       }
       case '--user-mode':
         args.userMode = true;
+        break;
+      case '--deploy':
+        args.deploy = true;
         break;
       case '--state-dir':
         args.stateDir = value();
@@ -159,16 +168,11 @@ export async function runLab(argv: readonly string[]): Promise<number> {
   }
   const api = await apiClient(paths, endpoints);
   if (args.command === 'status') return status(paths, api);
-  return up(paths, endpoints, api, args.machines, args.userMode);
+  return up(paths, endpoints, api, args);
 }
 
-async function up(
-  paths: LabPaths,
-  endpoints: StackEndpoints,
-  api: ApiClient,
-  count: number,
-  userMode: boolean,
-): Promise<number> {
+async function up(paths: LabPaths, endpoints: StackEndpoints, api: ApiClient, args: LabArgs): Promise<number> {
+  const { machines: count, userMode } = args;
   await mkdir(paths.dir, { recursive: true });
   let lab = await askLab(paths, 'GET', '/lab');
   if (!lab) {
@@ -204,8 +208,15 @@ async function up(
   };
   await enrolMachines(api, paths, lab.machines, { deploy_kernel: image.kernel, deploy_ramdisk: image.ramdisk });
   process.stdout.write(`${renderTable(await nodeRows(api, lab))}\n`);
-  process.stdout.write(deployHint(endpoints, lab));
-  return 0;
+  if (!args.deploy) {
+    process.stdout.write(deployHint(endpoints, lab));
+    return 0;
+  }
+  process.stdout.write(`\nDeploying the lab's instance image (${lab.instanceInfo.image_source})…\n`);
+  const failures = await deployMachines(api, lab, DEPLOY_TIMEOUT_MS, (line) => process.stdout.write(`  ${line}\n`));
+  process.stdout.write(`${renderTable(await nodeRows(api, lab))}\n`);
+  for (const failure of failures) process.stderr.write(`deploy failed: ${failure}\n`);
+  return failures.length === 0 ? 0 : 1;
 }
 
 async function copyIfChanged(from: string, to: string): Promise<void> {

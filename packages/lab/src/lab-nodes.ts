@@ -73,6 +73,44 @@ export async function enrolMachines(
   );
 }
 
+/**
+ * Deploys each machine whose node is `available` with the lab's instance image and waits
+ * (bounded) until it is `active`; a node already active is left alone. Returns the failures,
+ * one line each; the other machines still finish.
+ */
+export async function deployMachines(
+  api: ApiClient,
+  lab: LabDescription,
+  timeoutMs: number,
+  progress: (line: string) => void,
+): Promise<string[]> {
+  const instanceInfo = Object.entries(lab.instanceInfo).map(([key, value]) => ({
+    op: 'add',
+    path: `/instance_info/${key}`,
+    value,
+  }));
+  const failures: string[] = [];
+  await Promise.all(
+    lab.machines.map(async (machine) => {
+      try {
+        const node = (await api.expect(200, 'GET', `/v1/nodes/${machine.name}`)).body;
+        if (node.provision_state === 'active') return;
+        if (node.provision_state !== 'available') {
+          throw new Error(`it is "${node.provision_state}", not available (last error: ${node.last_error})`);
+        }
+        await api.expect(200, 'PATCH', `/v1/nodes/${node.uuid}`, instanceInfo);
+        const started = Date.now();
+        progress(`${machine.name}: deploying (serial log ${machine.serialLog})`);
+        await api.provision(node.uuid, 'active', 'active', timeoutMs);
+        progress(`${machine.name}: active after ${Math.round((Date.now() - started) / 1000)} s`);
+      } catch (error) {
+        failures.push(`${machine.name}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }),
+  );
+  return failures;
+}
+
 export interface NodeRow {
   name: string;
   uuid: string;

@@ -1,0 +1,2 @@
+export function readPackageList(list: string): string[];
+export function ensureDebianPackages(list: string, consequence: string): void;
