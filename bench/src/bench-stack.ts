@@ -73,6 +73,8 @@ export class BenchStack {
         jsonRpcBasePort: await freePortBlock(options.conductors),
         httpBasePort: await freePortBlock(options.conductors),
         configFiles: [configFile],
+        // no machines here: scripts name the file servers where the bench and nginx reach them
+        machineHost: '127.0.0.1',
       },
     });
     bench = new BenchStack(stack, config);

@@ -1,6 +1,5 @@
 import type { BmaasConfig, InstallCredentials } from '@bmaas/common';
 import { enabledBootDescriptors } from '@bmaas/conductor';
-import { MACHINE_FACING_HOST } from './machine-config.js';
 import type { Stack } from './stack.js';
 
 /** How the `baremetal` CLI authenticates: the install's generated user, the operator's own, or none. */
@@ -38,7 +37,7 @@ The stack is running.
   API           ${stack.apiUrl}  (boot configuration API: ${stack.apiUrl}/v1/boot/<MAC>/<NAME>)
   boot configs  ${names.length ? names.join(', ') : '(none)'}; root files on each file server: ${rootFiles.length ? rootFiles.join(', ') : '(none)'}
 ${rows.join('\n')}
-  machines      reach the API and the file servers at ${MACHINE_FACING_HOST} (same ports): ${stack.machineApiUrl}
+  machines      reach the API and the file servers at ${new URL(stack.machineApiUrl).hostname} (same ports): ${stack.machineApiUrl}
   drivers       ${interfaces.enabled_hardware_types.join(', ')}; boot ${interfaces.enabled_boot_interfaces.join(', ')}; deploy ${interfaces.enabled_deploy_interfaces.join(', ')}; power ${interfaces.enabled_power_interfaces.join(', ')}
   PIDs          stack ${process.pid}, ${pids.join(', ')}
 

@@ -9,6 +9,12 @@ export interface StackOptions {
   jsonRpcBasePort: number;
   httpBasePort: number;
   configFiles: string[];
+  /**
+   * The address machines reach the API and the file servers at, published as
+   * [api]public_endpoint and each [deploy]http_url (default MACHINE_FACING_HOST, where
+   * `npm run lab` relays them); a program with no machines (the bench) passes 127.0.0.1.
+   */
+  machineHost?: string;
 }
 
 export const STACK_USAGE = `usage: npm start -- [--conductors N] [--api-host IP] [--api-port PORT]

@@ -27,7 +27,7 @@ export interface ConductorEndpoint {
   httpRoot: string;
   /** Where the file server listens (127.0.0.1). */
   httpUrl: string;
-  /** [deploy]http_url: the same port at the address machines reach (MACHINE_FACING_HOST). */
+  /** [deploy]http_url: the same port at the address machines reach (options.machineHost). */
   machineHttpUrl: string;
 }
 
@@ -85,7 +85,8 @@ export class Stack {
   constructor(private readonly deps: StackDeps) {
     const { options, config } = deps;
     this.apiUrl = `http://${options.apiHost}:${options.apiPort}`;
-    this.machineApiUrl = `http://${MACHINE_FACING_HOST}:${options.apiPort}`;
+    const machineHost = options.machineHost ?? MACHINE_FACING_HOST;
+    this.machineApiUrl = `http://${machineHost}:${options.apiPort}`;
     const stateDir = resolve(config.DEFAULT.state_path, 'stack');
     this.registry = new ChildRegistry(join(stateDir, 'processes.json'));
     this.conductors = Array.from({ length: options.conductors }, (_, index) => {
@@ -97,7 +98,7 @@ export class Stack {
         jsonRpc: `http://127.0.0.1:${port}`,
         httpRoot: join(stateDir, `conductor-${i}`, 'httpboot'),
         httpUrl: `http://127.0.0.1:${options.httpBasePort + i}`,
-        machineHttpUrl: `http://${MACHINE_FACING_HOST}:${options.httpBasePort + i}`,
+        machineHttpUrl: `http://${machineHost}:${options.httpBasePort + i}`,
       };
     });
   }
