@@ -2,7 +2,7 @@
 // `npm test`: the formatter and linter, then every test (unit, integration,
 // CLI compatibility and end-to-end boots), then one summary line.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureDebianPackages } from './debian-packages.mjs';
@@ -19,6 +19,16 @@ function step(name, argv) {
 
 ensureDebianPackages(join(root, 'test', 'debian-packages.txt'), 'the tests that need them will be skipped');
 if (!step('format and lint (biome)', [bin('biome'), 'check', '.'])) process.exit(1);
+// The packages are type-checked by the build (tsc -b); the test suites, which vitest runs
+// with their types stripped, are checked here, each with its own tsconfig.
+const testSuites = readdirSync(join(root, 'test'), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory() && existsSync(join(root, 'test', entry.name, 'tsconfig.json')))
+  .map((entry) => entry.name);
+for (const suite of testSuites) {
+  if (!step(`type check (test/${suite})`, [bin('tsc'), '-p', join(root, 'test', suite, 'tsconfig.json')])) {
+    process.exit(1);
+  }
+}
 
 const resultsDir = join(root, '.state');
 mkdirSync(resultsDir, { recursive: true });
