@@ -1,7 +1,7 @@
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll } from 'vitest';
 import { RestClient } from './rest-client.js';
-import { type Stack, type StackOptions, startStack } from './stack.js';
+import { PATIENT_HEARTBEATS, type Stack, type StackOptions, startStack } from './stack.js';
 
 /** Valid inside the tests (after beforeAll). */
 export interface ApiStackSuite {
@@ -24,7 +24,13 @@ export function useApiStack(version: string, options: Omit<StackOptions, 'databa
   beforeAll(async () => {
     database = await createTestDatabase();
     // Other suites may share the machine's two cores: be patient with starts.
-    stack = await startStack({ startTimeoutMs: 60_000, ...options, databaseUrl: database.url, api: true });
+    stack = await startStack({
+      startTimeoutMs: 60_000,
+      ...options,
+      env: { ...PATIENT_HEARTBEATS, ...options.env },
+      databaseUrl: database.url,
+      api: true,
+    });
     rest = new RestClient(stack.apiUrl as string, version);
   });
   afterAll(async () => {

@@ -1,6 +1,6 @@
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll } from 'vitest';
-import { type Stack, startStack } from './stack.js';
+import { PATIENT_HEARTBEATS, type Stack, startStack } from './stack.js';
 
 /** What a suite driven through REST gets: the API and three conductors on its own test database. */
 export interface RestStack {
@@ -18,7 +18,13 @@ export function useRestStack(env: Record<string, string>): RestStack {
   beforeAll(async () => {
     database = await createTestDatabase();
     // Other suites may share the machine's two cores: be patient with starts.
-    stack = await startStack({ databaseUrl: database.url, conductors: 3, api: true, startTimeoutMs: 60_000, env });
+    stack = await startStack({
+      databaseUrl: database.url,
+      conductors: 3,
+      api: true,
+      startTimeoutMs: 60_000,
+      env: { ...PATIENT_HEARTBEATS, ...env },
+    });
   });
   afterAll(async () => {
     await stack?.stop();

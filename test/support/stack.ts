@@ -25,6 +25,15 @@ export const FAST_TIMINGS: Readonly<Record<string, string>> = {
   BMAAS_DEFAULT__HASH_RING_RESET_INTERVAL: '1',
 };
 
+/**
+ * For suites that never stop a conductor on purpose: a heartbeat may be late by seconds while
+ * QEMU machines of another suite take both cores, and a 3 s timeout then calls every
+ * conductor dead ("No alive conductor is registered").
+ */
+export const PATIENT_HEARTBEATS: Readonly<Record<string, string>> = {
+  BMAAS_CONDUCTOR__HEARTBEAT_TIMEOUT: '30',
+};
+
 /** One parsed JSON log line of a process. */
 export type LogLine = Record<string, unknown> & { message?: string };
 

@@ -112,7 +112,7 @@ export class ApiClient {
       }
       if (Date.now() >= deadline) {
         throw new Error(
-          `node ${nodeUuid} still "${node.provision_state}" (target ${node.target_provision_state}) after ${timeoutMs} ms waiting for "${state}"`,
+          `node ${nodeUuid} still "${node.provision_state}" (target ${node.target_provision_state}, last error ${node.last_error}) after ${timeoutMs} ms waiting for "${state}"`,
         );
       }
       await sleep(250);
