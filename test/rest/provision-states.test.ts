@@ -1,10 +1,10 @@
-import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useApiStack } from '../support/api-stack-suite.js';
 import { BAREMETAL, baremetal } from '../support/baremetal-cli.js';
 import { UNFETCHED_INSTANCE_INFO } from '../support/instance-image.js';
 import { missingPrerequisite } from '../support/prerequisites.js';
-import { ironicFault, type NodeAnswer, type RestAnswer, RestClient } from '../support/rest-client.js';
-import { type ConductorProcess, type Stack, startStack } from '../support/stack.js';
+import { CLI_API_VERSION, ironicFault, type NodeAnswer, type RestAnswer } from '../support/rest-client.js';
+import type { ConductorProcess } from '../support/stack.js';
 import { waitFor } from '../support/wait-for.js';
 
 /**
@@ -18,36 +18,41 @@ import { waitFor } from '../support/wait-for.js';
 /** Seconds a node may wait in "wait call-back" here before its deploy fails (the periodic check runs every second). */
 const DEPLOY_CALLBACK_TIMEOUT = 5;
 
-let database: TestDatabase;
-let stack: Stack;
-let rest: RestClient;
+const suite = useApiStack(CLI_API_VERSION, {
+  conductors: 3,
+  env: {
+    BMAAS_DEFAULT__ENABLED_BOOT_INTERFACES: 'fake',
+    BMAAS_DEFAULT__ENABLED_DEPLOY_INTERFACES: 'fake,direct',
+    BMAAS_CONDUCTOR__DEPLOY_CALLBACK_TIMEOUT: String(DEPLOY_CALLBACK_TIMEOUT),
+  },
+});
 /** Every node this suite created: the ownership check covers them all. */
 const created: string[] = [];
 
 async function createNode(name: string, fields: Record<string, unknown> = {}): Promise<NodeAnswer> {
-  const node = await rest.createNode({ driver: 'fake-hardware', name, ...fields });
+  const node = await suite.rest.createNode({ driver: 'fake-hardware', name, ...fields });
   created.push(node.uuid);
   return node;
 }
 
 /** PUT …/states/provision expecting Ironic's 202 with a Location of the node's states. */
 async function accepted(ident: string, target: string, extra: Record<string, unknown> = {}): Promise<void> {
-  const answer = await rest.provision(ident, target, extra);
+  const answer = await suite.rest.provision(ident, target, extra);
   expect(answer.status, `${target} on ${ident}: ${answer.text}`).toBe(202);
-  expect(answer.headers.get('location')).toBe(`${stack.apiUrl}/v1/nodes/${ident}/states`);
+  expect(answer.headers.get('location')).toBe(`${suite.stack.apiUrl}/v1/nodes/${ident}/states`);
   expect(answer.text).toBe('');
 }
 
 /** Fires `target` and waits for the node to settle in `state`, with no target and no error left. */
 async function drive(ident: string, target: string, state: string, extra: Record<string, unknown> = {}) {
   await accepted(ident, target, extra);
-  const node = await rest.settled(ident, state);
+  const node = await suite.rest.settled(ident, state);
   expect(node).toMatchObject({ target_provision_state: null, last_error: null });
   return node;
 }
 
 async function states(ident: string): Promise<Record<string, unknown>> {
-  const answer = await rest.request<Record<string, unknown>>('GET', `/v1/nodes/${ident}/states`);
+  const answer = await suite.rest.request<Record<string, unknown>>('GET', `/v1/nodes/${ident}/states`);
   expect(answer.status).toBe(200);
   return answer.body;
 }
@@ -73,33 +78,11 @@ function acceptedActions(conductor: ConductorProcess, nodeUuid: string): string[
     .map((l) => l.action as string);
 }
 
-beforeAll(async () => {
-  database = await createTestDatabase();
-  stack = await startStack({
-    databaseUrl: database.url,
-    conductors: 3,
-    api: true,
-    // Other suites may share the machine's two cores: be patient with starts.
-    startTimeoutMs: 60_000,
-    env: {
-      BMAAS_DEFAULT__ENABLED_BOOT_INTERFACES: 'fake',
-      BMAAS_DEFAULT__ENABLED_DEPLOY_INTERFACES: 'fake,direct',
-      BMAAS_CONDUCTOR__DEPLOY_CALLBACK_TIMEOUT: String(DEPLOY_CALLBACK_TIMEOUT),
-    },
-  });
-  rest = new RestClient(stack.apiUrl as string);
-});
-
-afterAll(async () => {
-  await stack?.stop();
-  await database?.drop();
-});
-
 describe('provision states through the REST API, three conductors', () => {
   it('enroll -> manage -> manageable: 202 + Location, then the node and its states show the outcome', async () => {
     const node = await createNode('rest-enroll');
     expect(node).toMatchObject({ provision_state: 'enroll', target_provision_state: null, power_state: null });
-    expect(stack.conductors.map((c) => c.hostname)).toContain(node.conductor);
+    expect(suite.stack.conductors.map((c) => c.hostname)).toContain(node.conductor);
     expect(await states(node.uuid)).toMatchObject({
       provision_state: 'enroll',
       target_provision_state: null,
@@ -145,7 +128,7 @@ describe('provision states through the REST API, three conductors', () => {
     expect(updatedAt(deleted)).toBeGreaterThan(updatedAt(rebuilt));
     await drive(node.uuid, 'deploy', 'active');
     await drive(node.uuid, 'undeploy', 'available');
-    const owner = stack.conductors.find((c) => c.hostname === rebuilt.conductor) as ConductorProcess;
+    const owner = suite.stack.conductors.find((c) => c.hostname === rebuilt.conductor) as ConductorProcess;
     expect(acceptedActions(owner, node.uuid)).toEqual([
       'manage',
       'provide',
@@ -166,18 +149,18 @@ describe('provision states through the REST API, three conductors', () => {
     await drive(node.uuid, 'manage', 'manageable');
     await drive(node.uuid, 'provide', 'available');
     await accepted(node.uuid, 'active');
-    const waiting = await rest.settled(node.uuid, 'wait call-back');
+    const waiting = await suite.rest.settled(node.uuid, 'wait call-back');
     expect(waiting).toMatchObject({ target_provision_state: 'active', last_error: null, power_state: 'power on' });
     expect(waiting.driver_internal_info).toMatchObject({ fake_boot: 'ramdisk:deploy' });
 
     // Aborting a deploy wait needs API 1.110 (docs/api.md), above our maximum: the CLI's 1.78 is refused.
-    const abort = await rest.provision(node.uuid, 'abort');
+    const abort = await suite.rest.provision(node.uuid, 'abort');
     expect(abort.status, abort.text).toBe(406);
     expect(ironicFault(abort).faultstring).toBe(
       'Request not acceptable. The minimal required API version should be 1.110',
     );
 
-    const failed = await rest.settled(node.uuid, 'deploy failed', (DEPLOY_CALLBACK_TIMEOUT + 6) * 1000);
+    const failed = await suite.rest.settled(node.uuid, 'deploy failed', (DEPLOY_CALLBACK_TIMEOUT + 6) * 1000);
     expect(failed.target_provision_state).toBeNull();
     expect(failed.last_error).toBe(
       `Timeout reached while waiting for callback for node ${node.uuid} (deploy, ${DEPLOY_CALLBACK_TIMEOUT} s).`,
@@ -195,12 +178,12 @@ describe('provision states through the REST API, three conductors', () => {
     const node = await createNode('rest-clean-wait', { deploy_interface: 'direct', automated_clean: true });
     await drive(node.uuid, 'manage', 'manageable');
     await accepted(node.uuid, 'provide');
-    const waiting = await rest.settled(node.uuid, 'clean wait');
+    const waiting = await suite.rest.settled(node.uuid, 'clean wait');
     expect(waiting).toMatchObject({ target_provision_state: 'available', last_error: null });
     expect(waiting.driver_internal_info).toMatchObject({ fake_boot: 'ramdisk:deploy' });
 
     await accepted(node.uuid, 'abort');
-    const failed = await rest.settled(node.uuid, 'clean failed');
+    const failed = await suite.rest.settled(node.uuid, 'clean failed');
     expect(failed).toMatchObject({
       target_provision_state: null,
       last_error: 'By request, the clean operation was aborted.',
@@ -214,7 +197,7 @@ describe('provision states through the REST API, three conductors', () => {
     const node = await createNode('rest-clean-inspect-adopt', { inspect_interface: 'fake' });
     await drive(node.uuid, 'manage', 'manageable');
     expectRefusal(
-      await rest.provision(node.uuid, 'clean'),
+      await suite.rest.provision(node.uuid, 'clean'),
       400,
       '"clean_steps" is required when setting target provision state to clean',
     );
@@ -224,7 +207,7 @@ describe('provision states through the REST API, three conductors', () => {
     expect(cleaned.driver_internal_info).not.toHaveProperty('clean_steps');
     await drive(node.uuid, 'inspect', 'manageable');
     await drive(node.uuid, 'adopt', 'active');
-    const owner = stack.conductors.find((c) => c.hostname === cleaned.conductor) as ConductorProcess;
+    const owner = suite.stack.conductors.find((c) => c.hostname === cleaned.conductor) as ConductorProcess;
     expect(acceptedActions(owner, node.uuid)).toEqual(['manage', 'clean', 'inspect', 'adopt']);
   });
 
@@ -233,7 +216,7 @@ describe('provision states through the REST API, three conductors', () => {
     await drive(node.uuid, 'manage', 'manageable');
     await drive(node.uuid, 'adopt', 'active');
     expectRefusal(
-      await rest.provision(node.uuid, 'rescue'),
+      await suite.rest.provision(node.uuid, 'rescue'),
       400,
       'A non-empty "rescue_password" is required when setting target provision state to rescue',
     );
@@ -255,18 +238,22 @@ describe('provision states through the REST API, three conductors', () => {
       ['rebuild', 'manageable', {}],
     ];
     for (const [target, state, extra] of refusals) {
-      if (state === 'manageable' && (await rest.node(node.uuid)).provision_state === 'enroll') {
+      if (state === 'manageable' && (await suite.rest.node(node.uuid)).provision_state === 'enroll') {
         await drive(node.uuid, 'manage', 'manageable');
       }
       expectRefusal(
-        await rest.provision(node.uuid, target, extra),
+        await suite.rest.provision(node.uuid, target, extra),
         400,
         `The requested action "${target}" can not be performed on node "${node.uuid}" while it is in state "${state}".`,
       );
     }
-    expectRefusal(await rest.provision(node.uuid, 'fly'), 400, 'The requested action "fly" could not be understood.');
-    expect(await rest.node(node.uuid)).toMatchObject({ provision_state: 'manageable', last_error: null });
-    const owner = stack.conductors.find((c) => c.hostname === node.conductor) as ConductorProcess;
+    expectRefusal(
+      await suite.rest.provision(node.uuid, 'fly'),
+      400,
+      'The requested action "fly" could not be understood.',
+    );
+    expect(await suite.rest.node(node.uuid)).toMatchObject({ provision_state: 'manageable', last_error: null });
+    const owner = suite.stack.conductors.find((c) => c.hostname === node.conductor) as ConductorProcess;
     expect(acceptedActions(owner, node.uuid)).toEqual(['manage']);
   });
 
@@ -274,17 +261,17 @@ describe('provision states through the REST API, three conductors', () => {
     const node = await createNode('rest-maintenance');
     await drive(node.uuid, 'manage', 'manageable');
     await drive(node.uuid, 'provide', 'available');
-    const set = await rest.request('PUT', `/v1/nodes/${node.uuid}/maintenance`, { reason: 'disk swap' });
+    const set = await suite.rest.request('PUT', `/v1/nodes/${node.uuid}/maintenance`, { reason: 'disk swap' });
     expect(set.status).toBe(202);
     for (const target of ['active', 'deploy']) {
       expectRefusal(
-        await rest.provision(node.uuid, target),
+        await suite.rest.provision(node.uuid, target),
         400,
         `The provisioning operation can't be performed on node ${node.uuid} because it's in maintenance mode.`,
       );
     }
-    expect(await rest.node(node.uuid)).toMatchObject({ provision_state: 'available', maintenance: true });
-    expect((await rest.request('DELETE', `/v1/nodes/${node.uuid}/maintenance`)).status).toBe(202);
+    expect(await suite.rest.node(node.uuid)).toMatchObject({ provision_state: 'available', maintenance: true });
+    expect((await suite.rest.request('DELETE', `/v1/nodes/${node.uuid}/maintenance`)).status).toBe(202);
     await drive(node.uuid, 'active', 'active');
   });
 
@@ -295,9 +282,9 @@ describe('provision states through the REST API, three conductors', () => {
       ['power off', 'power off'],
       ['rebooting', 'power on'],
     ] as const) {
-      const answer = await rest.power(node.uuid, target);
+      const answer = await suite.rest.power(node.uuid, target);
       expect(answer.status, answer.text).toBe(202);
-      expect(answer.headers.get('location')).toBe(`${stack.apiUrl}/v1/nodes/${node.uuid}/states`);
+      expect(answer.headers.get('location')).toBe(`${suite.stack.apiUrl}/v1/nodes/${node.uuid}/states`);
       await waitFor(
         `power ${target} to be done`,
         async () => {
@@ -309,9 +296,9 @@ describe('provision states through the REST API, three conductors', () => {
     }
     await accepted(node.uuid, 'manage');
     // Verification reads the power state; it does not change it.
-    expect(await rest.settled(node.uuid, 'manageable')).toMatchObject({ power_state: 'power on' });
+    expect(await suite.rest.settled(node.uuid, 'manageable')).toMatchObject({ power_state: 'power on' });
     expectRefusal(
-      await rest.power(node.uuid, 'power sideways'),
+      await suite.rest.power(node.uuid, 'power sideways'),
       400,
       `The requested action "power sideways" can not be performed on node "${node.uuid}" while it is in state "power on".`,
     );
@@ -326,7 +313,7 @@ describe('provision states through the REST API, three conductors', () => {
       [enrolled, 'manage', 'manage', 'manageable'],
       [available, 'active', 'deploy', 'active'],
     ] as const) {
-      const answers = await Promise.all(Array.from({ length: 12 }, () => rest.provision(node.uuid, target)));
+      const answers = await Promise.all(Array.from({ length: 12 }, () => suite.rest.provision(node.uuid, target)));
       const statuses = answers.map((a) => a.status);
       expect(statuses.filter((s) => s === 202).length, JSON.stringify(statuses)).toBe(1);
       // The API refuses what it can see (400); the owner refuses what it finds locked (409) or already moved (400).
@@ -336,8 +323,8 @@ describe('provision states through the REST API, three conductors', () => {
         expect([409, 400], refused.text).toContain(refused.status);
         expect(ironicFault(refused).faultstring).toMatch(refused.status === 409 ? locked : wrongState);
       }
-      await rest.settled(node.uuid, settlesIn);
-      const owner = stack.conductors.find((c) => c.hostname === node.conductor) as ConductorProcess;
+      await suite.rest.settled(node.uuid, settlesIn);
+      const owner = suite.stack.conductors.find((c) => c.hostname === node.conductor) as ConductorProcess;
       expect(acceptedActions(owner, node.uuid).filter((a) => a === event)).toEqual([event]);
     }
   });
@@ -345,8 +332,8 @@ describe('provision states through the REST API, three conductors', () => {
   it('runs every action of every node on the conductor its node answer names', async () => {
     let owned = 0;
     for (const uuid of created) {
-      const { conductor } = await rest.node(uuid);
-      for (const process of stack.conductors) {
+      const { conductor } = await suite.rest.node(uuid);
+      for (const process of suite.stack.conductors) {
         const actions = acceptedActions(process, uuid);
         if (process.hostname === conductor) expect(actions.length, `${uuid} on its owner`).toBeGreaterThan(0);
         else expect(actions, `${uuid} on ${process.hostname}, not its owner ${conductor}`).toEqual([]);
@@ -355,7 +342,7 @@ describe('provision states through the REST API, three conductors', () => {
     }
     expect(owned).toBe(created.length);
     // The nodes are spread: more than one conductor did work.
-    const busy = stack.conductors.filter((c) => created.some((uuid) => acceptedActions(c, uuid).length > 0));
+    const busy = suite.stack.conductors.filter((c) => created.some((uuid) => acceptedActions(c, uuid).length > 0));
     expect(busy.length).toBeGreaterThan(1);
   });
 });
@@ -367,7 +354,7 @@ describe.skipIf(
   ),
 )('the baremetal CLI drives the state machine with --wait', () => {
   it('manage, provide, deploy, undeploy --wait; node show -f json gives the final state', async () => {
-    const endpoint = stack.apiUrl as string;
+    const endpoint = suite.stack.apiUrl as string;
     const node = await createNode('cli-flow');
     for (const [verb, state] of [
       ['manage', 'manageable'],
@@ -377,7 +364,10 @@ describe.skipIf(
     ] as const) {
       await baremetal(endpoint, ['node', verb, 'cli-flow', '--wait', '60']);
       // --wait returned: the state is reached already (read through REST, cheaper than one more CLI run).
-      expect(await rest.node(node.uuid), verb).toMatchObject({ provision_state: state, target_provision_state: null });
+      expect(await suite.rest.node(node.uuid), verb).toMatchObject({
+        provision_state: state,
+        target_provision_state: null,
+      });
     }
     const shown = (await baremetal(endpoint, ['node', 'show', 'cli-flow', '-f', 'json'])) as NodeAnswer;
     expect(shown).toMatchObject({
@@ -387,7 +377,7 @@ describe.skipIf(
       last_error: null,
       conductor: node.conductor,
     });
-    const owner = stack.conductors.find((c) => c.hostname === node.conductor) as ConductorProcess;
+    const owner = suite.stack.conductors.find((c) => c.hostname === node.conductor) as ConductorProcess;
     expect(acceptedActions(owner, node.uuid)).toEqual(['manage', 'provide', 'deploy', 'delete']);
   }, 120_000);
 });
