@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase, freePort, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UNFETCHED_INSTANCE_INFO } from '../support/instance-image.js';
 import { comparable, type RawAnswer, rawGet } from '../support/raw-http.js';
 import { ironicFault, RestClient } from '../support/rest-client.js';
 import { type ConductorProcess, type LogLine, type Stack, startStack } from '../support/stack.js';
@@ -131,19 +130,7 @@ describe('boot configuration API, three conductors with separate HTTP roots', ()
       10,
       async (i) => {
         const mac = `52:54:00:bc:00:${i.toString(16).padStart(2, '0')}`;
-        const node = await rest.createNode({
-          driver: 'fake-hardware',
-          name: `boot-${i}`,
-          boot_interface: 'ipxe',
-          deploy_interface: 'direct',
-          power_interface: 'fake',
-          management_interface: 'fake',
-          driver_info: { deploy_kernel: kernel, deploy_ramdisk: ramdisk },
-          instance_info: UNFETCHED_INSTANCE_INFO,
-        });
-        await rest.createPort(node.uuid, mac);
-        await rest.deployToWaitCallBack(node.uuid);
-        return { uuid: node.uuid, macHyphens: mac.replaceAll(':', '-') };
+        return rest.ipxeNodeWaitingCallBack(`boot-${i}`, mac, { kernel, ramdisk });
       },
     );
     const owners = await Promise.all(nodes.map(async (n) => (await rest.node(n.uuid)).conductor));

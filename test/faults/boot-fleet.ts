@@ -3,7 +3,6 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '@bmaas/db/testing';
-import { UNFETCHED_INSTANCE_INFO } from '../support/instance-image.js';
 import { RestClient } from '../support/rest-client.js';
 import { type Stack, startStack } from '../support/stack.js';
 import { mapLimit } from '../support/wait-for.js';
@@ -84,19 +83,7 @@ export async function startBootFleet(options: {
         const mac = `52:54:00:fa:${Math.floor(i / 256)
           .toString(16)
           .padStart(2, '0')}:${(i % 256).toString(16).padStart(2, '0')}`;
-        const node = await rest.createNode({
-          driver: 'fake-hardware',
-          name: `fault-${i}`,
-          boot_interface: 'ipxe',
-          deploy_interface: 'direct',
-          power_interface: 'fake',
-          management_interface: 'fake',
-          driver_info: { deploy_kernel: kernel, deploy_ramdisk: ramdisk },
-          instance_info: UNFETCHED_INSTANCE_INFO,
-        });
-        await rest.createPort(node.uuid, mac);
-        await rest.deployToWaitCallBack(node.uuid, 30_000);
-        return { uuid: node.uuid, macHyphens: mac.replaceAll(':', '-') };
+        return rest.ipxeNodeWaitingCallBack(`fault-${i}`, mac, { kernel, ramdisk }, 30_000);
       },
     );
     const started = stack;

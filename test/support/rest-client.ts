@@ -1,3 +1,4 @@
+import { UNFETCHED_INSTANCE_INFO } from './instance-image.js';
 import { waitFor } from './wait-for.js';
 
 /**
@@ -144,5 +145,31 @@ export class RestClient {
       if (answer.status !== 202) throw new Error(`${target} of ${ident} answered ${answer.status}: ${answer.text}`);
       await this.settled(ident, state, timeoutMs);
     }
+  }
+
+  /**
+   * A fake-hardware node that boots by iPXE and deploys with `direct` (these deploy kernel
+   * and ramdisk files, an image never fetched), with its port, in "wait call-back": its
+   * owner has rendered its script. For the boot path's suites.
+   */
+  async ipxeNodeWaitingCallBack(
+    name: string,
+    mac: string,
+    images: { kernel: string; ramdisk: string },
+    timeoutMs?: number,
+  ): Promise<{ uuid: string; macHyphens: string }> {
+    const node = await this.createNode({
+      driver: 'fake-hardware',
+      name,
+      boot_interface: 'ipxe',
+      deploy_interface: 'direct',
+      power_interface: 'fake',
+      management_interface: 'fake',
+      driver_info: { deploy_kernel: images.kernel, deploy_ramdisk: images.ramdisk },
+      instance_info: UNFETCHED_INSTANCE_INFO,
+    });
+    await this.createPort(node.uuid, mac);
+    await this.deployToWaitCallBack(node.uuid, timeoutMs);
+    return { uuid: node.uuid, macHyphens: mac.replaceAll(':', '-') };
   }
 }
