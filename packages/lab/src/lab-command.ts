@@ -1,5 +1,6 @@
 // The command line of `npm run lab`: up (default), --status, --down, and the lab process itself.
 import { spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
 import { copyFile, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import { basename, join } from 'node:path';
@@ -227,7 +228,6 @@ async function copyIfChanged(from: string, to: string): Promise<void> {
 
 /** Starts the lab process detached (it outlives this command), waits for its control socket. */
 async function startLabProcess(paths: LabPaths, network: 'netns' | 'user'): Promise<LabDescription> {
-  const { openSync, closeSync } = await import('node:fs');
   const logFd = openSync(paths.log, 'a');
   const child = spawn(
     process.execPath,
