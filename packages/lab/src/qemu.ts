@@ -9,7 +9,7 @@ import { type ExitStatus, exitOf, isRunning, spawned, stopProcess } from './chil
 import { killNow, onAbnormalExit } from './exit-cleanup.js';
 import type { LabNetwork } from './netns.js';
 import { QmpClient } from './qmp.js';
-import { readIfExists, tail, waitForFileMatch } from './wait.js';
+import { readIfExists, tail, waitForFileMatch, waitForPath } from './wait.js';
 
 /** Where a user-mode guest reaches forwarded host services. */
 export const GUESTFWD_ADDRESS = '10.0.2.100';
@@ -192,6 +192,9 @@ export function netdevArg(net: MachineNetwork): string {
   return parts.join(',');
 }
 
+/** How long QEMU may take to create its QMP sockets (TCG start-up on two busy cores). */
+const QMP_SOCKET_TIMEOUT_MS = 60_000;
+
 export async function startQemuMachine(options: QemuMachineOptions): Promise<QemuMachine> {
   const serialLog = join(options.workDir, `${options.name}.serial.log`);
   const qemuLog = join(options.workDir, `${options.name}.qemu.log`);
@@ -224,6 +227,17 @@ export async function startQemuMachine(options: QemuMachineOptions): Promise<Qem
     if (isRunning(child)) return null;
     return `qemu exited (${child.exitCode ?? child.signalCode})`;
   };
+  // A powerControlled machine's QMP socket is the product's power interface's from the start:
+  // return only once QEMU listens there, or a node verified at once finds no socket (ENOENT)
+  // when QEMU starts slowly on a busy machine.
+  try {
+    for (const socket of new Set([qmpSocket, monitorSocket])) {
+      await waitForPath(socket, { timeoutMs: QMP_SOCKET_TIMEOUT_MS, abortReason: exitReason });
+    }
+  } catch (error) {
+    killNow(pid);
+    throw error;
+  }
 
   return {
     name: options.name,

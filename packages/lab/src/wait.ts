@@ -1,5 +1,5 @@
 // Polling waits on log files (serial consoles, dnsmasq logs), always bounded by a timeout.
-import { readFile } from 'node:fs/promises';
+import { access, readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface WaitForFileOptions {
@@ -33,6 +33,22 @@ export async function waitForFileMatch(
     const why = reason ?? (Date.now() >= deadline ? `timed out after ${options.timeoutMs} ms` : null);
     if (why) throw new Error(`${path}: no match for ${pattern} (${why}); last lines:\n${tail(text, 15)}`);
     await sleep(options.intervalMs ?? 100);
+  }
+}
+
+/** Polls until `path` exists (e.g. the socket a process creates once it listens). */
+export async function waitForPath(path: string, options: WaitForFileOptions): Promise<void> {
+  const deadline = Date.now() + options.timeoutMs;
+  for (;;) {
+    const reason = options.abortReason?.() ?? null;
+    const present = await access(path).then(
+      () => true,
+      () => false,
+    );
+    if (present) return;
+    const why = reason ?? (Date.now() >= deadline ? `timed out after ${options.timeoutMs} ms` : null);
+    if (why) throw new Error(`${path} did not appear (${why})`);
+    await sleep(options.intervalMs ?? 50);
   }
 }
 
