@@ -238,53 +238,6 @@ describe('boot configuration API, three conductors with separate HTTP roots', ()
     expect(fileServer.body).not.toContain('root:');
   });
 
-  it('caches boot reads kept fresh by change notifications: a MAC changed through REST is refused at once under its old address, served under its new one', async () => {
-    for (const process of [stack.api, ...stack.conductors]) {
-      await process?.waitForLine(
-        (l) => l.message === 'listening for node and port changes: boot path reads are cached',
-        1000,
-      );
-    }
-    const node = nodes[3] as BootNode;
-    const oldMac = node.macHyphens.replaceAll('-', ':');
-    const newMac = '52:54:00:fe:ed:03';
-    // Served twice: the second answer comes from the caches (API lookup, conductor's node read).
-    expect((await rawGet(apiUrl, bootPath(node))).status).toBe(200);
-    expect((await rawGet(apiUrl, bootPath(node))).status).toBe(200);
-    const unknownNew = await rawGet(apiUrl, `/v1/boot/${newMac.replaceAll(':', '-')}/boot.ipxe`);
-    expect(comparable(unknownNew)).toEqual(comparable(reference));
-
-    const ports = await rest.request<{ ports: Array<{ uuid: string }> }>('GET', `/v1/ports?address=${oldMac}`);
-    const portUuid = ports.body?.ports[0]?.uuid as string;
-    const patched = await rest.request('PATCH', `/v1/ports/${portUuid}`, [
-      { op: 'replace', path: '/address', value: newMac },
-    ]);
-    expect(patched.status).toBe(200);
-    // The notification travels PostgreSQL -> API after the PATCH's commit: a bounded wait, not a sleep.
-    await waitFor(
-      'the old MAC refused and the new one served',
-      async () => {
-        const old = await rawGet(apiUrl, bootPath(node));
-        const renamed = await rawGet(apiUrl, `/v1/boot/${newMac.replaceAll(':', '-')}/boot.ipxe`);
-        return old.status === 404 && renamed.status === 200 ? renamed : undefined;
-      },
-      { timeoutMs: 2000, intervalMs: 20 },
-    );
-    const served = await rawGet(apiUrl, `/v1/boot/${newMac.replaceAll(':', '-')}/boot.ipxe`);
-    expectScriptOf(served.body, node.uuid, httpUrlOf.get((await rest.node(node.uuid)).conductor as string) as string);
-
-    // Back as it was, for the tests after this one.
-    await rest.request('PATCH', `/v1/ports/${portUuid}`, [{ op: 'replace', path: '/address', value: oldMac }]);
-    await waitFor(
-      'the old MAC served again',
-      async () => (await rawGet(apiUrl, bootPath(node))).status === 200 || undefined,
-      {
-        timeoutMs: 2000,
-        intervalMs: 20,
-      },
-    );
-  });
-
   it('with [api]restrict_boot_config, a node moved out of its wait (undeploy) answers the identical 404', async () => {
     const node = nodes[2] as BootNode;
     const { conductor } = await rest.node(node.uuid);

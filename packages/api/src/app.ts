@@ -1,6 +1,6 @@
 import type { RequestListener } from 'node:http';
 import { type BmaasConfig, HtpasswdUsers, type Logger } from '@bmaas/common';
-import { type BootChangeSource, CachedBootLookup, createStores } from '@bmaas/db';
+import { createStores } from '@bmaas/db';
 import type { ConductorClient } from '@bmaas/rpc-client';
 import express, { type Express } from 'express';
 import type { Knex } from 'knex';
@@ -46,12 +46,6 @@ export interface ApiDeps {
   conductors: ConductorClient;
   /** The recorder of this API process; its registry is served at /metrics. */
   metrics: ApiMetrics;
-  /**
-   * Change notifications of nodes and ports ([database]cache_boot_reads): the
-   * boot path's MAC lookups are kept until one names them. Without it every
-   * boot request reads PostgreSQL.
-   */
-  bootChanges?: BootChangeSource | undefined;
 }
 
 /** Firmware and ramdisk endpoints: not versioned (they cannot negotiate) and public. */
@@ -69,7 +63,7 @@ export const UNVERSIONED_PREFIXES = ['/v1/boot', '/v1/lookup', '/v1/heartbeat', 
 export function createApiListener(deps: ApiDeps): RequestListener {
   const stores = createStores(deps.db);
   const bootConfig = new BootConfigController({
-    ports: deps.bootChanges ? new CachedBootLookup(stores.ports, deps.bootChanges) : stores.ports,
+    ports: stores.ports,
     conductors: deps.conductors,
     restrictToWaitStates: deps.config.api.restrict_boot_config,
     rpcTimeoutMs: deps.config.api.boot_config_rpc_timeout * 1000,

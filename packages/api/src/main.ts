@@ -8,7 +8,7 @@ import {
   jsonRpcAuthStrategy,
   loadConfig,
 } from '@bmaas/common';
-import { createStores, openDatabase, PgBootChangeFeed, serviceDatabaseOptions } from '@bmaas/db';
+import { createStores, openDatabase, serviceDatabaseOptions } from '@bmaas/db';
 import { ConductorRing, JsonRpcConductorClient, RpcCallMetrics } from '@bmaas/rpc-client';
 import { createApiListener } from './app.js';
 import { ApiMetrics } from './metrics/api-metrics.js';
@@ -54,15 +54,7 @@ async function main(argv: readonly string[]): Promise<void> {
     metrics: new RpcCallMetrics(registry, 'client'),
   });
   const metrics = new ApiMetrics(registry);
-  const bootChanges = config.database.cache_boot_reads
-    ? new PgBootChangeFeed({
-        connection,
-        applicationName: 'bmaas-api-listen',
-        logger: logger.child({ component: 'boot-changes' }),
-      })
-    : undefined;
-  await bootChanges?.start();
-  const server = createServer(createApiListener({ config, logger, db, conductors, metrics, bootChanges }));
+  const server = createServer(createApiListener({ config, logger, db, conductors, metrics }));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.api.port, config.api.host_ip, () => {
@@ -82,7 +74,6 @@ async function main(argv: readonly string[]): Promise<void> {
     server.closeIdleConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await conductors.close();
-    await bootChanges?.close();
     await db.destroy();
     logger.info('API stopped', { component: 'api' });
   };

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { BmaasConfig, Logger } from '@bmaas/common';
-import { type BootChangeSource, CachedNodeReads, type Stores } from '@bmaas/db';
+import type { Stores } from '@bmaas/db';
 import { ConductorRing, RpcCallMetrics } from '@bmaas/rpc-client';
 import { type ConductorSetup, prepareConductor } from './conductor-setup.js';
 import { NodeHistoryWriter } from './history/node-history-writer.js';
@@ -35,8 +35,6 @@ export interface ConductorDeps {
   /** Where power changes seen outside the service are recorded; default: log lines. */
   events?: NodeEventRecorder;
   now?: () => Date;
-  /** Change notifications of nodes and ports ([database]cache_boot_reads): the boot path's node reads are kept until one names them. */
-  bootChanges?: BootChangeSource | undefined;
 }
 
 export interface Conductor {
@@ -97,7 +95,6 @@ export function createConductor(deps: ConductorDeps): Conductor {
     logger: deps.logger.child({ component: 'task' }),
     history,
     provisionStates: metrics,
-    cachedReads: deps.bootChanges ? new CachedNodeReads(stores.nodes, deps.bootChanges) : undefined,
   });
   const inventories = new InventoryProcessor({
     ports: stores.ports,

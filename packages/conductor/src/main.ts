@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { ConfigError, configFilesFromArgs, createMetricsRegistry, createRootLogger } from '@bmaas/common';
-import { createStores, openDatabase, PgBootChangeFeed, resolveDatabaseUrl, serviceDatabaseOptions } from '@bmaas/db';
+import { createStores, openDatabase, resolveDatabaseUrl, serviceDatabaseOptions } from '@bmaas/db';
 import { createConductor } from './conductor.js';
 import { prepareConductor } from './conductor-setup.js';
 import { conductorIdentity } from './identity.js';
@@ -27,15 +27,7 @@ async function main(argv: string[]): Promise<void> {
     ...serviceDatabaseOptions(config.database),
     applicationName: 'bmaas-conductor',
   });
-  const bootChanges = config.database.cache_boot_reads
-    ? new PgBootChangeFeed({
-        connection: database.url,
-        applicationName: 'bmaas-conductor-listen',
-        logger: logger.child({ component: 'boot-changes' }),
-      })
-    : undefined;
-  await bootChanges?.start();
-  const conductor = createConductor({ config, stores: createStores(db), logger, setup, metrics, bootChanges });
+  const conductor = createConductor({ config, stores: createStores(db), logger, setup, metrics });
 
   let stopping = false;
   const shutdown = (signal: NodeJS.Signals): void => {
@@ -48,7 +40,6 @@ async function main(argv: string[]): Promise<void> {
     conductor
       .stop()
       .then(async () => {
-        await bootChanges?.close();
         await db.destroy();
         await database.embedded?.stop();
       })

@@ -21,8 +21,6 @@ export interface TaskManagerOptions {
   history?: Pick<NodeHistoryWriter, 'record'>;
   /** Told of every provision state change written under a lock (deploy and clean durations). */
   provisionStates?: ProvisionStateObserver;
-  /** Where shared locks taken with `cachedRead` read the node and its ports (CachedNodeReads); default `nodes`. */
-  cachedReads?: Pick<NodeStore, 'getByUuidWithPorts'>;
 }
 
 export interface ProvisionStateObserver {
@@ -32,13 +30,6 @@ export interface ProvisionStateObserver {
 export interface AcquireOptions {
   /** Shared: read only, no reservation. Default exclusive. */
   shared?: boolean;
-  /**
-   * A shared lock whose read may come from the change-notified cache (at most
-   * one notification behind the database): the boot path's, where the API
-   * has just checked the node's state. Not for reads that must see a write
-   * the caller has just made.
-   */
-  cachedRead?: boolean;
   /** What the lock is for, for the logs. */
   purpose: string;
   requestId?: string | undefined;
@@ -142,8 +133,7 @@ export class TaskManager {
       node = (await nodes.getById(node.id)) ?? node;
     } else {
       // A shared lock is the boot path's: node and ports in one round trip (batched by the store under load).
-      const reads = (options.cachedRead && this.options.cachedReads) || nodes;
-      const read = await reads.getByUuidWithPorts(nodeUuid);
+      const read = await nodes.getByUuidWithPorts(nodeUuid);
       if (!read) throw new NodeNotFound(nodeUuid);
       ({ node, ports } = read);
     }

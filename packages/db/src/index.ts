@@ -1,15 +1,4 @@
 export {
-  type BootChange,
-  type BootChangeSource,
-  ManualBootChangeSource,
-  macKey,
-  nodeKey,
-  PgBootChangeFeed,
-  parseBootChange,
-} from './boot-changes/boot-change-feed.js';
-export { BootReadCache } from './boot-changes/boot-read-cache.js';
-export { CachedBootLookup, CachedNodeReads } from './boot-changes/cached-boot-reads.js';
-export {
   type Database,
   type DatabaseOptions,
   isDatabaseUnavailable,

@@ -617,12 +617,6 @@ export const configSchema = {
       default: 5,
       env: 'BMAAS_DATABASE__POOL_TIMEOUT',
     },
-    cache_boot_reads: {
-      doc: "Keep the boot path's reads in memory (MAC -> node in the API, a node and its ports in its conductor) until PostgreSQL notifies a change of them (LISTEN on one extra connection per process; the schema's triggers send the notifications). Turn off when the database is reached through a proxy that cannot LISTEN, such as PgBouncer in transaction mode: every boot request then reads PostgreSQL.",
-      format: Boolean,
-      default: true,
-      env: 'BMAAS_DATABASE__CACHE_BOOT_READS',
-    },
     embedded_port: {
       doc: 'Port of the embedded PostgreSQL (loopback only).',
       format: 'port',

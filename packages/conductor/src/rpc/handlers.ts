@@ -61,11 +61,10 @@ export function createRpcHandlers({ runner, tasks, history, registry }: RpcHandl
 
     async get_boot_config(params, { requestId }) {
       const name = requireString(params, 'name');
-      // Shared lock: a read of the node (from the change-notified cache when there is one) and of files
-      // already rendered; validate() is deliberately not called.
+      // Shared lock: a read of the node and of files already rendered; validate() is deliberately not called.
       return tasks.withTask(
         requireString(params, 'node_id'),
-        { shared: true, cachedRead: true, purpose: 'get boot config', requestId },
+        { shared: true, purpose: 'get boot config', requestId },
         async (task) => {
           const content = await task.driver.boot.getBootConfig(task, name);
           history?.record(bootConfigServed(task.node.id, name));

@@ -8,7 +8,6 @@ const ALL = [
   '20261201000100_resources',
   '20261201000200_deploy_clean_steps',
   '20261201000300_inspection',
-  '20261201000400_boot_change_notifications',
 ];
 const LATEST = (ALL.at(-1) as string).slice(0, 14);
 
