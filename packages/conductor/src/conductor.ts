@@ -81,6 +81,7 @@ export function createConductor(deps: ConductorDeps): Conductor {
     store: stores.nodeHistory,
     conductor: hostname,
     logger: deps.logger.child({ component: 'node-history' }),
+    recording: config.conductor.node_history,
   });
   const tasks = new TaskManager({
     nodes: stores.nodes,
@@ -201,7 +202,25 @@ export function createConductor(deps: ConductorDeps): Conductor {
     () => powerSync.recoverPowerFailures(),
     logger,
   );
+  // [conductor]node_history_cleanup_interval = 0: never prune.
+  const historyCleanup =
+    config.conductor.node_history_cleanup_interval > 0
+      ? new RepeatingTask(
+          'node history cleanup',
+          config.conductor.node_history_cleanup_interval * 1000,
+          async () => {
+            const pruned = await stores.nodeHistory.prune({
+              maxEntries: config.conductor.node_history_max_entries,
+              minimumDays: config.conductor.node_history_minimum_days,
+              batchCount: config.conductor.node_history_cleanup_batch_count,
+            });
+            if (pruned > 0) logger.info('node history pruned', { entries: pruned });
+          },
+          logger,
+        )
+      : undefined;
   const timers = [heartbeat, provisionChecks, ringCheck, powerStateSync, powerFailureRecovery];
+  if (historyCleanup) timers.push(historyCleanup);
 
   let rpcAddress: AddressInfo | undefined;
   let fileAddress: AddressInfo | undefined;
@@ -222,6 +241,7 @@ export function createConductor(deps: ConductorDeps): Conductor {
     ringCheck.start({ runNow: true });
     powerStateSync.start();
     powerFailureRecovery.start();
+    historyCleanup?.start();
     logger.info('conductor started', {
       hostname,
       conductorId,

@@ -309,6 +309,36 @@ export const configSchema = {
       default: ['/var/lib/ironic', '/shared/html', '/opt/cache/files', '/vagrant', '/templates'],
       env: 'BMAAS_CONDUCTOR__FILE_URL_ALLOWED_PATHS',
     },
+    node_history: {
+      doc: 'Record node history (state changes, errors, power events, boot configurations served). When false nothing is recorded; old entries are still pruned.',
+      format: Boolean,
+      default: true,
+      env: 'BMAAS_CONDUCTOR__NODE_HISTORY',
+    },
+    node_history_max_entries: {
+      doc: 'History entries kept per node; older ones are pruned (entries younger than node_history_minimum_days are always kept).',
+      format: 'nat',
+      default: 300,
+      env: 'BMAAS_CONDUCTOR__NODE_HISTORY_MAX_ENTRIES',
+    },
+    node_history_cleanup_interval: {
+      doc: 'Seconds between prunings of node history by each conductor; 0 = never prune.',
+      format: 'nat',
+      default: 86400,
+      env: 'BMAAS_CONDUCTOR__NODE_HISTORY_CLEANUP_INTERVAL',
+    },
+    node_history_cleanup_batch_count: {
+      doc: 'Most node history entries one pruning deletes (oldest first); 0 = none.',
+      format: 'nat',
+      default: 1000,
+      env: 'BMAAS_CONDUCTOR__NODE_HISTORY_CLEANUP_BATCH_COUNT',
+    },
+    node_history_minimum_days: {
+      doc: 'Days of node history always kept, whatever node_history_max_entries says.',
+      format: 'nat',
+      default: 0,
+      env: 'BMAAS_CONDUCTOR__NODE_HISTORY_MINIMUM_DAYS',
+    },
     automated_clean: {
       doc: 'Run automated cleaning on provide and undeploy (the node waits in "clean wait" for its agent).',
       format: Boolean,

@@ -10,6 +10,8 @@ export interface NodeHistoryWriterOptions {
   flushIntervalMs?: number;
   /** Entries kept while a write is slow; beyond this new entries are dropped (and counted in the log). */
   maxQueued?: number;
+  /** [conductor]node_history: false records nothing. */
+  recording?: boolean;
 }
 
 /** What a caller records; the conductor and time are added here. */
@@ -34,6 +36,7 @@ export class NodeHistoryWriter {
   }
 
   record(event: HistoryEvent): void {
+    if (this.options.recording === false) return;
     if (this.queue.length >= (this.options.maxQueued ?? 10_000)) {
       this.dropped++;
       return;

@@ -1,7 +1,7 @@
 import { checkInspectionBody, InvalidParameterValue } from '@bmaas/common';
 import { getNodeWithToken } from '../agent/agent-token.js';
-import { bootConfigServed } from '../history/history-events.js';
 import type { NodeHistoryWriter } from '../history/node-history-writer.js';
+import { ServedConfigHistory } from '../history/served-config-history.js';
 import type { ProvisioningRunner } from '../provisioning/runner.js';
 import { validateInterfaces } from '../provisioning/validate-interfaces.js';
 import type { DriverRegistry } from '../registry/driver-registry.js';
@@ -15,13 +15,14 @@ import { optionalString, requireString } from './params.js';
 export interface RpcHandlerDeps {
   runner: ProvisioningRunner;
   tasks: TaskManager;
-  /** Records each served boot configuration (node history). */
+  /** Records served boot configurations (node history; a repeat within a minute is not recorded again). */
   history?: Pick<NodeHistoryWriter, 'record'>;
   registry: Pick<DriverRegistry, 'propertiesOf'>;
 }
 
 /** The conductor's side of the method table in @bmaas/rpc-client. */
 export function createRpcHandlers({ runner, tasks, history, registry }: RpcHandlerDeps): ConductorRpcHandlers {
+  const servedConfigs = history ? new ServedConfigHistory(history) : undefined;
   return {
     ...createManagementHandlers(tasks),
     ...createIndicatorHandlers(tasks),
@@ -67,7 +68,7 @@ export function createRpcHandlers({ runner, tasks, history, registry }: RpcHandl
         { shared: true, purpose: 'get boot config', requestId },
         async (task) => {
           const content = await task.driver.boot.getBootConfig(task, name);
-          history?.record(bootConfigServed(task.node.id, name));
+          servedConfigs?.served(task.node, name);
           return { content };
         },
       );

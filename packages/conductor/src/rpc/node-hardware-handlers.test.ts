@@ -224,7 +224,7 @@ describe('node hardware RPC handlers (the node interfaces under its lock)', () =
     await expect(runner.doProvisioningAction(retired.uuid, 'provide')).rejects.toThrow(NodeIsRetired);
   });
 
-  it('records provision state changes, errors and served boot configs in the node history', async () => {
+  it('records provision state changes, errors and served boot configs (once for a quick repeat) in the node history', async () => {
     const node = await createNode(stores);
     await runner.doProvisioningAction(node.uuid, 'manage');
     expect(await tasks.drain(5000)).toBe(true);
@@ -236,6 +236,8 @@ describe('node hardware RPC handlers (the node interfaces under its lock)', () =
     });
     const served = await handlers.get_boot_config({ node_id: node.uuid, name: FAKE_BOOT_CONFIG_NAME }, call);
     expect(served.content).toContain('deploy');
+    // Asked again at once (firmware retrying): served, not recorded twice.
+    await handlers.get_boot_config({ node_id: node.uuid, name: FAKE_BOOT_CONFIG_NAME }, call);
     // A refused name is not a served configuration.
     await expect(handlers.get_boot_config({ node_id: node.uuid, name: 'other' }, call)).rejects.toThrow();
     await history.flush();

@@ -43,6 +43,28 @@ export class NodeHistoryStore {
     );
   }
 
+  /**
+   * Deletes, oldest first and at most `batchCount`, the entries beyond the
+   * newest `maxEntries` of their node that are older than `minimumDays`;
+   * answers how many went. Safe to run from several conductors at once.
+   */
+  async prune(options: { maxEntries: number; minimumDays: number; batchCount: number }): Promise<number> {
+    if (options.batchCount <= 0) return 0;
+    const result = await this.db.raw(
+      `delete from node_history where id in (
+         select id from (
+           select id, created_at, row_number() over (partition by node_id order by id desc) as newer
+           from node_history
+         ) ranked
+         where newer > ? and created_at < now() - make_interval(days => ?)
+         order by id
+         limit ?
+       )`,
+      [options.maxEntries, options.minimumDays, options.batchCount],
+    );
+    return (result as { rowCount: number }).rowCount;
+  }
+
   async list(nodeId: number, page: NodeHistoryPage): Promise<NodeHistoryRecord[]> {
     const q = this.db('node_history').where({ node_id: nodeId });
     if (page.marker !== undefined) {

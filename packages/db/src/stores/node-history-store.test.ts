@@ -1,0 +1,64 @@
+import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { newNode } from './fixtures.test-support.js';
+import { type NewNodeHistory, NodeHistoryStore } from './node-history-store.js';
+import { NodeStore } from './node-store.js';
+
+const DAY_MS = 24 * 3600 * 1000;
+
+describe('NodeHistoryStore.prune', () => {
+  let t: TestDatabase;
+  let nodes: NodeStore;
+  let history: NodeHistoryStore;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    nodes = new NodeStore(t.db);
+    history = new NodeHistoryStore(t.db);
+  });
+  afterAll(() => t.drop());
+  // Pruning is over every node's entries: each test starts from none.
+  beforeEach(async () => {
+    await t.db('node_history').del();
+  });
+
+  /** `count` entries for the node, the first `old` of them `ageDays` old, the rest new; events e0, e1, … in order. */
+  async function entries(nodeId: number, count: number, old = 0, ageDays = 10): Promise<void> {
+    const now = Date.now();
+    const rows: NewNodeHistory[] = Array.from({ length: count }, (_, i) => ({
+      nodeId,
+      conductor: 'c1',
+      eventType: 'provisioning',
+      severity: 'info',
+      event: `e${i}`,
+      createdAt: new Date(i < old ? now - ageDays * DAY_MS : now),
+    }));
+    // One row per statement keeps ids in the order of the events.
+    for (const row of rows) await history.append([row]);
+  }
+
+  const events = async (nodeId: number) =>
+    (await history.list(nodeId, { limit: 100, sortDir: 'asc' })).map((entry) => entry.event);
+
+  it("keeps each node's newest entries, oldest go first, at most batchCount per run", async () => {
+    const a = await nodes.create(newNode());
+    const b = await nodes.create(newNode());
+    await entries(a.id, 6);
+    await entries(b.id, 2);
+    expect(await history.prune({ maxEntries: 3, minimumDays: 0, batchCount: 2 })).toBe(2);
+    expect(await events(a.id)).toEqual(['e2', 'e3', 'e4', 'e5']);
+    expect(await history.prune({ maxEntries: 3, minimumDays: 0, batchCount: 100 })).toBe(1);
+    expect(await events(a.id)).toEqual(['e3', 'e4', 'e5']);
+    expect(await events(b.id)).toEqual(['e0', 'e1']);
+    expect(await history.prune({ maxEntries: 3, minimumDays: 0, batchCount: 100 })).toBe(0);
+    expect(await history.prune({ maxEntries: 0, minimumDays: 0, batchCount: 0 })).toBe(0);
+  });
+
+  it('keeps entries younger than minimumDays whatever maxEntries says', async () => {
+    const node = await nodes.create(newNode());
+    await entries(node.id, 5, 3, 10);
+    expect(await history.prune({ maxEntries: 1, minimumDays: 5, batchCount: 100 })).toBe(3);
+    expect(await events(node.id)).toEqual(['e3', 'e4']);
+    expect(await history.prune({ maxEntries: 1, minimumDays: 0, batchCount: 100 })).toBe(1);
+    expect(await events(node.id)).toEqual(['e4']);
+  });
+});
