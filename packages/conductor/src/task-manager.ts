@@ -127,10 +127,17 @@ export class TaskManager {
     let node: NodeRecord | undefined;
     let ports: PortRecord[] | undefined;
     if (exclusive) {
-      node = await nodes.getByUuid(nodeUuid);
-      if (!node) throw new NodeNotFound(nodeUuid);
-      await this.reserveWithRetries(node);
-      node = (await nodes.getById(node.id)) ?? node;
+      // Reservation, node and ports in one statement. When it finds the node taken (or none), the former
+      // path, with all its attempts: a lock released meanwhile is taken at once, as before.
+      const reserved = await nodes.reserveByUuidWithPorts(nodeUuid, this.options.hostname);
+      if (reserved) {
+        ({ node, ports } = reserved);
+      } else {
+        node = await nodes.getByUuid(nodeUuid);
+        if (!node) throw new NodeNotFound(nodeUuid);
+        await this.reserveWithRetries(node);
+        node = (await nodes.getById(node.id)) ?? node;
+      }
     } else {
       // A shared lock is the boot path's: node and ports in one round trip (batched by the store under load).
       const read = await nodes.getByUuidWithPorts(nodeUuid);
@@ -225,7 +232,7 @@ export class TaskManager {
 
   /** @internal */
   async writeUnderLock(node: NodeRecord, changes: NodeChanges): Promise<NodeRecord> {
-    const updated = await this.options.nodes.update(node.id, changes, { reservation: this.options.hostname });
+    const updated = await this.options.nodes.updateReservedBy(node.id, this.options.hostname, changes);
     if (updated) {
       for (const event of historyOfChange(node, changes)) this.options.history?.record(event);
       if (updated.provisionState !== node.provisionState) {
