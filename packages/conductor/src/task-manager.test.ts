@@ -159,6 +159,26 @@ describe('TaskManager', () => {
     });
   });
 
+  it('writes conductor_affinity with the next write under the lock, or with the release', async () => {
+    const node = await createNode(stores);
+    await manager('c1', undefined, 43).withTask(node.uuid, { purpose: 'prepare' }, async (task) => {
+      await task.driver.boot.prepareRamdisk(task, 'deploy');
+      // The fake boot interface wrote its record; the affinity waits for the next write.
+      expect((await stores.nodes.getById(node.id))?.conductorAffinity).toBeNull();
+      await task.updateNode({ lastError: 'next write' });
+      expect(await stores.nodes.getById(node.id)).toMatchObject({ conductorAffinity: 43, reservation: 'c1' });
+    });
+    const other = await createNode(stores);
+    const c2 = manager('c2', undefined, 44);
+    await c2.withTask(other.uuid, { purpose: 'prepare' }, async (task) => {
+      task.spawnAfter(async (t) => {
+        await t.driver.boot.prepareRamdisk(t, 'deploy');
+      });
+    });
+    expect(await c2.drain(30_000)).toBe(true);
+    expect(await stores.nodes.getById(other.id)).toMatchObject({ conductorAffinity: 44, reservation: null });
+  });
+
   it('answers NodeNotFound for an unknown node and releases when its interfaces are not enabled', async () => {
     await expect(
       manager('c1').acquire('00000000-0000-4000-8000-000000000000', { purpose: 'x' }),

@@ -54,6 +54,8 @@ export interface ConductorTask extends Task {
 class NodeTask implements ConductorTask {
   background: BackgroundWork | undefined;
   released = false;
+  /** Changes written with the next write under the lock, or with the release (writeWithNext). */
+  pending: NodeChanges | undefined;
 
   constructor(
     private readonly manager: TaskManager,
@@ -77,8 +79,22 @@ class NodeTask implements ConductorTask {
     if (!this.exclusive || this.released) {
       throw new Error(`node ${this.current.uuid}: updateNode needs the exclusive lock`);
     }
-    this.current = await this.manager.writeUnderLock(this.current, changes);
+    const pending = this.pending;
+    this.pending = undefined;
+    this.current = await this.manager.writeUnderLock(this.current, pending ? { ...pending, ...changes } : changes);
     return this.current;
+  }
+
+  /**
+   * `changes` go to the database with the next updateNode, or with the
+   * release when none comes: one statement fewer for a column nothing reads
+   * under this lock (conductor_affinity after boot files are prepared).
+   */
+  writeWithNext(changes: NodeChanges): void {
+    if (!this.exclusive || this.released) {
+      throw new Error(`node ${this.current.uuid}: writeWithNext needs the exclusive lock`);
+    }
+    this.pending = { ...this.pending, ...changes };
   }
 
   async upgradeLock(): Promise<void> {
@@ -127,10 +143,17 @@ export class TaskManager {
     let node: NodeRecord | undefined;
     let ports: PortRecord[] | undefined;
     if (exclusive) {
-      node = await nodes.getByUuid(nodeUuid);
-      if (!node) throw new NodeNotFound(nodeUuid);
-      await this.reserveWithRetries(node);
-      node = (await nodes.getById(node.id)) ?? node;
+      // Reservation, node and ports in one statement. When it finds the node taken (or none), the former
+      // path, with all its attempts: a lock released meanwhile is taken at once, as before.
+      const reserved = await nodes.reserveByUuidWithPorts(nodeUuid, this.options.hostname);
+      if (reserved) {
+        ({ node, ports } = reserved);
+      } else {
+        node = await nodes.getByUuid(nodeUuid);
+        if (!node) throw new NodeNotFound(nodeUuid);
+        await this.reserveWithRetries(node);
+        node = (await nodes.getById(node.id)) ?? node;
+      }
     } else {
       // A shared lock is the boot path's: node and ports in one round trip (batched by the store under load).
       const read = await nodes.getByUuidWithPorts(nodeUuid);
@@ -196,7 +219,7 @@ export class TaskManager {
     for (const task of tasks) {
       task.released = true;
       this.held.delete(task.node.id);
-      const changes = { ...changesFor(task.node), reservation: null };
+      const changes = { ...task.pending, ...changesFor(task.node), reservation: null };
       await this.options.nodes.update(task.node.id, changes, { reservation: this.options.hostname });
       task.logger.warn('lock abandoned on stop', {
         provisionState: changes.provisionState ?? task.node.provisionState,
@@ -225,7 +248,7 @@ export class TaskManager {
 
   /** @internal */
   async writeUnderLock(node: NodeRecord, changes: NodeChanges): Promise<NodeRecord> {
-    const updated = await this.options.nodes.update(node.id, changes, { reservation: this.options.hostname });
+    const updated = await this.options.nodes.updateReservedBy(node.id, this.options.hostname, changes);
     if (updated) {
       for (const event of historyOfChange(node, changes)) this.options.history?.record(event);
       if (updated.provisionState !== node.provisionState) {
@@ -239,10 +262,14 @@ export class TaskManager {
     throw new NodeLocked(node.uuid, now.reservation ?? 'nobody (lock lost)');
   }
 
-  /** @internal */
+  /** @internal The release, in the same statement as what was left to write with it (writeWithNext). */
   async releaseLock(task: NodeTask): Promise<void> {
     this.held.delete(task.node.id);
-    await this.options.nodes.release(task.node.id, this.options.hostname);
+    const { pending } = task;
+    task.pending = undefined;
+    if (pending)
+      await this.options.nodes.updateReservedBy(task.node.id, this.options.hostname, { ...pending, reservation: null });
+    else await this.options.nodes.release(task.node.id, this.options.hostname);
   }
 
   private runInBackground(task: NodeTask, work: BackgroundWork): void {
@@ -280,9 +307,12 @@ export class TaskManager {
   private recordingAffinity(driver: NodeDriver): NodeDriver {
     const conductorId = this.options.conductorId;
     const boot = driver.boot;
+    // Written with the task's next write or its release: nothing reads it while the lock is held.
     const record = async (task: Task): Promise<void> => {
       const id = conductorId();
-      if (id !== undefined && task.node.conductorAffinity !== id) await task.updateNode({ conductorAffinity: id });
+      if (id === undefined || task.node.conductorAffinity === id) return;
+      if (task instanceof NodeTask) task.writeWithNext({ conductorAffinity: id });
+      else await task.updateNode({ conductorAffinity: id });
     };
     const recording: BootInterface = Object.create(boot, {
       prepareRamdisk: {

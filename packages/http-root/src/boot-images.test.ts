@@ -6,6 +6,8 @@ import { pathToFileURL } from 'node:url';
 import { InvalidParameterValue } from '@bmaas/common';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
+  AllowedImageDirs,
+  checkLocalImage,
   checkLocalImageAllowed,
   parseImageSource,
   placeBootImage,
@@ -132,6 +134,72 @@ describe('placeBootImage from this host', () => {
       await expect(checkLocalImageAllowed('deploy_kernel', '/etc/passwd', listed)).rejects.toThrow(/system directory/);
     }
     expect(await readdir(join(dir, 'node'))).toEqual(['deploy_kernel']);
+  });
+
+  it('places a checked file without checking it again, and never one that became a symbolic link since', async () => {
+    const allowed = join(dir, 'images');
+    await mkdir(allowed);
+    const path = join(allowed, 'ipa.kernel');
+    await writeFile(path, 'kernel');
+    await writeFile(join(dir, 'secret'), 'not an image');
+    const only = { ...options, allowedPaths: [allowed] };
+    const checked = await checkLocalImage('deploy_kernel', path, [allowed]);
+    expect(checked).toMatchObject({ real: path, ino: (await stat(path)).ino });
+
+    const dest = join(dir, 'node', 'deploy_kernel');
+    expect(await placeBootImage({ kind: 'local', path, checked }, dest, only)).toBe('linked');
+    await rm(dest);
+    // The image turns into a link to a file outside the allowed directory after its check.
+    await rm(path);
+    await symlink(join(dir, 'secret'), path);
+    await expect(placeCheckedLocalImage(checked, dest, 'deploy_kernel')).rejects.toThrow(
+      /ipa.kernel changed while it was being placed/,
+    );
+    // placeBootImage checks it again from driver_info's path, which leads outside.
+    await expect(placeBootImage({ kind: 'local', path, checked }, dest, only)).rejects.toThrow(
+      /is not under \[conductor\]file_url_allowed_paths/,
+    );
+    expect(await readdir(join(dir, 'node'))).toEqual([]);
+  });
+
+  it('places the new file when a checked one was replaced since its check, once checked', async () => {
+    const path = join(dir, 'ipa.kernel');
+    await writeFile(path, 'kernel v1');
+    const checked = await checkLocalImage('deploy_kernel', path, [dir]);
+    await writeFile(`${path}.new`, 'kernel v2');
+    await rename(`${path}.new`, path);
+    const dest = join(dir, 'node', 'deploy_kernel');
+    expect(await placeBootImage({ kind: 'local', path, checked }, dest, options)).toBe('linked');
+    expect(await readFile(dest, 'utf8')).toBe('kernel v2');
+    await rm(path);
+    await expect(placeBootImage({ kind: 'local', path, checked }, join(dir, 'node', 'other'), options)).rejects.toThrow(
+      /does not exist/,
+    );
+    expect(await readdir(join(dir, 'node'))).toEqual(['deploy_kernel']);
+  });
+
+  it('takes an allowed directory listed through a symbolic link, resolved once per group of checks', async () => {
+    const real = join(dir, 'images-1.2');
+    await mkdir(real);
+    await symlink(real, join(dir, 'images'));
+    await writeFile(join(real, 'ipa.kernel'), 'kernel');
+    await writeFile(join(real, 'ipa.initramfs'), 'ramdisk');
+    const allowed = new AllowedImageDirs([join(dir, 'elsewhere'), join(dir, 'images')]);
+    expect((await checkLocalImage('deploy_kernel', join(dir, 'images', 'ipa.kernel'), allowed)).real).toBe(
+      join(real, 'ipa.kernel'),
+    );
+    // Resolved already: the link now leading elsewhere does not change this group's answer…
+    await rm(join(dir, 'images'));
+    await symlink(join(dir, 'elsewhere-2'), join(dir, 'images'));
+    expect(await allowed.contain(join(real, 'ipa.initramfs'))).toBe(true);
+    // …a new group resolves it again.
+    await expect(checkLocalImage('deploy_ramdisk', join(real, 'ipa.initramfs'), [join(dir, 'images')])).rejects.toThrow(
+      /is not under/,
+    );
+  });
+
+  it('refuses a directory at the check', async () => {
+    await expect(checkLocalImage('deploy_kernel', dir, [tmpdir()])).rejects.toThrow(/not a file/);
   });
 
   it('refuses a missing file or a directory', async () => {

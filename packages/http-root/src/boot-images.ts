@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { copyFile, link, lstat, open, readFile, realpath, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { link, lstat, open, readFile, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, normalize } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -8,8 +9,25 @@ import { fileURLToPath } from 'node:url';
 import { InvalidParameterValue } from '@bmaas/common';
 import { isMissing, removeIfPresent, replaceAtomically, writeFileAtomically } from './atomic-files.js';
 
-/** Where a driver_info image comes from: a file on this host, or an HTTP(S) server. */
-export type ImageSource = { kind: 'local'; path: string } | { kind: 'http'; url: string };
+/**
+ * Where a driver_info image comes from: a file on this host, or an HTTP(S)
+ * server. A local source may carry what checkLocalImage found, so placing it
+ * does not check it again (see placeBootImage).
+ */
+export type ImageSource = { kind: 'local'; path: string; checked?: CheckedLocalImage } | { kind: 'http'; url: string };
+
+/**
+ * A local image that passed checkLocalImage: its real path and the regular
+ * file found there then (device and inode, size and mtime). Placing it
+ * links or copies that very file or nothing.
+ */
+export interface CheckedLocalImage {
+  real: string;
+  dev: number;
+  ino: number;
+  size: number;
+  mtimeMs: number;
+}
 
 /** What placeBootImage did. */
 export type PlaceOutcome = 'linked' | 'copied' | 'downloaded' | 'unchanged';
@@ -42,7 +60,7 @@ export interface PlaceOptions {
   /** Longest a download may take, in milliseconds. */
   downloadTimeoutMs: number;
   /** [conductor]file_url_allowed_paths: a local image must resolve under one of these. */
-  allowedPaths: readonly string[];
+  allowedPaths: AllowedImageDirs | readonly string[];
 }
 
 /** Never a source of images, whatever [conductor]file_url_allowed_paths lists (as upstream). */
@@ -51,6 +69,32 @@ export const FORBIDDEN_IMAGE_DIRS: readonly string[] = ['/dev', '/sys', '/proc',
 function isUnder(dir: string, path: string): boolean {
   const prefix = dir.endsWith('/') ? dir : `${dir}/`;
   return path === dir || path.startsWith(prefix);
+}
+
+/**
+ * [conductor]file_url_allowed_paths for a group of checks (one request's
+ * images): each directory as written, and resolved (symbolic links followed)
+ * at most once and only when a path is not under it as written.
+ */
+export class AllowedImageDirs {
+  private readonly resolved: Array<Promise<string> | undefined> = [];
+
+  constructor(readonly listed: readonly string[]) {}
+
+  /** Whether the real path `real` lies under one of the directories. */
+  async contain(real: string): Promise<boolean> {
+    for (const [index, dir] of this.listed.entries()) {
+      // `real` has no symbolic link in it, so a directory it lies under as written is a real one.
+      if (isUnder(normalize(dir), real)) return true;
+      this.resolved[index] ??= realpath(dir).catch(() => dir);
+      if (isUnder(await (this.resolved[index] as Promise<string>), real)) return true;
+    }
+    return false;
+  }
+}
+
+function allowedDirsOf(allowed: AllowedImageDirs | readonly string[]): AllowedImageDirs {
+  return allowed instanceof AllowedImageDirs ? allowed : new AllowedImageDirs(allowed);
 }
 
 /**
@@ -64,7 +108,7 @@ function isUnder(dir: string, path: string): boolean {
 export async function checkLocalImageAllowed(
   key: string,
   path: string,
-  allowedPaths: readonly string[],
+  allowedPaths: AllowedImageDirs | readonly string[],
 ): Promise<string> {
   let real: string;
   try {
@@ -79,14 +123,35 @@ export async function checkLocalImageAllowed(
       { key },
     );
   }
-  for (const dir of allowedPaths) {
-    const realDir = await realpath(dir).catch(() => dir);
-    if (isUnder(normalize(dir), real) || isUnder(realDir, real)) return real;
-  }
+  const allowed = allowedDirsOf(allowedPaths);
+  if (await allowed.contain(real)) return real;
   throw new InvalidParameterValue(
-    `driver_info.${key}: ${path} is not under [conductor]file_url_allowed_paths (${allowedPaths.join(', ') || 'empty'}).`,
+    `driver_info.${key}: ${path} is not under [conductor]file_url_allowed_paths (${allowed.listed.join(', ') || 'empty'}).`,
     { key },
   );
+}
+
+/**
+ * checkLocalImageAllowed, and the regular file its real path names now
+ * (InvalidParameterValue when it is none): what placeBootImage places
+ * without checking again.
+ */
+export async function checkLocalImage(
+  key: string,
+  path: string,
+  allowedPaths: AllowedImageDirs | readonly string[],
+): Promise<CheckedLocalImage> {
+  return regularFile(key, await checkLocalImageAllowed(key, path, allowedPaths));
+}
+
+/** What lstat finds at `real` (no link followed), when it is a regular file. */
+async function regularFile(key: string, real: string): Promise<CheckedLocalImage> {
+  const found = await lstat(real).catch((error: unknown) => {
+    if (isMissing(error)) return undefined;
+    throw error;
+  });
+  if (!found?.isFile()) throw new InvalidParameterValue(`driver_info.${key}: ${real} is not a file.`, { key });
+  return { real, dev: found.dev, ino: found.ino, size: found.size, mtimeMs: found.mtimeMs };
 }
 
 /**
@@ -97,12 +162,11 @@ export async function checkLocalImageAllowed(
  * while the source is unchanged: same file (device, inode, size, mtime), or
  * the server reports the same ETag (without one, the same size). `dest` is
  * always replaced, never written through, so a hard-linked original is
- * never touched.
+ * never touched. A local source checked already (`checked`, from
+ * checkLocalImage) is not checked again unless its file changed since.
  */
 export async function placeBootImage(source: ImageSource, dest: string, options: PlaceOptions): Promise<PlaceOutcome> {
-  return source.kind === 'local'
-    ? placeLocalImage(source.path, dest, options)
-    : downloadImage(source.url, dest, options);
+  return source.kind === 'local' ? placeLocalImage(source, dest, options) : downloadImage(source.url, dest, options);
 }
 
 /** Removes an image and what placeBootImage remembered about it. Missing files are fine. */
@@ -152,47 +216,123 @@ function sourceId(source: string): string {
   return createHash('sha256').update(source).digest('hex');
 }
 
-async function placeLocalImage(path: string, dest: string, options: PlaceOptions): Promise<PlaceOutcome> {
-  return placeCheckedLocalImage(
-    await checkLocalImageAllowed(options.key, path, options.allowedPaths),
-    dest,
-    options.key,
-  );
+/**
+ * A local image: checked here, unless the source carries its check (then
+ * placed as checked). When the file at its real path is no longer the one
+ * checked (replaced, or turned into a symbolic link), it is checked again
+ * from the path driver_info gives, once.
+ */
+async function placeLocalImage(
+  source: { path: string; checked?: CheckedLocalImage },
+  dest: string,
+  options: PlaceOptions,
+): Promise<PlaceOutcome> {
+  const { key } = options;
+  if (source.checked) {
+    const outcome = await placeIfUnchanged(source.checked, dest);
+    if (outcome !== 'changed') return outcome;
+  }
+  const outcome = await placeIfUnchanged(await checkLocalImage(key, source.path, options.allowedPaths), dest);
+  if (outcome === 'changed') throw changedSinceCheck(key, source.path);
+  return outcome;
+}
+
+function changedSinceCheck(key: string, path: string): InvalidParameterValue {
+  return new InvalidParameterValue(`driver_info.${key}: ${path} changed while it was being placed; try again.`, {
+    key,
+  });
 }
 
 /**
- * placeBootImage of a local file whose real path passed
- * checkLocalImageAllowed (module-internal; the tests of copies across file
- * systems use it with /dev/shm, which the check refuses).
+ * placeBootImage of a local file that passed checkLocalImage (or, given a
+ * real path, checkLocalImageAllowed: the tests of copies across file systems
+ * use it with /dev/shm, which the check refuses). Only the file checked is
+ * placed: InvalidParameterValue when another one is found there now.
  */
-export async function placeCheckedLocalImage(real: string, dest: string, key: string): Promise<PlaceOutcome> {
-  const source = await stat(real);
-  if (!source.isFile()) throw new InvalidParameterValue(`driver_info.${key}: ${real} is not a file.`, { key });
+export async function placeCheckedLocalImage(
+  checked: CheckedLocalImage | string,
+  dest: string,
+  key: string,
+): Promise<PlaceOutcome> {
+  const image = typeof checked === 'string' ? await regularFile(key, checked) : checked;
+  const outcome = await placeIfUnchanged(image, dest);
+  if (outcome === 'changed') throw changedSinceCheck(key, image.real);
+  return outcome;
+}
 
+/**
+ * Links (or copies) the checked file to `dest`; 'changed' (and nothing
+ * placed) when the file at its real path is not that file any more: the
+ * link made is looked at before it is renamed into place, a copy reads from
+ * a descriptor opened without following a link and compared first.
+ */
+async function placeIfUnchanged(image: CheckedLocalImage, dest: string): Promise<PlaceOutcome | 'changed'> {
+  const { real } = image;
   const current = await lstat(dest).catch((error: unknown) => {
     if (isMissing(error)) return undefined;
     throw error;
   });
-  if (current?.isFile() && current.dev === source.dev && current.ino === source.ino) return 'unchanged';
+  if (current?.isFile() && current.dev === image.dev && current.ino === image.ino) return 'unchanged';
   const id = sourceId(`file:${real}`);
-  const fingerprint = `${source.dev}:${source.ino}:${source.size}:${source.mtimeMs}`;
-  if ((await currentRecord(dest, id))?.version === fingerprint) return 'unchanged';
+  const fingerprint = `${image.dev}:${image.ino}:${image.size}:${image.mtimeMs}`;
+  // A record only describes a file at dest: with none there, there is nothing to read.
+  if (current && (await currentRecord(dest, id))?.version === fingerprint) return 'unchanged';
 
   await removeIfPresent(imageRecordPath(dest));
-  let copied = false;
+  const outcome: { placed: 'linked' | 'copied' | 'changed' } = { placed: 'linked' };
   await replaceAtomically(dest, async (temp) => {
     try {
       await link(real, temp);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
+      if (isMissing(error)) {
+        outcome.placed = 'changed'; // gone since the check
+        throw new ChangedSinceCheck();
+      }
       if (code !== 'EXDEV' && code !== 'EPERM' && code !== 'EMLINK') throw error;
-      await copyFile(real, temp);
-      copied = true;
+      outcome.placed = await copyIfSame(image, temp);
+      if (outcome.placed === 'changed') throw new ChangedSinceCheck();
+      return;
     }
+    const made = await lstat(temp);
+    if (!made.isFile() || made.dev !== image.dev || made.ino !== image.ino) {
+      outcome.placed = 'changed';
+      throw new ChangedSinceCheck();
+    }
+  }).catch((error: unknown) => {
+    if (!(error instanceof ChangedSinceCheck)) throw error;
   });
-  if (!copied) return 'linked';
-  await writeImageRecord(dest, { source: id, version: fingerprint, size: source.size });
+  if (outcome.placed !== 'copied') return outcome.placed;
+  await writeImageRecord(dest, { source: id, version: fingerprint, size: image.size });
   return 'copied';
+}
+
+/** Thrown inside replaceAtomically so it removes what was made; never leaves this module. */
+class ChangedSinceCheck extends Error {}
+
+/** Copies the checked file to `temp` from a descriptor of it; 'changed' (nothing written) when it is another. */
+async function copyIfSame(image: CheckedLocalImage, temp: string): Promise<'copied' | 'changed'> {
+  let file: Awaited<ReturnType<typeof open>>;
+  try {
+    file = await open(image.real, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (isMissing(error) || code === 'ELOOP') return 'changed';
+    throw error;
+  }
+  try {
+    const found = await file.stat();
+    if (!found.isFile() || found.dev !== image.dev || found.ino !== image.ino) return 'changed';
+    const out = await open(temp, 'wx', 0o644);
+    try {
+      await pipeline(file.createReadStream(), out.createWriteStream());
+    } finally {
+      await out.close(); // already closed by the stream: resolves at once
+    }
+    return 'copied';
+  } finally {
+    await file.close(); // likewise
+  }
 }
 
 async function writeImageRecord(dest: string, record: ImageRecord): Promise<void> {

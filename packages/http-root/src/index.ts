@@ -9,6 +9,9 @@ export {
   writeFileIfChanged,
 } from './atomic-files.js';
 export {
+  AllowedImageDirs,
+  type CheckedLocalImage,
+  checkLocalImage,
   checkLocalImageAllowed,
   FORBIDDEN_IMAGE_DIRS,
   type ImageSource,
@@ -21,6 +24,7 @@ export {
 } from './boot-images.js';
 export { BOOT_IMAGE_NAMES, type BootImageName, HttpRootLayout } from './http-root-layout.js';
 export {
+  type CheckedRamdisks,
   type PlaceRamdiskOptions,
   placeRamdiskImages,
   RAMDISK_IMAGE_KEYS,
@@ -29,5 +33,6 @@ export {
   type RamdiskImageSources,
   ramdiskImageSources,
   removeRamdiskImages,
+  ValidatedRamdiskImages,
   validateRamdiskImages,
 } from './ramdisk-images.js';

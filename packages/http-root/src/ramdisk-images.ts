@@ -2,7 +2,8 @@ import type { Logger, NodeRecord } from '@bmaas/common';
 import { MissingParameterValue } from '@bmaas/common';
 import type { RamdiskMode } from '@bmaas/driver-api';
 import {
-  checkLocalImageAllowed,
+  AllowedImageDirs,
+  checkLocalImage,
   type ImageSource,
   parseImageSource,
   placeBootImage,
@@ -28,14 +29,15 @@ export type RamdiskImageSources = Partial<Record<BootImageName, ImageSource>>;
 
 export interface RamdiskImageOptions {
   /** [conductor]file_url_allowed_paths: local images must resolve under one of these. */
-  allowedPaths: readonly string[];
+  allowedPaths: AllowedImageDirs | readonly string[];
 }
 
 /**
  * The kernel and initrd of `mode` from driver_info. MissingParameterValue
  * when either is unset; InvalidParameterValue when malformed, or a local
  * file outside [conductor]file_url_allowed_paths (checked on the resolved
- * path, symbolic links followed).
+ * path, symbolic links followed) or not a regular file. Local sources carry
+ * their check, which placeRamdiskImages does not repeat.
  */
 export async function ramdiskImageSources(
   node: NodeRecord,
@@ -52,22 +54,66 @@ export async function ramdiskImageSources(
       { missing },
     );
   }
+  // The allowed directories are resolved (when needed) once for all of the node's images.
+  const allowed =
+    options.allowedPaths instanceof AllowedImageDirs
+      ? options.allowedPaths
+      : new AllowedImageDirs(options.allowedPaths);
   const sources: RamdiskImageSources = {};
   for (const key of keys) {
     const source = parseImageSource(key, node.driverInfo[key]);
-    if (source.kind === 'local') await checkLocalImageAllowed(key, source.path, options.allowedPaths);
-    sources[key] = source;
+    sources[key] =
+      source.kind === 'local' ? { ...source, checked: await checkLocalImage(key, source.path, allowed) } : source;
   }
   return sources;
 }
 
-/** Every ramdisk's sources the node names: deploy always, rescue when either rescue key is set. */
-export async function validateRamdiskImages(node: NodeRecord, options: RamdiskImageOptions): Promise<void> {
-  await ramdiskImageSources(node, 'deploy', options);
+/** What validateRamdiskImages checked, by ramdisk. */
+export type CheckedRamdisks = Partial<Record<RamdiskMode, RamdiskImageSources>>;
+
+/**
+ * Every ramdisk's sources the node names: deploy always, rescue when either
+ * rescue key is set. Returns them checked (see ramdiskImageSources).
+ */
+export async function validateRamdiskImages(node: NodeRecord, options: RamdiskImageOptions): Promise<CheckedRamdisks> {
+  const allowed = { allowedPaths: new AllowedImageDirs(listedOf(options.allowedPaths)) };
+  const checked: CheckedRamdisks = { deploy: await ramdiskImageSources(node, 'deploy', allowed) };
   const info = node.driverInfo;
   if (info.rescue_kernel !== undefined || info.rescue_ramdisk !== undefined) {
-    await ramdiskImageSources(node, 'rescue', options);
+    checked.rescue = await ramdiskImageSources(node, 'rescue', allowed);
   }
+  return checked;
+}
+
+function listedOf(allowedPaths: AllowedImageDirs | readonly string[]): readonly string[] {
+  return allowedPaths instanceof AllowedImageDirs ? allowedPaths.listed : allowedPaths;
+}
+
+/**
+ * The sources a boot interface's validate checked, kept for its
+ * prepareRamdisk of the same task (the node's lock is held in between):
+ * a deploy checked each image once instead of twice. Taken once; only while
+ * driver_info names the same images. Placing a source still makes sure its
+ * file is the one checked (placeBootImage).
+ */
+export class ValidatedRamdiskImages {
+  private readonly byTask = new WeakMap<object, { images: string; checked: CheckedRamdisks }>();
+
+  remember(task: object, node: NodeRecord, checked: CheckedRamdisks): void {
+    this.byTask.set(task, { images: imagesNamed(node), checked });
+  }
+
+  /** The checked sources of `mode`, when validate ran in this task on the same driver_info images. */
+  take(task: object, node: NodeRecord, mode: RamdiskMode): RamdiskImageSources | undefined {
+    const kept = this.byTask.get(task);
+    if (!kept) return undefined;
+    this.byTask.delete(task);
+    return kept.images === imagesNamed(node) ? kept.checked[mode] : undefined;
+  }
+}
+
+function imagesNamed(node: NodeRecord): string {
+  return JSON.stringify(BOOT_IMAGE_NAMES.map((name) => node.driverInfo[name] ?? null));
 }
 
 export interface PlaceRamdiskOptions extends RamdiskImageOptions {

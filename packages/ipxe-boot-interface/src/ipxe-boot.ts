@@ -15,6 +15,7 @@ import {
   ramdiskImageSources,
   removeIfPresent,
   removeRamdiskImages,
+  ValidatedRamdiskImages,
   validateRamdiskImages,
   writeFileIfChanged,
 } from '@bmaas/http-root';
@@ -63,6 +64,8 @@ export class IpxeBootInterface extends BaseBootInterface {
   private readonly macLinks: MacLinkIndex;
   private readonly downloadTimeoutMs: number;
   private readonly allowedPaths: readonly string[];
+  /** What validate checked, for prepareRamdisk of the same task (a deploy checks its images once). */
+  private readonly validated = new ValidatedRamdiskImages();
 
   constructor(deps: InterfaceDeps<PxeSettings>, options: IpxeBootOptions = {}) {
     super();
@@ -88,15 +91,17 @@ export class IpxeBootInterface extends BaseBootInterface {
   /**
    * Checks driver_info's images (a local one must resolve under
    * [conductor]file_url_allowed_paths) and that the configuration can render
-   * both scripts. Writes nothing.
+   * both scripts. Writes nothing; keeps the checked images for a
+   * prepareRamdisk of the same task.
    */
   async validate(task: Task): Promise<void> {
-    await validateRamdiskImages(task.node, { allowedPaths: this.allowedPaths });
+    const checked = await validateRamdiskImages(task.node, { allowedPaths: this.allowedPaths });
     this.layout.nodeDir(task.node.uuid);
     renderNodeScript(
       nodeScriptOptions(this.config, task.node.uuid, 'deploy', false, task.node.driverInfo.kernel_append_params),
     );
     renderRootBootScript(this.config);
+    this.validated.remember(task, task.node, checked);
   }
 
   /** The root boot.ipxe must exist before any node is prepared: static DHCP points every machine at it. */
@@ -110,7 +115,9 @@ export class IpxeBootInterface extends BaseBootInterface {
    */
   async prepareRamdisk(task: Task, mode: RamdiskMode): Promise<void> {
     const { uuid } = task.node;
-    const sources = await ramdiskImageSources(task.node, mode, { allowedPaths: this.allowedPaths });
+    const sources =
+      this.validated.take(task, task.node, mode) ??
+      (await ramdiskImageSources(task.node, mode, { allowedPaths: this.allowedPaths }));
     const inspection = INSPECTION_STATES.has(task.node.provisionState);
     const script = renderNodeScript(
       nodeScriptOptions(this.config, uuid, mode, inspection, task.node.driverInfo.kernel_append_params),
@@ -125,7 +132,7 @@ export class IpxeBootInterface extends BaseBootInterface {
     });
     await this.writeNodeScript(task, script, log);
     await this.writeRootScript(rootScript, log);
-    log.info(`iPXE ${mode} ramdisk prepared`);
+    log.debug(`iPXE ${mode} ramdisk prepared`);
   }
 
   /**

@@ -258,7 +258,7 @@ export function nodeStatesRouter(deps: RouteDeps): Router {
       ...(body.configdrive ? { configdrive: body.configdrive } : {}),
     };
     await deps.conductors.callForNode(node, 'do_provisioning_action', params, { requestId: req.context.requestId });
-    req.context.logger.info('provision action requested', { nodeUuid: node.uuid, target: body.target, event });
+    req.context.logger.debug('provision action requested', { nodeUuid: node.uuid, target: body.target, event });
     accepted(deps, req, res);
   });
 

@@ -129,7 +129,7 @@ export async function deployStepsOf(task: ConductorTask): Promise<ProvisionStep[
 /** deploying (deploy, rebuild): the deploy interface's steps merged with the user's, highest priority first. */
 async function deploy(task: ConductorTask, ctx: ActionContext): Promise<void> {
   const steps = await deployStepsOf(task);
-  task.logger.info('deploy steps chosen', { steps: steps.map((s) => `${s.interface}.${s.step}`) });
+  task.logger.debug('deploy steps chosen', { steps: steps.map((s) => `${s.interface}.${s.step}`) });
   if ((await runSteps(task, ctx, DEPLOY_STEPS, steps, 0)) === 'done') await finishDeploy(task, ctx);
 }
 

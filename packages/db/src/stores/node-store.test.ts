@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { DuplicateName, InvalidParameterValue, NodeAlreadyExists } from '@bmaas/common';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newNode } from './fixtures.test-support.js';
 import { NodeStore } from './node-store.js';
+import { PortStore } from './port-store.js';
 
 describe('NodeStore', () => {
   let t: TestDatabase;
@@ -57,6 +59,65 @@ describe('NodeStore', () => {
     expect(await nodes.reserve(node.id, 'conductor-x')).toBe(true);
     expect(await nodes.clearReservations('conductor-x')).toBe(1);
     expect((await nodes.getById(node.id))?.reservation).toBeNull();
+  });
+
+  it('reserves by uuid and reads the node with its ports in one statement; one of many concurrent acquirers wins', async () => {
+    const node = await nodes.create(newNode());
+    const ports = new PortStore(t.db);
+    const second = await ports.create({ uuid: randomUUID(), nodeId: node.id, address: '52:54:00:00:aa:02' });
+    const first = await ports.create({ uuid: randomUUID(), nodeId: node.id, address: '52:54:00:00:aa:01' });
+    const hosts = Array.from({ length: 20 }, (_, i) => `conductor-${i}`);
+    const results = await Promise.all(hosts.map((host) => nodes.reserveByUuidWithPorts(node.uuid, host)));
+    const won = results.filter((result) => result !== undefined);
+    expect(won).toHaveLength(1);
+    const winner = hosts[results.findIndex((result) => result !== undefined)] as string;
+    const stored = await nodes.getById(node.id);
+    expect(stored?.reservation).toBe(winner);
+    expect(won[0]?.node).toEqual(stored);
+    expect(won[0]?.ports).toEqual(await ports.listByNode(node.id));
+    expect(won[0]?.ports.map((port) => port.id)).toEqual([second.id, first.id]);
+    // Unknown, or not a uuid at all: nothing, like a node taken.
+    expect(await nodes.reserveByUuidWithPorts('00000000-0000-4000-8000-000000000000', 'x')).toBeUndefined();
+    expect(await nodes.reserveByUuidWithPorts('not-a-uuid', 'x')).toBeUndefined();
+    expect(await nodes.release(node.id, winner)).toBe(true);
+    expect((await nodes.reserveByUuidWithPorts(node.uuid.toUpperCase(), 'conductor-x'))?.node.reservation).toBe(
+      'conductor-x',
+    );
+  });
+
+  it('writes under a reservation only while the host holds it, JSON columns and nulls included', async () => {
+    const node = await nodes.create(newNode());
+    expect(await nodes.reserve(node.id, 'conductor-a')).toBe(true);
+    const written = await nodes.updateReservedBy(node.id, 'conductor-a', {
+      provisionState: 'deploying',
+      targetProvisionState: 'active',
+      provisionUpdatedAt: new Date('2026-01-02T03:04:05.678Z'),
+      lastError: null,
+      driverInternalInfo: { steps: [{ step: 'deploy', args: {} }], index: 0 },
+      deployStep: { step: 'deploy' },
+    });
+    expect(written).toEqual(await nodes.getById(node.id));
+    expect(written).toMatchObject({
+      provisionState: 'deploying',
+      targetProvisionState: 'active',
+      provisionUpdatedAt: new Date('2026-01-02T03:04:05.678Z'),
+      lastError: null,
+      driverInternalInfo: { steps: [{ step: 'deploy', args: {} }], index: 0 },
+      deployStep: { step: 'deploy' },
+      reservation: 'conductor-a',
+    });
+    expect(written?.updatedAt?.getTime()).toBeGreaterThanOrEqual(node.createdAt.getTime());
+    expect(await nodes.updateReservedBy(node.id, 'conductor-b', { provisionState: 'active' })).toBeUndefined();
+    expect((await nodes.getById(node.id))?.provisionState).toBe('deploying');
+    // Same column list again (the prepared statement), other values.
+    const again = await nodes.updateReservedBy(node.id, 'conductor-a', { provisionState: 'wait call-back' });
+    expect(again?.provisionState).toBe('wait call-back');
+    await expect(nodes.updateReservedBy(node.id, 'conductor-a', { name: 'n-create' })).rejects.toBeInstanceOf(
+      DuplicateName,
+    );
+    expect(await nodes.release(node.id, 'conductor-b')).toBe(false);
+    expect(await nodes.release(node.id, 'conductor-a')).toBe(true);
+    expect(await nodes.updateReservedBy(node.id, 'conductor-a', { provisionState: 'active' })).toBeUndefined();
   });
 
   it('lists with filters and keyset pagination, stable under ties and NULLs', async () => {

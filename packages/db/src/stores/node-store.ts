@@ -12,7 +12,7 @@ import { recordToColumns, rowToRecord, toSnake } from './case.js';
 import { applyKeysetPage } from './keyset-page.js';
 import { isForeignKeyViolation, isUniqueViolation } from './pg-errors.js';
 import { portFromJson } from './port-store.js';
-import { insertPrepared, queryPrepared } from './prepared-query.js';
+import { insertPrepared, queryPrepared, updatePrepared } from './prepared-query.js';
 
 const JSON_COLUMNS = new Set([
   'driver_info',
@@ -31,6 +31,13 @@ const NODE_WITH_PORTS_SQL = `select n.*,
   coalesce((select json_agg(p order by p.id) from ports p where p.node_id = n.id), '[]'::json) as bmaas_ports
   from nodes n where n.uuid = $1`;
 const NODES_WITH_PORTS_SQL = NODE_WITH_PORTS_SQL.replace('where n.uuid = $1', 'where n.uuid = any($1::uuid[])');
+/** The exclusive lock taken and the node read with its ports, in one statement (reserveByUuidWithPorts). */
+const RESERVE_WITH_PORTS_SQL = `with n as (
+    update nodes set reservation = $2, updated_at = now() where uuid = $1 and reservation is null returning *
+  )
+  select n.*,
+  coalesce((select json_agg(p order by p.id) from ports p where p.node_id = n.id), '[]'::json) as bmaas_ports
+  from n`;
 
 export type NewNode = Pick<
   NodeRecord,
@@ -351,9 +358,59 @@ export class NodeStore {
     return count === 1;
   }
 
-  /** Releases the lock only where `host` still holds it. */
+  /**
+   * reserve() by uuid, and the node with its ports read in the same
+   * statement (prepared): the exclusive lock of every provisioning action
+   * took three queries (node by uuid, reserve, node again) and a fourth for
+   * the ports. Undefined when there is no such node or someone else holds
+   * it (the caller tells which apart on that slower path).
+   */
+  async reserveByUuidWithPorts(
+    uuid: string,
+    host: string,
+  ): Promise<{ node: NodeRecord; ports: PortRecord[] } | undefined> {
+    if (!UUID.test(uuid)) return undefined;
+    const [row] = await queryPrepared<Record<string, unknown>>(
+      this.db,
+      'bmaas_node_reserve_with_ports',
+      RESERVE_WITH_PORTS_SQL,
+      [uuid, host],
+    );
+    return row ? withPorts(row) : undefined;
+  }
+
+  /**
+   * update(id, changes, { reservation: host }): the write of a lock holder,
+   * as a named statement per column list (see updatePrepared); the row, or
+   * undefined when `host` no longer holds the node.
+   */
+  async updateReservedBy(id: number, host: string, changes: NodeChanges): Promise<NodeRecord | undefined> {
+    // Losing the instance also drops the allocation, in a transaction: update() does that.
+    if (changes.instanceUuid === null) return this.update(id, changes, { reservation: host });
+    try {
+      const [row] = await updatePrepared<Record<string, unknown>>(
+        this.db,
+        'nodes',
+        recordToColumns(changes, JSON_COLUMNS),
+        { id, reservation: host },
+        { setSql: '"updated_at" = now()' },
+      );
+      return row ? rowToRecord<NodeRecord>(row) : undefined;
+    } catch (error) {
+      throw this.translate(error, changes);
+    }
+  }
+
+  /** Releases the lock only where `host` still holds it (a prepared statement: once per lock). */
   async release(id: number, host: string): Promise<boolean> {
-    return (await this.db('nodes').where({ id, reservation: host }).update({ reservation: null })) === 1;
+    const rows = await updatePrepared(
+      this.db,
+      'nodes',
+      { reservation: null },
+      { id, reservation: host },
+      { returning: '"id"' },
+    );
+    return rows.length === 1;
   }
 
   /** On conductor start: locks left by a previous run of the same host. */

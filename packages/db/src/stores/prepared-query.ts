@@ -65,3 +65,45 @@ export async function insertPrepared<Row>(
   }
   return queryPrepared<Row>(db, name, text, Object.values(row));
 }
+
+/** Statement names of the updates prepared so far, by text; bounded like the inserts'. */
+const updateNames = new Map<string, string>();
+const MAX_UPDATE_STATEMENTS = 256;
+
+/**
+ * `update <table> set <columns of set> = $1, …[, <extra set SQL>] where <columns of where> = $n …
+ * returning *` (or `returning` as given) as a named statement per table and column lists: the conductor
+ * writes a node several times per provisioning action (state, step, power,
+ * its lock), always with one of a handful of column lists. `set` and `where`
+ * hold column values as knex would bind them (recordToColumns); a null in
+ * `where` means `is null`, as with knex's where({ column: null }).
+ * `setSql` is appended to the SET list as written (e.g. `"updated_at" = now()`).
+ */
+export async function updatePrepared<Row>(
+  db: Knex,
+  table: string,
+  set: Record<string, unknown>,
+  where: Record<string, unknown>,
+  options: { setSql?: string; returning?: string } = {},
+): Promise<Row[]> {
+  const values: unknown[] = [];
+  const assignments = Object.entries(set).map(([column, value]) => {
+    values.push(value);
+    return `"${column}" = $${values.length}`;
+  });
+  if (options.setSql) assignments.push(options.setSql);
+  const conditions = Object.entries(where).map(([column, value]) => {
+    if (value === null) return `"${column}" is null`;
+    values.push(value);
+    return `"${column}" = $${values.length}`;
+  });
+  const text = `update "${table}" set ${assignments.join(', ')} where ${conditions.join(' and ')} returning ${
+    options.returning ?? '*'
+  }`;
+  let name = updateNames.get(text);
+  if (name === undefined && updateNames.size < MAX_UPDATE_STATEMENTS) {
+    name = `bmaas_update_${updateNames.size + 1}`;
+    updateNames.set(text, name);
+  }
+  return queryPrepared<Row>(db, name, text, values);
+}
