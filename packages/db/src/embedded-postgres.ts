@@ -155,7 +155,12 @@ export async function loadEmbeddedPostgres(
   const version = JSON.parse(await readFile(join(binariesDir, 'package.json'), 'utf8')).version as string;
   const root = join(SHARED_CACHE, `modules-${version}`);
   const modules = join(root, 'node_modules');
-  if (!existsSync(join(root, '.complete'))) {
+  // Its dependencies are links into the node_modules of the checkout that made the copy: once
+  // that checkout is deleted they dangle, and the copy is made again from this one.
+  const linksResolve = ['pg', 'async-exit-hook'].every((dependency) =>
+    existsSync(join(modules, dependency, 'package.json')),
+  );
+  if (!existsSync(join(root, '.complete')) || !linksResolve) {
     logger.info(`copying the PostgreSQL binaries to ${root} so the postgres OS user can run them`);
     await mkdir(SHARED_CACHE, { recursive: true, mode: 0o755 });
     await chmod(SHARED_CACHE, 0o755);

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,6 +44,8 @@ export async function startTestPostgres(logger: Logger = createSilentLogger()): 
     return { url: external, stop: async () => {} };
   }
   const dir = mkdtempSync(join(tmpdir(), 'bmaas-test-pg-'));
+  // mkdtemp makes it 0700: as root, the postgres user must still reach the data kept inside it.
+  chmodSync(dir, 0o755);
   const server = new EmbeddedPostgresServer({ dataDir: join(dir, 'data'), port: await freePort(), logger });
   const url = await server.start();
   await prepareTemplate(url);
@@ -52,7 +54,9 @@ export async function startTestPostgres(logger: Logger = createSilentLogger()): 
     stop: async () => {
       await server.stop();
       rmSync(dir, { recursive: true, force: true });
-      rmSync(`${join(dir, 'data')}.password`, { force: true });
+      // As root the data may have been kept elsewhere (a directory the postgres user can reach).
+      rmSync(server.dataDir, { recursive: true, force: true });
+      rmSync(`${server.dataDir}.password`, { force: true });
     },
   };
 }
