@@ -18,9 +18,9 @@ import { measureApiLookupScaling, measureLookupQueryScaling } from './lookup-sca
 import { sample, toHyphens } from './macs.js';
 import { findNginx, nginxVersion, startNginx, unprivilegedUser } from './nginx.js';
 import { BENCH_USAGE, type BenchOptions, BenchUsageError, parseBenchOptions } from './options.js';
-import { ProcessTable } from './process-stats.js';
+import { cpuSeconds, ProcessTable } from './process-stats.js';
 import { provisionNodes } from './provisioning.js';
-import { type BenchReport, ratiosOf, renderReport } from './report.js';
+import { type BenchReport, ratiosOf, renderEnrolment, renderReport } from './report.js';
 import type { ServedProcess } from './served-process.js';
 import { startStaticFileServer } from './static-file-server.js';
 import { renderWrkScript } from './wrk-script.js';
@@ -98,17 +98,53 @@ interface Started {
 }
 
 async function measure(options: BenchOptions, started: Started, cleanup: Cleanup): Promise<BenchReport> {
-  const { workDir, stack, generator, skipped, startedAt, loadAverageBefore } = started;
+  const { workDir, stack, generator, skipped } = started;
   const api = new ApiClient(stack.apiUrl);
   cleanup.add(async () => api.close());
 
-  log(`enrolling ${options.nodes} nodes (node + port) through the REST API, ${options.clientConcurrency} at a time…`);
+  const enrolmentProcesses = new ProcessTable();
+  const enrolmentGroups = new Map<string, () => number[]>([
+    ['api', () => [stack.pidOf('api') ?? -1]],
+    ['postgres', () => stack.postgresPids(enrolmentProcesses)],
+    ['bench', () => [process.pid]],
+  ]);
+  log(
+    `enrolling ${options.nodes} nodes (node + port): ${options.perRequestNodes} per request, ${options.clientConcurrency} at a time, ` +
+      `then ${options.nodes - options.perRequestNodes} through POST /v1/nodes/bulk, ${options.bulkBatchNodes} a request, ${options.bulkConcurrency} at a time…`,
+  );
   const enrolment = await enrolNodes(api, options.nodes, {
+    perRequestNodes: options.perRequestNodes,
     concurrency: options.clientConcurrency,
+    bulkBatchNodes: options.bulkBatchNodes,
+    bulkConcurrency: options.bulkConcurrency,
     images: writeDeployImages(workDir),
-    progress: (done) => log(`enrolled ${done}/${options.nodes}`),
+    progress: log,
+    measure: () => {
+      // With --cpu-prof, the API profiles each path (api-<pid>-1: per request, -2: bulk).
+      const api = stack.pidOf('api');
+      if (options.cpuProfileDir && api) process.kill(api, 'SIGUSR2');
+      const stop = measureCpu(enrolmentGroups);
+      return () => {
+        if (options.cpuProfileDir && api) process.kill(api, 'SIGUSR2');
+        return stop();
+      };
+    },
   });
-  log(`enrolment: ${Math.round(enrolment.nodesPerSecond)} nodes/s`);
+  const enrolmentReport = { nodes: enrolment.nodes.length, perRequest: enrolment.perRequest, bulk: enrolment.bulk };
+  for (const line of renderEnrolment(enrolmentReport)) log(line);
+  if (options.enrolmentOnly) {
+    return {
+      ...reportHead(options, started, os.loadavg(), null),
+      enrolment: enrolmentReport,
+      provisioning: null,
+      bodyCheck: null,
+      runs: [],
+      ratios: [],
+      lookupScaling: { query: null, api: null },
+      imageStorm: null,
+      skipped: [...skipped, 'everything after enrolment (--enrolment-only)'],
+    };
+  }
 
   log('manage → provide → deploy, until every node waits in "wait call-back"…');
   const provisioning = await provisionNodes(
@@ -252,20 +288,9 @@ async function measure(options: BenchOptions, started: Started, cleanup: Cleanup
     );
   }
 
-  const { resultsDir: _r, cpuProfileDir: _c, keep: _k, hold: _h, ...reported } = options;
   return {
-    startedAt: startedAt.toISOString(),
-    finishedAt: new Date().toISOString(),
-    machine: {
-      cpus: os.cpus().length,
-      loadAverageBefore,
-      loadAverageAfter,
-      node: process.version,
-      nginx: nginxBinary ? (nginxVersion(nginxBinary) ?? 'unknown') : null,
-      loadGenerator: `${generator.name} ${generator.version}`,
-    },
-    options: reported,
-    enrolment: { nodes: enrolment.nodes.length, seconds: enrolment.seconds, nodesPerSecond: enrolment.nodesPerSecond },
+    ...reportHead(options, started, loadAverageAfter, nginxBinary),
+    enrolment: enrolmentReport,
     provisioning,
     bodyCheck,
     runs,
@@ -273,6 +298,45 @@ async function measure(options: BenchOptions, started: Started, cleanup: Cleanup
     lookupScaling: { query: querySpan, api: apiSpan },
     imageStorm,
     skipped,
+  };
+}
+
+/**
+ * CPU seconds each group's processes use from now until the returned
+ * function is called (a process started meanwhile counts from zero).
+ */
+function measureCpu(groups: ReadonlyMap<string, () => number[]>): () => Record<string, number> {
+  const before = new Map<number, number>();
+  for (const pids of groups.values()) for (const pid of pids()) before.set(pid, cpuSeconds(pid) ?? 0);
+  return () => {
+    const used: Record<string, number> = {};
+    for (const [name, pids] of groups) {
+      used[name] = pids().reduce((sum, pid) => sum + Math.max(0, (cpuSeconds(pid) ?? 0) - (before.get(pid) ?? 0)), 0);
+    }
+    return used;
+  };
+}
+
+/** The report's run, machine and options. */
+function reportHead(
+  options: BenchOptions,
+  started: Started,
+  loadAverageAfter: number[],
+  nginxBinary: string | undefined | null,
+): Pick<BenchReport, 'startedAt' | 'finishedAt' | 'machine' | 'options'> {
+  const { resultsDir: _r, cpuProfileDir: _c, keep: _k, hold: _h, ...reported } = options;
+  return {
+    startedAt: started.startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    machine: {
+      cpus: os.cpus().length,
+      loadAverageBefore: started.loadAverageBefore,
+      loadAverageAfter,
+      node: process.version,
+      nginx: nginxBinary ? (nginxVersion(nginxBinary) ?? 'unknown') : null,
+      loadGenerator: `${started.generator.name} ${started.generator.version}`,
+    },
+    options: reported,
   };
 }
 
@@ -326,7 +390,7 @@ async function main(argv: string[]): Promise<number> {
     writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
     log(`written ${file}`);
     const stormFailed = report.imageStorm !== null && imageStormFailed(report.imageStorm);
-    return report.bodyCheck.failures.length > 0 || stormFailed ? 1 : 0;
+    return (report.bodyCheck?.failures.length ?? 0) > 0 || stormFailed ? 1 : 0;
   } finally {
     await cleanup.run();
   }

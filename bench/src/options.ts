@@ -9,8 +9,16 @@ export interface BenchOptions {
   /** Load generator connections, one run per value and server. */
   concurrency: number[];
   conductors: number;
-  /** Concurrent REST requests while enrolling and provisioning. */
+  /** Concurrent REST requests while enrolling (per request) and provisioning. */
   clientConcurrency: number;
+  /** Nodes enrolled through the per-request path (POST /v1/nodes, POST /v1/ports), the rest in bulk; default 20 % of nodes. */
+  perRequestNodes: number;
+  /** Nodes per POST /v1/nodes/bulk. */
+  bulkBatchNodes: number;
+  /** POST /v1/nodes/bulk requests in flight. */
+  bulkConcurrency: number;
+  /** Stop once enrolment is measured (no provisioning, servers, load or storm). */
+  enrolmentOnly: boolean;
   /** Node count the lookup-scaling part grows the database to. */
   lookupNodes: number;
   /** Nodes whose bodies are checked on every server. */
@@ -41,6 +49,8 @@ export const BENCH_USAGE = `usage: npm run bench -- [--quick] [--nodes N] [--dur
                        [--cpu-prof DIR] [--keep] [--hold] [--results DIR]
                        [--storm-machines 64,256|0] [--storm-kernel-mib N] [--storm-ramdisk-mib N]
                        [--storm-clients N] [--image-storm-only]
+                       [--per-request-nodes N] [--bulk-batch N] [--bulk-concurrency N]
+                       [--enrolment-only]
 
 Starts PostgreSQL, the API and the conductors on free loopback ports in a throwaway
 directory, enrols and deploys the nodes through the REST API, then loads
@@ -53,6 +63,11 @@ and prints one table (also written as JSON under bench/results/).
                        from their conductors, then from nginx (0: no image storm)
   --storm-clients      load generator processes for the storm (default 1)
   --image-storm-only   skip the boot-API load runs and lookup scaling (e.g. --nodes 256)
+  --per-request-nodes  nodes enrolled as the CLI does, POST /v1/nodes then POST /v1/ports
+                       (default 20 % of --nodes); the others through POST /v1/nodes/bulk
+  --bulk-batch         nodes per POST /v1/nodes/bulk (default 500)
+  --bulk-concurrency   POST /v1/nodes/bulk requests at a time (default 2)
+  --enrolment-only     stop once both enrolment rates are measured
   --hold    set up, print the servers' URLs and PIDs, then wait for Ctrl-C (for profiling by hand)`;
 
 export class BenchUsageError extends Error {}
@@ -74,6 +89,10 @@ export function parseBenchOptions(argv: readonly string[], defaultResultsDir: st
     concurrency: [64, 256],
     conductors: 3,
     clientConcurrency: 32,
+    perRequestNodes: 0,
+    bulkBatchNodes: 500,
+    bulkConcurrency: 2,
+    enrolmentOnly: false,
     lookupNodes: quick ? 20_000 : 100_000,
     sampleSize: 200,
     loadGenerator: 'auto',
@@ -88,6 +107,7 @@ export function parseBenchOptions(argv: readonly string[], defaultResultsDir: st
     imageStormOnly: false,
     resultsDir: defaultResultsDir,
   };
+  let perRequestNodes: number | undefined;
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = (argv[i] as string).split(/=(.*)/s, 2) as [string, string | undefined];
     const value = () => inline ?? argv[++i];
@@ -114,6 +134,18 @@ export function parseBenchOptions(argv: readonly string[], defaultResultsDir: st
         break;
       case '--client-concurrency':
         options.clientConcurrency = wholeNumber('client-concurrency', value(), 1, 512);
+        break;
+      case '--per-request-nodes':
+        perRequestNodes = wholeNumber('per-request-nodes', value(), 0, 1_000_000);
+        break;
+      case '--bulk-batch':
+        options.bulkBatchNodes = wholeNumber('bulk-batch', value(), 1, 100_000);
+        break;
+      case '--bulk-concurrency':
+        options.bulkConcurrency = wholeNumber('bulk-concurrency', value(), 1, 64);
+        break;
+      case '--enrolment-only':
+        options.enrolmentOnly = true;
         break;
       case '--lookup-nodes':
         options.lookupNodes = wholeNumber('lookup-nodes', value(), 0, 10_000_000);
@@ -165,5 +197,6 @@ export function parseBenchOptions(argv: readonly string[], defaultResultsDir: st
         throw new BenchUsageError(`unknown option ${flag}\n${BENCH_USAGE}`);
     }
   }
+  options.perRequestNodes = Math.min(options.nodes, perRequestNodes ?? Math.round(options.nodes * 0.2));
   return options;
 }

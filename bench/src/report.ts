@@ -1,5 +1,5 @@
 import type { BodyCheckResult } from './body-check.js';
-import type { EnrolmentResult } from './enrolment.js';
+import type { EnrolmentRate, EnrolmentResult } from './enrolment.js';
 import type { ImageStormReport } from './image-storm.js';
 import type { LoadRunRecord } from './load-runs.js';
 import type { ApiScalePoint, QueryScalePoint } from './lookup-scaling.js';
@@ -26,9 +26,11 @@ export interface BenchReport {
     loadGenerator: string;
   };
   options: Omit<BenchOptions, 'resultsDir' | 'cpuProfileDir' | 'keep' | 'hold'>;
+  /** Both enrolment paths, each with its own rate (`nodes`: the total). */
   enrolment: Omit<EnrolmentResult, 'nodes'> & { nodes: number };
-  provisioning: ProvisioningResult;
-  bodyCheck: BodyCheckResult;
+  /** Null with --enrolment-only, as is everything after it. */
+  provisioning: ProvisioningResult | null;
+  bodyCheck: BodyCheckResult | null;
   runs: LoadRunRecord[];
   ratios: RunRatio[];
   lookupScaling: {
@@ -61,6 +63,29 @@ function table(header: string[], rows: string[][]): string {
 }
 
 const fixed = (n: number, digits: number) => n.toFixed(digits);
+
+/** One line per enrolment path: the CLI's (a request per node and per port) and bulk. */
+export function renderEnrolment(enrolment: BenchReport['enrolment']): string[] {
+  const lines: string[] = [];
+  const { perRequest, bulk } = enrolment;
+  const figure = (r: EnrolmentRate) => {
+    const cpu = Object.entries(r.cpuSeconds ?? {})
+      .map(([name, seconds]) => `${name} ${fixed(seconds, 1)}`)
+      .join(', ');
+    return `${fixed(r.nodesPerSecond, 0)} nodes/s (${r.nodes} in ${fixed(r.seconds, 1)} s${cpu ? `; CPU s: ${cpu}` : ''})`;
+  };
+  if (perRequest) {
+    lines.push(
+      `enrolment, per request (CLI path: POST /v1/nodes, POST /v1/ports; ${perRequest.concurrency} nodes at a time): ${figure(perRequest)}`,
+    );
+  }
+  if (bulk) {
+    lines.push(
+      `enrolment, bulk (POST /v1/nodes/bulk, ${bulk.batchNodes} nodes a request, ${bulk.concurrency} at a time): ${figure(bulk)}`,
+    );
+  }
+  return lines;
+}
 
 /** The human-readable report: one table of the load runs, then ratios, enrolment and lookup scaling. */
 export function renderReport(report: BenchReport, conductorNames: readonly string[]): string {
@@ -100,22 +125,28 @@ export function renderReport(report: BenchReport, conductorNames: readonly strin
       `${m.loadGenerator}, ${m.cpus} CPUs, load average ${m.loadAverageBefore.map((l) => l.toFixed(2)).join(' ')} ` +
       `before, ${m.loadAverageAfter.map((l) => l.toFixed(2)).join(' ')} after`,
     '',
-    table(header, rows),
-    "(cpu: CPU seconds each process used during the run, bench = this process, reading the stack's logs; rss: peak resident memory, MiB)",
-    '',
   );
+  if (report.runs.length > 0) {
+    lines.push(
+      table(header, rows),
+      "(cpu: CPU seconds each process used during the run, bench = this process, reading the stack's logs; rss: peak resident memory, MiB)",
+      '',
+    );
+  }
   for (const ratio of report.ratios) {
     const nginx = ratio.bootApiToNginx === null ? 'n/a' : fixed(ratio.bootApiToNginx, 3);
     const nodeStatic = ratio.bootApiToNodeStatic === null ? 'n/a' : fixed(ratio.bootApiToNodeStatic, 3);
     lines.push(`c=${ratio.concurrency}: boot-API / nginx = ${nginx}, boot-API / node-static = ${nodeStatic}`);
   }
-  const e = report.enrolment;
-  lines.push(
-    '',
-    `enrolment (node + port through the REST API): ${fixed(e.nodesPerSecond, 0)} nodes/s (${e.nodes} in ${fixed(e.seconds, 1)} s)`,
-    `provisioning to wait call-back: ${report.provisioning.steps.map((s) => `${s.target} ${fixed(s.seconds, 1)} s`).join(', ')}`,
-    `body check: ${report.bodyCheck.checked} nodes, ${report.bodyCheck.failures.length} failures`,
-  );
+  lines.push('', ...renderEnrolment(report.enrolment));
+  if (report.provisioning) {
+    lines.push(
+      `provisioning to wait call-back: ${report.provisioning.steps.map((s) => `${s.target} ${fixed(s.seconds, 1)} s`).join(', ')}`,
+    );
+  }
+  if (report.bodyCheck) {
+    lines.push(`body check: ${report.bodyCheck.checked} nodes, ${report.bodyCheck.failures.length} failures`);
+  }
   const { query, api } = report.lookupScaling;
   if (query) {
     lines.push(
@@ -130,6 +161,6 @@ export function renderReport(report: BenchReport, conductorNames: readonly strin
     lines.push(`/v1/boot at c=1: ${point(api.small)}; ${point(api.large)}`);
   }
   for (const reason of report.skipped) lines.push(`skipped: ${reason}`);
-  for (const failure of report.bodyCheck.failures.slice(0, 10)) lines.push(`body check failed: ${failure}`);
+  for (const failure of report.bodyCheck?.failures.slice(0, 10) ?? []) lines.push(`body check failed: ${failure}`);
   return `${lines.join('\n')}\n`;
 }

@@ -75,6 +75,15 @@ describe('bench pieces', () => {
       durationSeconds: 20,
       concurrency: [64, 256],
     });
+    expect(parseBenchOptions(['--nodes', '10000'], '/r')).toMatchObject({
+      perRequestNodes: 2000,
+      bulkBatchNodes: 500,
+      bulkConcurrency: 2,
+      enrolmentOnly: false,
+    });
+    expect(
+      parseBenchOptions(['--nodes', '300', '--per-request-nodes', '500', '--bulk-batch=100', '--enrolment-only'], '/r'),
+    ).toMatchObject({ nodes: 300, perRequestNodes: 300, bulkBatchNodes: 100, enrolmentOnly: true });
     expect(() => parseBenchOptions(['--nodes', 'lots'], '/r')).toThrow(BenchUsageError);
     expect(() => parseBenchOptions(['--frobnicate'], '/r')).toThrow(/unknown option/);
   });

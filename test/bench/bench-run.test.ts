@@ -8,7 +8,8 @@ import { findNginx } from '../../bench/src/nginx.js';
 import { missingPrerequisite } from '../support/prerequisites.js';
 
 /**
- * `npm run bench` end to end, as small as it goes: the whole stack, enrolment,
+ * `npm run bench` end to end, as small as it goes: the whole stack, enrolment
+ * (per request and in bulk),
  * provisioning, the body check (each node's script from its owner, the same bytes
  * from nginx and node-static), the load runs, lookup scaling, the image storm and
  * its range checks. Figures are not asserted (benchmarks print them); a wrong
@@ -49,7 +50,9 @@ describe.skipIf(missing)('npm run bench, a tiny run', () => {
       expect(code, output.slice(-4000)).toBe(0);
       expect(output).toContain('body check: 50 nodes, 0 failures');
       expect(output).toContain('range checks, conductors: 12/12 pass');
-      expect(output).toMatch(/enrolment \(node \+ port through the REST API\): \d+ nodes\/s/);
+      // 20 % of the nodes through the CLI's path, the others in one POST /v1/nodes/bulk.
+      expect(output).toMatch(/enrolment, per request \(CLI path[^)]*\): \d+ nodes\/s \(20 in /);
+      expect(output).toMatch(/enrolment, bulk \(POST \/v1\/nodes\/bulk[^)]*\): \d+ nodes\/s \(80 in /);
     },
     TIMEOUT_MS,
   );

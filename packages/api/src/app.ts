@@ -35,6 +35,7 @@ import { nodeStatesRouter } from './routes/node-states.js';
 import { nodeTraitsRouter } from './routes/node-traits.js';
 import { nodeVmediaRouter } from './routes/node-vmedia.js';
 import { nodesRouter } from './routes/nodes.js';
+import { BULK_ENROLMENT_PATH, nodesBulkRouter } from './routes/nodes-bulk.js';
 import { portsRouter } from './routes/ports.js';
 import { rootRouter } from './routes/root.js';
 import { shardsRouter } from './routes/shards.js';
@@ -116,7 +117,7 @@ export function createApp(deps: ApiDeps, recentBoots: RecentBootRequests): Expre
       ? HtpasswdUsers.fromFile(deps.config.DEFAULT.http_basic_auth_user_file)
       : undefined;
   if (users) app.use(httpBasicAuth(users));
-  app.use(jsonBody());
+  app.use(jsonBody({ largeBodyPaths: [BULK_ENROLMENT_PATH] }));
   app.use(
     dashboardRouter({
       recentBoots,
@@ -126,6 +127,7 @@ export function createApp(deps: ApiDeps, recentBoots: RecentBootRequests): Expre
   );
   app.use(metricsRouter(deps.metrics.registry));
   app.use(rootRouter(routeDeps));
+  app.use(nodesBulkRouter(routeDeps));
   app.use(nodesRouter(routeDeps));
   app.use(nodeStatesRouter(routeDeps));
   app.use(nodeManagementRouter(routeDeps));

@@ -17,7 +17,7 @@ import {
   STABLE_STATES,
   TemporaryFailure,
 } from '@bmaas/common';
-import type { NodeChanges, Stores } from '@bmaas/db';
+import type { NewNode, NodeChanges, Stores } from '@bmaas/db';
 import type { ConductorClient } from '@bmaas/rpc-client';
 import { CachedHardwareTypeCatalog, INTERFACE_FIELDS } from './driver-catalog.js';
 import { requireMinor, versionTooLow } from './errors.js';
@@ -212,6 +212,16 @@ export class NodeService {
   }
 
   async create(body: unknown, minor: number): Promise<NodeRecord> {
+    return this.deps.stores.nodes.create(await this.newNode(body, minor));
+  }
+
+  /**
+   * The node a create body describes, checked as POST /v1/nodes checks it
+   * (schema, the request's microversion, names, parent, root device hints,
+   * a conductor for its driver and group, its interfaces resolved); writes
+   * nothing. Create and bulk enrolment both store what this returns.
+   */
+  async newNode(body: unknown, minor: number): Promise<NewNode> {
     const checked = checkNewNodeBody(body);
     for (const [field, since] of Object.entries(NODE_WRITE_VERSIONS)) {
       const value = checked[field as keyof NodeBody];
@@ -232,7 +242,7 @@ export class NodeService {
     // The ring decides whether any alive conductor serves this driver and group (NoValidHost otherwise).
     await this.deps.conductors.hostFor({ uuid, driver: fields.driver, conductorGroup: fields.conductorGroup });
     const interfaces = await this.catalog.resolve(fields.driver, fields.requestedInterfaces);
-    return this.deps.stores.nodes.create({
+    return {
       uuid,
       name: fields.name,
       driver: fields.driver,
@@ -258,7 +268,7 @@ export class NodeService {
       bootMode: fields.bootMode,
       secureBoot: fields.secureBoot,
       chassisUuid: fields.chassisUuid,
-    });
+    };
   }
 
   /** parent_node as stored: the uuid of an existing node, named by uuid or name. */

@@ -9,7 +9,7 @@ import {
   parseMac,
   ResourceConflict,
 } from '@bmaas/common';
-import type { PortChanges, Stores } from '@bmaas/db';
+import type { NewPort, PortChanges, Stores } from '@bmaas/db';
 import { versionTooLow } from './errors.js';
 import { applyJsonPatch, parsePatch, rootField } from './json-patch.js';
 import { isResourceName } from './resources/resource-spec.js';
@@ -143,6 +143,17 @@ function checkPhysicalNetwork(value: string | null | undefined): void {
   if (value === '') throw new InvalidParameterValue('A non-empty value is required when setting physical_network');
 }
 
+/** A POST /v1/ports body checked against the schema and the request's microversion, its MAC canonical. */
+function checkedCreateBody(body: unknown, minor: number): PortBody {
+  const port = checkPortBody(body);
+  for (const [field, since] of Object.entries(PORT_WRITE_VERSIONS)) {
+    if (port[field as keyof PortBody] != null && minor < since) throw versionTooLow(since);
+  }
+  checkLocalLinkVersion(port.local_link_connection, minor);
+  checkPhysicalNetwork(port.physical_network);
+  return { ...port, address: parseMac(port.address) };
+}
+
 /** Port rules of the REST API. MACs are accepted in every form parseMac knows and stored canonical. */
 export class PortService {
   constructor(private readonly stores: Stores) {}
@@ -161,25 +172,41 @@ export class PortService {
   }
 
   async create(body: unknown, minor: number): Promise<PortRecord> {
-    const port = checkPortBody(body);
-    for (const [field, since] of Object.entries(PORT_WRITE_VERSIONS)) {
-      if (port[field as keyof PortBody] != null && minor < since) throw versionTooLow(since);
-    }
-    checkLocalLinkVersion(port.local_link_connection, minor);
-    checkPhysicalNetwork(port.physical_network);
-    const address = parseMac(port.address);
+    const port = checkedCreateBody(body, minor);
     const node = await this.nodeForPort(port.node_ident ?? (port.node_uuid as string));
-    const membership = await this.membership(port, node);
-    return this.stores.ports.create({
+    return this.stores.ports.create({ ...(await this.newPort(port, node.id)), nodeId: node.id });
+  }
+
+  /**
+   * A port of a node that the same bulk enrolment creates (`nodeUuid`, not
+   * stored yet), checked as POST /v1/ports checks a port: the body is a
+   * create body without node_uuid and node_ident (the port's node is the one
+   * it is listed under). Writes nothing.
+   */
+  async newPortOfNewNode(body: unknown, nodeUuid: string, minor: number): Promise<Omit<NewPort, 'nodeId'>> {
+    if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
+      for (const field of ['node_uuid', 'node_ident']) {
+        if (Object.hasOwn(body, field)) {
+          throw new InvalidParameterValue(`A port listed under its node takes no ${field}: it is that node's.`);
+        }
+      }
+      return this.newPort(checkedCreateBody({ ...body, node_uuid: nodeUuid }, minor), undefined);
+    }
+    return this.newPort(checkedCreateBody(body, minor), undefined);
+  }
+
+  /** The stored fields of a checked create body, of the node `nodeId` (undefined: a node not stored yet). */
+  private async newPort(port: PortBody, nodeId: number | undefined): Promise<Omit<NewPort, 'nodeId'>> {
+    const membership = await this.membership(port, nodeId);
+    return {
       ...membership,
       uuid: port.uuid?.toLowerCase() ?? crypto.randomUUID(),
-      address,
-      nodeId: node.id,
+      address: port.address,
       pxeEnabled: port.pxe_enabled == null ? true : toBoolean(port.pxe_enabled),
       physicalNetwork: port.physical_network ?? null,
       localLinkConnection: port.local_link_connection ?? {},
       extra: port.extra ?? {},
-    });
+    };
   }
 
   async patch(port: PortRecord, body: unknown, minor: number): Promise<PortRecord> {
@@ -217,7 +244,7 @@ export class PortService {
     }
     const extra = next.extra ?? {};
     if (JSON.stringify(extra) !== JSON.stringify(port.extra)) changes.extra = extra;
-    const membership = await this.membership(next, node);
+    const membership = await this.membership(next, node.id);
     for (const key of ['portgroupUuid', 'isSmartnic', 'name'] as const) {
       if (membership[key] !== (port[key] ?? null)) Object.assign(changes, { [key]: membership[key] });
     }
@@ -252,13 +279,13 @@ export class PortService {
    */
   private async membership(
     body: PortBody,
-    node: NodeRecord,
+    nodeId: number | undefined,
   ): Promise<{ portgroupUuid: string | null; isSmartnic: boolean; name: string | null }> {
     let portgroupUuid: string | null = null;
     if (body.portgroup_uuid != null) {
       const portgroup = await this.stores.portgroups.getByUuid(body.portgroup_uuid);
       if (!portgroup) throw new InvalidParameterValue(`Portgroup ${body.portgroup_uuid} could not be found.`);
-      if (portgroup.nodeId !== node.id) {
+      if (portgroup.nodeId !== nodeId) {
         throw new InvalidParameterValue('Port can not be added to a portgroup on a different node.');
       }
       if (!portgroup.standalonePortsSupported && body.pxe_enabled != null && toBoolean(body.pxe_enabled)) {

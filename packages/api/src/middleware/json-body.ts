@@ -55,18 +55,27 @@ export function containsNul(document: unknown): boolean {
   return false;
 }
 
+/** Largest body of the paths that take many items at once (bulk enrolment: 1,000 nodes of up to 16 KiB). */
+export const LARGE_BODY_LIMIT = '16mb';
+
 /**
  * JSON request bodies (also application/json-patch+json and other +json
- * types, plain or gzip/deflate encoded): at most 1 MB, nested at most
- * MAX_JSON_DEPTH levels, and with no NUL character in any string.
+ * types, plain or gzip/deflate encoded): at most 1 MB (LARGE_BODY_LIMIT on
+ * `largeBodyPaths`), nested at most MAX_JSON_DEPTH levels, and with no NUL
+ * character in any string.
  */
-export function jsonBody(): RequestHandler[] {
-  const parse = express.json({
-    limit: '1mb',
-    strict: false,
-    type: ['application/json', 'application/*+json'],
-    verify: (_req, _res, buffer) => assertJsonDepth(buffer),
-  });
+export function jsonBody(options: { largeBodyPaths?: readonly string[] } = {}): RequestHandler[] {
+  const parser = (limit: string) =>
+    express.json({
+      limit,
+      strict: false,
+      type: ['application/json', 'application/*+json'],
+      verify: (_req, _res, buffer) => assertJsonDepth(buffer),
+    });
+  const small = parser('1mb');
+  const large = parser(LARGE_BODY_LIMIT);
+  const largeBodyPaths = new Set(options.largeBodyPaths);
+  const parse: RequestHandler = (req, res, next) => (largeBodyPaths.has(req.path) ? large : small)(req, res, next);
   const refuseNul: RequestHandler = (req, _res, next) => {
     if (req.body !== undefined && containsNul(req.body)) {
       throw new InvalidParameterValue('Strings in the request body must not contain NUL characters.');

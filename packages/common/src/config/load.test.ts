@@ -148,6 +148,12 @@ ipxe_config_api_root_url = http://192.0.2.1:6385
     ['[DEFAULT]\nauth_strategy = keystone\n', '[DEFAULT] auth_strategy = "keystone"', 'noauth, http_basic'],
     ['[pxe]\nipxe_config_api_root_url = ftp://x\n', '[pxe] ipxe_config_api_root_url = "ftp://x"', 'http(s) URL'],
     ['[conductor]\nheartbeat_interval = 0\n', '[conductor] heartbeat_interval = "0"', 'greater than 0'],
+    ['[api]\nbulk_enrolment_max_nodes = 0\n', '[api] bulk_enrolment_max_nodes = "0"', 'whole number greater than 0'],
+    [
+      '[api]\nbulk_enrolment_max_nodes = 2.5\n',
+      '[api] bulk_enrolment_max_nodes = "2.5"',
+      'whole number greater than 0',
+    ],
   ])('stops on a bad value: %j', (text, where, expected) => {
     const path = file(text);
     const error = errorOf(() => loadConfig({ configFiles: [path], env: {}, pluginSections: PLUGIN_SECTIONS }));

@@ -80,7 +80,7 @@ function registerFormats(): void {
   }
 }
 
-const NUMERIC_FORMATS = new Set(['port', 'nat', 'int', 'positive-number', 'duration', 'timestamp']);
+const NUMERIC_FORMATS = new Set(['port', 'nat', 'int', 'positive-number', 'positive-int', 'duration', 'timestamp']);
 const TRUE = new Set(['true', 'yes', 'on', '1']);
 const FALSE = new Set(['false', 'no', 'off', '0']);
 

@@ -74,6 +74,15 @@ export const CONFIG_FORMATS: Record<string, convict.Format> = {
     },
     coerce: (value: unknown) => (value === '' ? null : value),
   },
+  'positive-int': {
+    name: 'positive-int',
+    validate(value: unknown) {
+      if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
+        throw new Error('must be a whole number greater than 0');
+      }
+    },
+    coerce: (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? Number(value) : value),
+  },
   'positive-number': {
     name: 'positive-number',
     validate(value: unknown) {
@@ -246,6 +255,12 @@ export const configSchema = {
       format: 'nat',
       default: 1000,
       env: 'BMAAS_API__MAX_LIMIT',
+    },
+    bulk_enrolment_max_nodes: {
+      doc: 'Most nodes one POST /v1/nodes/bulk may create (each with its ports); a longer list is refused with 400.',
+      format: 'positive-int',
+      default: 1000,
+      env: 'BMAAS_API__BULK_ENROLMENT_MAX_NODES',
     },
     boot_config_rpc_timeout: {
       doc: 'Seconds /v1/boot may take, database lookup and owning conductor together, before it answers its 404, so firmware is never kept waiting.',

@@ -9,9 +9,10 @@ import {
 } from '@bmaas/common';
 import type { Knex } from 'knex';
 import { recordToColumns, rowToRecord, toSnake } from './case.js';
+import { detailOf, insertMany, violatingRow, withDetails } from './insert-many.js';
 import { applyKeysetPage } from './keyset-page.js';
 import { isForeignKeyViolation, isUniqueViolation } from './pg-errors.js';
-import { portFromJson } from './port-store.js';
+import { type NewPort, PortStore, portFromJson } from './port-store.js';
 import { insertPrepared, queryPrepared, updatePrepared } from './prepared-query.js';
 
 const JSON_COLUMNS = new Set([
@@ -162,6 +163,60 @@ export class NodeStore {
     } catch (error) {
       throw this.translate(error, node);
     }
+  }
+
+  /**
+   * Creates several nodes with multi-row inserts (insertMany): the records in
+   * the order of `nodes`. A conflict is the error create gives for the
+   * offending node, its index in `nodes` in the error's details (`index`).
+   * Not atomic by itself when the rows take more than one statement: run
+   * it on a transaction's store (createManyWithPorts does).
+   */
+  async createMany(nodes: readonly NewNode[]): Promise<NodeRecord[]> {
+    const rows = nodes.map((node) => recordToColumns({ ...node }, JSON_COLUMNS));
+    let inserted: Array<Record<string, unknown>>;
+    try {
+      inserted = await insertMany<Record<string, unknown>>(this.db, 'nodes', rows);
+    } catch (error) {
+      const index = violatingRow(error, rows);
+      throw withDetails(this.translate(error, index === undefined ? {} : (nodes[index] ?? {})), { index });
+    }
+    const byUuid = new Map(inserted.map((row) => [row.uuid as string, rowToRecord<NodeRecord>(row)]));
+    return nodes.map((node) => byUuid.get(node.uuid) as NodeRecord);
+  }
+
+  /**
+   * Bulk enrolment: the nodes, then every node's ports, each with multi-row
+   * inserts, in one transaction (all or nothing). A conflict is the error
+   * create of that node or PortStore.create of that port gives, with its
+   * position in the error's details: `node` (index in `items`) and, for a
+   * port, `port` (index in that node's ports).
+   */
+  async createManyWithPorts(
+    items: ReadonlyArray<{ node: NewNode; ports: ReadonlyArray<Omit<NewPort, 'nodeId'>> }>,
+  ): Promise<Array<{ node: NodeRecord; ports: PortRecord[] }>> {
+    const positions = items.flatMap((item, node) => item.ports.map((_, port) => ({ node, port })));
+    return this.db.transaction(async (trx) => {
+      let nodes: NodeRecord[];
+      try {
+        nodes = await new NodeStore(trx).createMany(items.map((item) => item.node));
+      } catch (error) {
+        throw withDetails(error, { node: detailOf(error, 'index') });
+      }
+      const ports = items.flatMap((item, index) =>
+        item.ports.map((port) => ({ ...port, nodeId: (nodes[index] as NodeRecord).id })),
+      );
+      let created: PortRecord[];
+      try {
+        created = await new PortStore(trx).createMany(ports);
+      } catch (error) {
+        const index = detailOf(error, 'index');
+        throw withDetails(error, index === undefined ? {} : { ...positions[index] });
+      }
+      const byNode = new Map<number, PortRecord[]>(nodes.map((node) => [node.id, []]));
+      for (const port of created) byNode.get(port.nodeId)?.push(port);
+      return nodes.map((node) => ({ node, ports: byNode.get(node.id) ?? [] }));
+    });
   }
 
   /**

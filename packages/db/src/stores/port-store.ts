@@ -9,6 +9,7 @@ import {
 } from '@bmaas/common';
 import type { Knex } from 'knex';
 import { recordToColumns, rowToRecord } from './case.js';
+import { insertMany, violatingRow, withDetails } from './insert-many.js';
 import { applyKeysetPage } from './keyset-page.js';
 import { isForeignKeyViolation, isUniqueViolation } from './pg-errors.js';
 import { insertPrepared, queryPrepared } from './prepared-query.js';
@@ -88,6 +89,33 @@ export class PortStore {
     } catch (error) {
       throw this.translate(error, port);
     }
+  }
+
+  /**
+   * Creates several ports with multi-row inserts (insertMany), each carrying
+   * its node's uuid: the records in the order of `ports`. A conflict is the
+   * error create gives for the offending port, its index in `ports` in the
+   * error's details (`index`). Run it on a transaction's store when the ports
+   * must go in all together.
+   */
+  async createMany(ports: readonly NewPort[]): Promise<PortRecord[]> {
+    const rows = ports.map((port) => recordToColumns({ ...port }, JSON_COLUMNS));
+    let inserted: Array<Record<string, unknown>>;
+    try {
+      inserted = await insertMany<Record<string, unknown>>(
+        this.db,
+        'ports',
+        rows,
+        (insert) =>
+          `with inserted as (${insert} returning *) ` +
+          'select inserted.*, nodes.uuid as node_uuid from inserted join nodes on nodes.id = inserted.node_id',
+      );
+    } catch (error) {
+      const index = violatingRow(error, rows);
+      throw withDetails(this.translate(error, index === undefined ? {} : (ports[index] ?? {})), { index });
+    }
+    const byUuid = new Map(inserted.map((row) => [row.uuid as string, rowToRecord<PortRecord>(row)]));
+    return ports.map((port) => byUuid.get(port.uuid) as PortRecord);
   }
 
   async getById(id: number): Promise<PortRecord | undefined> {
