@@ -51,7 +51,7 @@ and prints one table (also written as JSON under bench/results/).
             a 2 MiB kernel and 64 MiB ramdisk in the image storm (else 10 and 400 MiB)
   --storm-machines     machines downloading their deploy kernel and ramdisk at once
                        from their conductors, then from nginx (0: no image storm)
-  --storm-clients      load generator processes for the storm (default 1)
+  --storm-clients      load generator processes for the storm (default 2)
   --image-storm-only   skip the boot-API load runs and lookup scaling (e.g. --nodes 256)
   --hold    set up, print the servers' URLs and PIDs, then wait for Ctrl-C (for profiling by hand)`;
 
@@ -84,7 +84,7 @@ export function parseBenchOptions(argv: readonly string[], defaultResultsDir: st
     stormMachines: [64, 256],
     stormKernelMib: quick ? 2 : 10,
     stormRamdiskMib: quick ? 64 : 400,
-    stormClients: 1,
+    stormClients: 2,
     imageStormOnly: false,
     resultsDir: defaultResultsDir,
   };
