@@ -233,6 +233,8 @@ export interface ImageStormContext {
   progress: (line: string) => void;
   /** Registers a cleanup step (nginx is stopped there). */
   onCleanup: (step: () => Promise<void>) => void;
+  /** Whether each conductors' storm is CPU-profiled (--cpu-prof: SIGUSR2 to the conductors at its start and end). */
+  profileConductors?: boolean;
 }
 
 export async function runImageStorm(options: ImageStormOptions, context: ImageStormContext): Promise<ImageStormReport> {
@@ -302,7 +304,13 @@ export async function runImageStorm(options: ImageStormOptions, context: ImageSt
     ];
     if (nginx) plan.push(['nginx', machinesFor(n, (o) => nginxPorts.get(o) as number), nginxPids]);
     for (const [server, machines, pids] of plan) {
-      const run = await measureStorm(server, machines, pids, options.clients);
+      // Each SIGUSR2 starts or ends a CPU profile (see cpu-profile-preload.ts).
+      const profiled = context.profileConductors === true && server === 'conductors';
+      const toggleProfiles = () => {
+        for (const pid of profiled ? pids() : []) process.kill(pid, 'SIGUSR2');
+      };
+      toggleProfiles();
+      const run = await measureStorm(server, machines, pids, options.clients).finally(toggleProfiles);
       progress(
         `image storm, ${server}, ${n} machines: ${run.gigabytesPerSecond} GB/s, TTFB p99 ${run.ttfbMs.p99} ms, ` +
           `${run.serverCpuSecondsPerGigabyte} CPU s/GB, ${run.errors} errors`,

@@ -284,6 +284,7 @@ async function measure(options: BenchOptions, started: Started, cleanup: Cleanup
         processes,
         progress: log,
         onCleanup: (step) => cleanup.add(step),
+        profileConductors: options.cpuProfileDir !== undefined,
       },
     );
   }

@@ -61,7 +61,7 @@ and prints one table (also written as JSON under bench/results/).
             a 2 MiB kernel and 64 MiB ramdisk in the image storm (else 10 and 400 MiB)
   --storm-machines     machines downloading their deploy kernel and ramdisk at once
                        from their conductors, then from nginx (0: no image storm)
-  --storm-clients      load generator processes for the storm (default 1)
+  --storm-clients      load generator processes for the storm (default 2)
   --image-storm-only   skip the boot-API load runs and lookup scaling (e.g. --nodes 256)
   --per-request-nodes  nodes enrolled as the CLI does, POST /v1/nodes then POST /v1/ports
                        (default 20 % of --nodes); the others through POST /v1/nodes/bulk
@@ -103,7 +103,7 @@ export function parseBenchOptions(argv: readonly string[], defaultResultsDir: st
     stormMachines: [64, 256],
     stormKernelMib: quick ? 2 : 10,
     stormRamdiskMib: quick ? 64 : 400,
-    stormClients: 1,
+    stormClients: 2,
     imageStormOnly: false,
     resultsDir: defaultResultsDir,
   };

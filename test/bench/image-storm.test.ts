@@ -92,13 +92,14 @@ describe('image storm pieces', () => {
       stormMachines: [64, 256],
       stormKernelMib: 10,
       stormRamdiskMib: 400,
+      stormClients: 2,
     });
     expect(parseBenchOptions(['--quick'], '/r')).toMatchObject({ stormKernelMib: 2, stormRamdiskMib: 64 });
     expect(
       parseBenchOptions(['--storm-machines', '8,16', '--storm-ramdisk-mib=100', '--image-storm-only'], '/r'),
     ).toMatchObject({ stormMachines: [8, 16], stormRamdiskMib: 100, imageStormOnly: true });
     expect(parseBenchOptions(['--storm-machines', '0'], '/r')).toMatchObject({ stormMachines: [] });
-    expect(parseBenchOptions(['--storm-clients', '2'], '/r')).toMatchObject({ stormClients: 2 });
+    expect(parseBenchOptions(['--storm-clients', '1'], '/r')).toMatchObject({ stormClients: 1 });
     expect(() => parseBenchOptions(['--storm-machines', '-1'], '/r')).toThrow(BenchUsageError);
   });
 

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -38,9 +37,9 @@ describe('FileSender', () => {
     const sender = new FileSender(new BufferPool(4096, 1));
     server = http.createServer(async (req, res) => {
       const [start, end] = (req.url ?? '').slice(1).split('-').map(Number) as [number, number];
-      const file = await open(join(dir, 'image'));
+      const fd = openSync(join(dir, 'image'), 'r');
       res.writeHead(200, { 'Content-Length': end - start + 1 });
-      await sender.send(file, res, start, end).finally(() => file.close());
+      await sender.send(fd, res, start, end).finally(() => closeSync(fd));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;

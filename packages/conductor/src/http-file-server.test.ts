@@ -1,6 +1,18 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { open } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -169,6 +181,44 @@ describe('conductor HTTP file server', () => {
     execFileSync('mkfifo', [join(root, 'fifo')]);
     const answer = await request('/fifo');
     expect(answer.status).toBe(404);
+  });
+
+  it("sends the status line and headers before the body's first read, which waits for libuv's thread pool", async () => {
+    // Every thread of the pool held by an open of a FIFO, which blocks until a writer comes: a path
+    // resolved or a file opened through the pool would wait here too.
+    const threads = Number(process.env.UV_THREADPOOL_SIZE) || 4;
+    const fifos = Array.from({ length: threads }, (_, i) => join(base, `pool-${i}`));
+    for (const fifo of fifos) execFileSync('mkfifo', [fifo]);
+    const held = fifos.map((fifo) => open(fifo, 'r'));
+    const release = () => {
+      // A writer for each FIFO lets its open return (O_NONBLOCK: ENXIO, ignored, if that open has not begun).
+      for (const fifo of fifos) {
+        try {
+          closeSync(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK));
+        } catch {}
+      }
+    };
+    try {
+      const head = await new Promise<http.IncomingMessage>((resolve, reject) => {
+        http.get({ host: '127.0.0.1', port, path: `/${UUID}/deploy_kernel` }, resolve).on('error', reject);
+        setTimeout(() => reject(new Error('no status line within 5 s while the thread pool was busy')), 5000);
+      });
+      expect(head.statusCode).toBe(200);
+      expect(head.headers['content-length']).toBe(String(kernel.length));
+      const chunks: Buffer[] = [];
+      head.on('data', (chunk: Buffer) => chunks.push(chunk));
+      // The body needs the pool: nothing of it arrives while the pool is held.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(chunks.length).toBe(0);
+      release();
+      await new Promise((resolve) => head.on('end', resolve));
+      expect(Buffer.concat(chunks).equals(kernel)).toBe(true);
+    } finally {
+      release();
+      for (const handle of await Promise.allSettled(held))
+        if (handle.status === 'fulfilled') await handle.value.close();
+      for (const fifo of fifos) rmSync(fifo, { force: true });
+    }
   });
 
   it('takes GET and HEAD only', async () => {
