@@ -177,6 +177,26 @@ describe('conductor HTTP file server', () => {
     expect(logLines.filter((line) => line.level === 'error')).toEqual([]);
   });
 
+  it("keeps an idle connection longer than Node's 5 s: a machine still reading its kernel asks for its ramdisk on it", async () => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const get = (path: string) =>
+      new Promise<{ status: number; reused: boolean }>((resolve, reject) => {
+        const req = http.get({ host: '127.0.0.1', port, path, agent }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, reused: req.reusedSocket }));
+        });
+        req.on('error', reject);
+      });
+    try {
+      expect(await get(`/${UUID}/deploy_kernel`)).toEqual({ status: 200, reused: false });
+      await new Promise((resolve) => setTimeout(resolve, 6000));
+      // Closed by the server meanwhile, the agent would have dropped it and opened another.
+      expect(await get(`/${UUID}/deploy_kernel`)).toEqual({ status: 200, reused: true });
+    } finally {
+      agent.destroy();
+    }
+  }, 15_000);
+
   it('answers a FIFO under the root with 404 at once (opened without blocking)', async () => {
     execFileSync('mkfifo', [join(root, 'fifo')]);
     const answer = await request('/fifo');

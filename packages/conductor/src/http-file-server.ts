@@ -167,7 +167,7 @@ export function createHttpFileServer(options: HttpFileServerOptions): http.Serve
     await sender.send(fd, res, start, end);
   }
 
-  return http.createServer((req, res) => {
+  const server = http.createServer((req, res) => {
     // One debug line per answer: which machine fetched what (a boot is otherwise invisible here).
     res.once('finish', () => {
       if (logger.isDebugEnabled()) {
@@ -186,6 +186,11 @@ export function createHttpFileServer(options: HttpFileServerOptions): http.Serve
       else res.destroy();
     });
   });
+  // A machine fetches its kernel, then its ramdisk, on one connection; in a storm it may still be
+  // reading the kernel's last buffered megabytes seconds after the server wrote them. Node's 5 s
+  // idle timeout then closed the connection under the next request (ECONNRESET); nginx keeps 75 s.
+  server.keepAliveTimeout = 75_000;
+  return server;
 }
 
 /** Address of the built-in file server: [deploy]http_server_host_ip and the port of [deploy]http_url. */
