@@ -88,24 +88,17 @@ describe('NodeStore', () => {
   it('writes under a reservation only while the host holds it, JSON columns and nulls included', async () => {
     const node = await nodes.create(newNode());
     expect(await nodes.reserve(node.id, 'conductor-a')).toBe(true);
-    const written = await nodes.updateReservedBy(node.id, 'conductor-a', {
+    const changes = {
       provisionState: 'deploying',
       targetProvisionState: 'active',
       provisionUpdatedAt: new Date('2026-01-02T03:04:05.678Z'),
       lastError: null,
       driverInternalInfo: { steps: [{ step: 'deploy', args: {} }], index: 0 },
       deployStep: { step: 'deploy' },
-    });
+    };
+    const written = await nodes.updateReservedBy(node.id, 'conductor-a', changes);
     expect(written).toEqual(await nodes.getById(node.id));
-    expect(written).toMatchObject({
-      provisionState: 'deploying',
-      targetProvisionState: 'active',
-      provisionUpdatedAt: new Date('2026-01-02T03:04:05.678Z'),
-      lastError: null,
-      driverInternalInfo: { steps: [{ step: 'deploy', args: {} }], index: 0 },
-      deployStep: { step: 'deploy' },
-      reservation: 'conductor-a',
-    });
+    expect(written).toMatchObject({ ...changes, reservation: 'conductor-a' });
     expect(written?.updatedAt?.getTime()).toBeGreaterThanOrEqual(node.createdAt.getTime());
     expect(await nodes.updateReservedBy(node.id, 'conductor-b', { provisionState: 'active' })).toBeUndefined();
     expect((await nodes.getById(node.id))?.provisionState).toBe('deploying');
