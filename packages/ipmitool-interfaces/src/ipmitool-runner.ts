@@ -76,6 +76,9 @@ export class IpmitoolRunner {
   private async runWithRetries(bmc: string, target: IpmiTarget, command: readonly string[]): Promise<IpmitoolOutput> {
     const { commandRetryTimeoutMs, minCommandIntervalMs, logger } = this.options;
     const deadline = Date.now() + commandRetryTimeoutMs;
+    /** The last "busy" answer, and how many tries gave one. */
+    let lastBusy: string | undefined;
+    let busyTries = 0;
     for (let tries = 1; ; tries++) {
       await this.keepInterval(bmc);
       const attempt = await withPasswordFile(target.password, (file) =>
@@ -93,13 +96,19 @@ export class IpmitoolRunner {
       if (error === undefined) return { stdout: attempt.stdout, stderr: attempt.stderr };
       // ipmitool prints the reason on a line of its own, before its final "Error: …" line.
       const busy = attempt.killed ? undefined : busyLine(attempt.stderr);
+      if (busy !== undefined) {
+        lastBusy = busy;
+        busyTries++;
+      }
       if (busy !== undefined && Date.now() + minCommandIntervalMs < deadline) {
         logger.warn('BMC busy, retrying', { bmc, command: command.join(' '), error: busy, tries });
         continue;
       }
+      // A try cut short by the retry deadline after busy answers says nothing new: the BMC stayed busy.
+      const stayedBusy = busy ?? (attempt.killed && Date.now() + 5 >= deadline ? lastBusy : undefined);
       const message =
-        busy !== undefined
-          ? `IPMI command "${command.join(' ')}" to BMC ${bmc} failed: the BMC stayed busy for ${tries} tries within [ipmi]command_retry_timeout (${busy}).`
+        stayedBusy !== undefined
+          ? `IPMI command "${command.join(' ')}" to BMC ${bmc} failed: the BMC stayed busy for ${busyTries} tries within [ipmi]command_retry_timeout (${stayedBusy}).`
           : this.describeFailure(bmc, command, attempt, error);
       throw new IPMIFailure(message, { bmc, command: command.join(' ') });
     }

@@ -224,6 +224,33 @@ exec ipmitool "$@"
     }
   });
 
+  it('names a busy BMC, not a hang, when the retry deadline cuts its last try short', async () => {
+    // Busy at once on the first run, then a run that outlasts command_retry_timeout (as a loaded
+    // machine's slow spawn would): the answer is the busy BMC's, not "ipmitool was killed".
+    const slow = join(work, 'busy-then-slow-ipmitool');
+    const count = join(work, 'busy-then-slow-count');
+    await writeFile(
+      slow,
+      `#!/bin/bash
+n=$(cat ${count} 2>/dev/null || echo 0); echo $((n + 1)) > ${count}
+if [ "$n" -lt 1 ]; then
+  echo "Error in open session response message : insufficient resources for session" >&2
+  exit 1
+fi
+exec sleep 10
+`,
+    );
+    await chmod(slow, 0o755);
+    await writeFile(count, '0');
+    const cut = runner({ ipmitoolPath: slow, minCommandIntervalMs: 100, commandRetryTimeoutMs: 1500 });
+    const error = (await new IpmitoolPowerInterface({ runner: cut, powerStateChangeTimeout: 10 })
+      .getPowerState(taskFor(bmc.driverInfo()))
+      .catch((e) => e)) as Error;
+    expect(error).toBeInstanceOf(IPMIFailure);
+    expect(error.message).toMatch(/the BMC stayed busy for 1 tries .*insufficient resources for session/);
+    expect((await readFile(count, 'utf8')).trim()).toBe('2');
+  });
+
   it('sends one command at a time per BMC, min_command_interval apart', async () => {
     const shared = runner({ minCommandIntervalMs: 400 });
     const power = new IpmitoolPowerInterface({ runner: shared, powerStateChangeTimeout: 10 });
