@@ -218,7 +218,8 @@ exec ipmitool "$@"
       expect(error).toBeInstanceOf(IPMIFailure);
       expect(error.message).toMatch(/the BMC stayed busy for \d+ tries .*insufficient resources for session/);
       expect(Date.now() - started).toBeLessThan(5000);
-      expect(Number((await readFile(count, 'utf8')).trim())).toBeGreaterThan(2);
+      // Retried at least once (a loaded machine spawns slowly: how many tries fit in 1.5 s varies).
+      expect(Number((await readFile(count, 'utf8')).trim())).toBeGreaterThanOrEqual(2);
     } finally {
       delete process.env.BUSY_TIMES;
     }
