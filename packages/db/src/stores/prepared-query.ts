@@ -36,9 +36,31 @@ export async function queryPrepared<Row>(
   }
 }
 
-/** Statement names of the inserts prepared so far, by text; bounded (column lists are a handful per table). */
-const insertNames = new Map<string, string>();
-const MAX_INSERT_STATEMENTS = 256;
+/**
+ * Names for the statements of one kind (inserts, updates), by text: one
+ * name per text, a bounded number of them (column lists are a handful per
+ * table); past the bound a text runs unnamed, planned each time.
+ */
+class StatementNames {
+  private readonly names = new Map<string, string>();
+
+  constructor(
+    private readonly prefix: string,
+    private readonly max = 256,
+  ) {}
+
+  of(text: string): string | undefined {
+    let name = this.names.get(text);
+    if (name === undefined && this.names.size < this.max) {
+      name = `${this.prefix}_${this.names.size + 1}`;
+      this.names.set(text, name);
+    }
+    return name;
+  }
+}
+
+const insertNames = new StatementNames('bmaas_insert');
+const updateNames = new StatementNames('bmaas_update');
 
 /**
  * `insert into <table> (<columns of row>) values ($1, …)`, then `tail`
@@ -58,17 +80,8 @@ export async function insertPrepared<Row>(
   const text = wrap(
     `insert into "${table}" (${columns.map((column) => `"${column}"`).join(', ')}) values (${placeholders.join(', ')})`,
   );
-  let name = insertNames.get(text);
-  if (name === undefined && insertNames.size < MAX_INSERT_STATEMENTS) {
-    name = `bmaas_insert_${insertNames.size + 1}`;
-    insertNames.set(text, name);
-  }
-  return queryPrepared<Row>(db, name, text, Object.values(row));
+  return queryPrepared<Row>(db, insertNames.of(text), text, Object.values(row));
 }
-
-/** Statement names of the updates prepared so far, by text; bounded like the inserts'. */
-const updateNames = new Map<string, string>();
-const MAX_UPDATE_STATEMENTS = 256;
 
 /**
  * `update <table> set <columns of set> = $1, …[, <extra set SQL>] where <columns of where> = $n …
@@ -100,10 +113,5 @@ export async function updatePrepared<Row>(
   const text = `update "${table}" set ${assignments.join(', ')} where ${conditions.join(' and ')} returning ${
     options.returning ?? '*'
   }`;
-  let name = updateNames.get(text);
-  if (name === undefined && updateNames.size < MAX_UPDATE_STATEMENTS) {
-    name = `bmaas_update_${updateNames.size + 1}`;
-    updateNames.set(text, name);
-  }
-  return queryPrepared<Row>(db, name, text, values);
+  return queryPrepared<Row>(db, updateNames.of(text), text, values);
 }
