@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { recordToColumns, rowToRecord } from './case.js';
 import { queryPrepared } from './prepared-query.js';
 
 /** PostgreSQL binds at most 65,535 parameters per statement. */
@@ -37,6 +38,35 @@ export async function insertMany<Row>(
     inserted.push(...(await queryPrepared<Row>(db, undefined, wrap(insert), values)));
   }
   return inserted;
+}
+
+/**
+ * A store's createMany: `records` inserted with insertMany (their
+ * `jsonColumns` as JSON), answered as records in the order given (matched by
+ * uuid). A conflict is `translate(error, the offending record)` (an empty one
+ * when the error names none), with that record's index in the error's
+ * details (`index`).
+ */
+export async function insertRecords<New extends { uuid: string }, Stored>(
+  db: Knex,
+  table: string,
+  records: readonly New[],
+  options: {
+    jsonColumns: ReadonlySet<string>;
+    translate: (error: unknown, record: Partial<New>) => unknown;
+    wrap?: (insert: string) => string;
+  },
+): Promise<Stored[]> {
+  const rows = records.map((record) => recordToColumns({ ...record }, options.jsonColumns));
+  let inserted: Array<Record<string, unknown>>;
+  try {
+    inserted = await insertMany<Record<string, unknown>>(db, table, rows, options.wrap);
+  } catch (error) {
+    const index = violatingRow(error, rows);
+    throw withDetails(options.translate(error, index === undefined ? {} : (records[index] ?? {})), { index });
+  }
+  const byUuid = new Map(inserted.map((row) => [row.uuid as string, rowToRecord<Stored>(row)]));
+  return records.map((record) => byUuid.get(record.uuid) as Stored);
 }
 
 /**

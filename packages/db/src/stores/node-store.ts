@@ -9,7 +9,7 @@ import {
 } from '@bmaas/common';
 import type { Knex } from 'knex';
 import { recordToColumns, rowToRecord, toSnake } from './case.js';
-import { detailOf, insertMany, violatingRow, withDetails } from './insert-many.js';
+import { detailOf, insertRecords, withDetails } from './insert-many.js';
 import { applyKeysetPage } from './keyset-page.js';
 import { isForeignKeyViolation, isUniqueViolation } from './pg-errors.js';
 import { type NewPort, PortStore, portFromJson } from './port-store.js';
@@ -172,17 +172,11 @@ export class NodeStore {
    * Not atomic by itself when the rows take more than one statement: run
    * it on a transaction's store (createManyWithPorts does).
    */
-  async createMany(nodes: readonly NewNode[]): Promise<NodeRecord[]> {
-    const rows = nodes.map((node) => recordToColumns({ ...node }, JSON_COLUMNS));
-    let inserted: Array<Record<string, unknown>>;
-    try {
-      inserted = await insertMany<Record<string, unknown>>(this.db, 'nodes', rows);
-    } catch (error) {
-      const index = violatingRow(error, rows);
-      throw withDetails(this.translate(error, index === undefined ? {} : (nodes[index] ?? {})), { index });
-    }
-    const byUuid = new Map(inserted.map((row) => [row.uuid as string, rowToRecord<NodeRecord>(row)]));
-    return nodes.map((node) => byUuid.get(node.uuid) as NodeRecord);
+  createMany(nodes: readonly NewNode[]): Promise<NodeRecord[]> {
+    return insertRecords<NewNode, NodeRecord>(this.db, 'nodes', nodes, {
+      jsonColumns: JSON_COLUMNS,
+      translate: (error, node) => this.translate(error, node),
+    });
   }
 
   /**

@@ -9,7 +9,7 @@ import {
 } from '@bmaas/common';
 import type { Knex } from 'knex';
 import { recordToColumns, rowToRecord } from './case.js';
-import { insertMany, violatingRow, withDetails } from './insert-many.js';
+import { insertRecords } from './insert-many.js';
 import { applyKeysetPage } from './keyset-page.js';
 import { isForeignKeyViolation, isUniqueViolation } from './pg-errors.js';
 import { insertPrepared, queryPrepared } from './prepared-query.js';
@@ -61,6 +61,14 @@ export const PORT_SORT_EXPRESSIONS: Readonly<Record<string, string>> = {
   physical_network: "coalesce(ports.physical_network, '')",
 };
 
+/** An insert of ports answering the rows with their node's uuid, in the same statement. */
+function withNodeUuid(insert: string): string {
+  return (
+    `with inserted as (${insert} returning *) ` +
+    'select inserted.*, nodes.uuid as node_uuid from inserted join nodes on nodes.id = inserted.node_id'
+  );
+}
+
 /** SQL for the ports table; records carry their node's uuid. */
 export class PortStore {
   /** Boot lookups asked for while the previous one runs go together, as one query (bootLookup). */
@@ -81,9 +89,7 @@ export class PortStore {
         this.db,
         'ports',
         recordToColumns({ ...port }, JSON_COLUMNS),
-        (insert) =>
-          `with inserted as (${insert} returning *) ` +
-          'select inserted.*, nodes.uuid as node_uuid from inserted join nodes on nodes.id = inserted.node_id',
+        withNodeUuid,
       );
       return rowToRecord<PortRecord>(row as Record<string, unknown>);
     } catch (error) {
@@ -98,24 +104,12 @@ export class PortStore {
    * error's details (`index`). Run it on a transaction's store when the ports
    * must go in all together.
    */
-  async createMany(ports: readonly NewPort[]): Promise<PortRecord[]> {
-    const rows = ports.map((port) => recordToColumns({ ...port }, JSON_COLUMNS));
-    let inserted: Array<Record<string, unknown>>;
-    try {
-      inserted = await insertMany<Record<string, unknown>>(
-        this.db,
-        'ports',
-        rows,
-        (insert) =>
-          `with inserted as (${insert} returning *) ` +
-          'select inserted.*, nodes.uuid as node_uuid from inserted join nodes on nodes.id = inserted.node_id',
-      );
-    } catch (error) {
-      const index = violatingRow(error, rows);
-      throw withDetails(this.translate(error, index === undefined ? {} : (ports[index] ?? {})), { index });
-    }
-    const byUuid = new Map(inserted.map((row) => [row.uuid as string, rowToRecord<PortRecord>(row)]));
-    return ports.map((port) => byUuid.get(port.uuid) as PortRecord);
+  createMany(ports: readonly NewPort[]): Promise<PortRecord[]> {
+    return insertRecords<NewPort, PortRecord>(this.db, 'ports', ports, {
+      jsonColumns: JSON_COLUMNS,
+      translate: (error, port) => this.translate(error, port),
+      wrap: withNodeUuid,
+    });
   }
 
   async getById(id: number): Promise<PortRecord | undefined> {
