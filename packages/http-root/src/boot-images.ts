@@ -93,7 +93,8 @@ export class AllowedImageDirs {
   }
 }
 
-function allowedDirsOf(allowed: AllowedImageDirs | readonly string[]): AllowedImageDirs {
+/** The directories as given, or as an AllowedImageDirs of their own when given as a list. */
+export function allowedDirsOf(allowed: AllowedImageDirs | readonly string[]): AllowedImageDirs {
   return allowed instanceof AllowedImageDirs ? allowed : new AllowedImageDirs(allowed);
 }
 

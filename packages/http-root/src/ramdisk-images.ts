@@ -2,7 +2,8 @@ import type { Logger, NodeRecord } from '@bmaas/common';
 import { MissingParameterValue } from '@bmaas/common';
 import type { RamdiskMode } from '@bmaas/driver-api';
 import {
-  AllowedImageDirs,
+  type AllowedImageDirs,
+  allowedDirsOf,
   checkLocalImage,
   type ImageSource,
   parseImageSource,
@@ -55,10 +56,7 @@ export async function ramdiskImageSources(
     );
   }
   // The allowed directories are resolved (when needed) once for all of the node's images.
-  const allowed =
-    options.allowedPaths instanceof AllowedImageDirs
-      ? options.allowedPaths
-      : new AllowedImageDirs(options.allowedPaths);
+  const allowed = allowedDirsOf(options.allowedPaths);
   const sources: RamdiskImageSources = {};
   for (const key of keys) {
     const source = parseImageSource(key, node.driverInfo[key]);
@@ -76,17 +74,13 @@ export type CheckedRamdisks = Partial<Record<RamdiskMode, RamdiskImageSources>>;
  * rescue key is set. Returns them checked (see ramdiskImageSources).
  */
 export async function validateRamdiskImages(node: NodeRecord, options: RamdiskImageOptions): Promise<CheckedRamdisks> {
-  const allowed = { allowedPaths: new AllowedImageDirs(listedOf(options.allowedPaths)) };
+  const allowed = { allowedPaths: allowedDirsOf(options.allowedPaths) };
   const checked: CheckedRamdisks = { deploy: await ramdiskImageSources(node, 'deploy', allowed) };
   const info = node.driverInfo;
   if (info.rescue_kernel !== undefined || info.rescue_ramdisk !== undefined) {
     checked.rescue = await ramdiskImageSources(node, 'rescue', allowed);
   }
   return checked;
-}
-
-function listedOf(allowedPaths: AllowedImageDirs | readonly string[]): readonly string[] {
-  return allowedPaths instanceof AllowedImageDirs ? allowedPaths.listed : allowedPaths;
 }
 
 /**
