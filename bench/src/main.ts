@@ -18,7 +18,7 @@ import { measureApiLookupScaling, measureLookupQueryScaling } from './lookup-sca
 import { sample, toHyphens } from './macs.js';
 import { findNginx, nginxVersion, startNginx, unprivilegedUser } from './nginx.js';
 import { BENCH_USAGE, type BenchOptions, BenchUsageError, parseBenchOptions } from './options.js';
-import { cpuSeconds, ProcessTable } from './process-stats.js';
+import { ProcessTable, ResourceMonitor } from './process-stats.js';
 import { provisionNodes } from './provisioning.js';
 import { type BenchReport, ratiosOf, renderEnrolment, renderReport } from './report.js';
 import type { ServedProcess } from './served-process.js';
@@ -123,10 +123,11 @@ async function measure(options: BenchOptions, started: Started, cleanup: Cleanup
       // With --cpu-prof, the API profiles each path (api-<pid>-1: per request, -2: bulk).
       const api = stack.pidOf('api');
       if (options.cpuProfileDir && api) process.kill(api, 'SIGUSR2');
-      const stop = measureCpu(enrolmentGroups);
+      const monitor = new ResourceMonitor(enrolmentGroups);
+      monitor.start();
       return () => {
         if (options.cpuProfileDir && api) process.kill(api, 'SIGUSR2');
-        return stop();
+        return Object.fromEntries([...monitor.stop()].map(([group, use]) => [group, use.cpuSeconds]));
       };
     },
   });
@@ -299,22 +300,6 @@ async function measure(options: BenchOptions, started: Started, cleanup: Cleanup
     lookupScaling: { query: querySpan, api: apiSpan },
     imageStorm,
     skipped,
-  };
-}
-
-/**
- * CPU seconds each group's processes use from now until the returned
- * function is called (a process started meanwhile counts from zero).
- */
-function measureCpu(groups: ReadonlyMap<string, () => number[]>): () => Record<string, number> {
-  const before = new Map<number, number>();
-  for (const pids of groups.values()) for (const pid of pids()) before.set(pid, cpuSeconds(pid) ?? 0);
-  return () => {
-    const used: Record<string, number> = {};
-    for (const [name, pids] of groups) {
-      used[name] = pids().reduce((sum, pid) => sum + Math.max(0, (cpuSeconds(pid) ?? 0) - (before.get(pid) ?? 0)), 0);
-    }
-    return used;
   };
 }
 
