@@ -9,7 +9,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '@bmaas/db/testing';
+import { freePort, stateTempDir } from '@bmaas/db/testing';
 import { ApiClient, type LabDescription, labPaths, netnsUnavailableReason, run } from '@bmaas/lab';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePortRange, installLogin, StackRun, stackEnvironment, stillRunning } from '../stack/stack-run.js';
@@ -106,7 +106,7 @@ describe.skipIf(missingPrerequisite(LABEL, problem))('npm run lab next to npm st
 
   beforeAll(async () => {
     // short: QMP sockets live under it (107-byte limit)
-    stateDir = mkdtempSync(join(tmpdir(), 'bmlab-'));
+    stateDir = stateTempDir('bmlab-');
     const apiPort = await freePort();
     const databasePort = await freePort();
     stack = new StackRun(

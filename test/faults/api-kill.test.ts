@@ -1,7 +1,5 @@
-import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { freePort } from '@bmaas/db/testing';
+import { existsSync, rmSync } from 'node:fs';
+import { freePort, stateTempDir } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bannerPids, freePortRange, installLogin, STACK_MAIN, StackRun } from '../stack/stack-run.js';
 import { waitFor } from '../support/wait-for.js';
@@ -43,8 +41,7 @@ async function rest(method: string, path: string, body?: unknown): Promise<{ sta
 
 beforeAll(async () => {
   if (!existsSync(STACK_MAIN)) throw new Error(`${STACK_MAIN} is missing: build first (npm run build)`);
-  stateDir = mkdtempSync(join(tmpdir(), 'bmaas-api-kill-'));
-  chmodSync(stateDir, 0o755);
+  stateDir = stateTempDir('bmaas-api-kill-');
   const apiPort = await freePort();
   apiUrl = `http://127.0.0.1:${apiPort}`;
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('BMAAS_')));

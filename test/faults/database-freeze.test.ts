@@ -109,11 +109,8 @@ beforeAll(async () => {
 afterAll(async () => {
   if (server) signalAll(postgresProcesses(), 'SIGCONT');
   await fleet?.close();
-  await server?.stop();
+  await server?.discard();
   if (dir) rmSync(dir, { recursive: true, force: true });
-  // As root the data may have been kept where the postgres user can reach it.
-  if (server) rmSync(server.dataDir, { recursive: true, force: true });
-  if (server) rmSync(`${server.dataDir}.password`, { force: true });
 });
 
 describe('fault: PostgreSQL frozen and thawed under load', () => {

@@ -1,9 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '@bmaas/db/testing';
+import { freePort, stateTempDir } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   bannerPids,
@@ -131,9 +130,7 @@ async function expectCleanStop(run: StackRun, conductors: number, stop: () => vo
 
 beforeAll(async () => {
   if (!existsSync(STACK_MAIN)) throw new Error(`${STACK_MAIN} is missing: build first (npx tsc -b packages/stack)`);
-  stateDir = mkdtempSync(join(tmpdir(), 'bmaas-stack-'));
-  // As root the embedded PostgreSQL runs as the postgres user, which must reach the data directory.
-  chmodSync(stateDir, 0o755);
+  stateDir = stateTempDir('bmaas-stack-');
   apiPort = await freePort();
   databasePort = await freePort();
   rpcBase = await freePortRange(3);

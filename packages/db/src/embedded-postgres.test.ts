@@ -40,12 +40,10 @@ describe('EmbeddedPostgresServer', () => {
   const dirs: string[] = [];
   const servers: EmbeddedPostgresServer[] = [];
   afterAll(async () => {
+    // Two of them share a data directory: all stopped before any data goes.
     for (const server of servers) await server.stop();
+    for (const server of servers) await server.discard();
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-    for (const server of servers) {
-      rmSync(server.dataDir, { recursive: true, force: true });
-      rmSync(`${server.dataDir}.password`, { force: true });
-    }
   });
 
   it('keeps its data between runs and creates databases', async () => {

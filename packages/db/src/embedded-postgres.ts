@@ -98,9 +98,24 @@ export class EmbeddedPostgresServer {
     this.server = undefined;
   }
 
+  /**
+   * Stops the server and deletes its data and password: for throwaway
+   * servers (tests). Where the data really is (as root it may have been kept
+   * elsewhere, see resolveDataDir) only this object knows.
+   */
+  async discard(): Promise<void> {
+    await this.stop();
+    await rm(this.dataDir, { recursive: true, force: true });
+    await rm(this.passwordFile, { force: true });
+  }
+
+  private get passwordFile(): string {
+    return `${this.dataDir}.password`;
+  }
+
   /** One password per data directory, created with it and kept beside it. */
   private async password(): Promise<string> {
-    const file = `${this.dataDir}.password`;
+    const file = this.passwordFile;
     try {
       return (await readFile(file, 'utf8')).trim();
     } catch {

@@ -26,6 +26,19 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * A new directory under the system's temporary one for an embedded
+ * PostgreSQL's data (a test database, a stack's state_path): mkdtemp makes
+ * it 0700, and as root the server runs as the postgres user, which must reach
+ * the data inside it; else the data is kept under /var/tmp instead, out of
+ * reach of the test's clean-up.
+ */
+export function stateTempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  chmodSync(dir, 0o755);
+  return dir;
+}
+
 export interface TestPostgres {
   /** Admin URL (database `postgres`). */
   url: string;
@@ -43,20 +56,15 @@ export async function startTestPostgres(logger: Logger = createSilentLogger()): 
     await prepareTemplate(external);
     return { url: external, stop: async () => {} };
   }
-  const dir = mkdtempSync(join(tmpdir(), 'bmaas-test-pg-'));
-  // mkdtemp makes it 0700: as root, the postgres user must still reach the data kept inside it.
-  chmodSync(dir, 0o755);
+  const dir = stateTempDir('bmaas-test-pg-');
   const server = new EmbeddedPostgresServer({ dataDir: join(dir, 'data'), port: await freePort(), logger });
   const url = await server.start();
   await prepareTemplate(url);
   return {
     url,
     stop: async () => {
-      await server.stop();
+      await server.discard();
       rmSync(dir, { recursive: true, force: true });
-      // As root the data may have been kept elsewhere (a directory the postgres user can reach).
-      rmSync(server.dataDir, { recursive: true, force: true });
-      rmSync(`${server.dataDir}.password`, { force: true });
     },
   };
 }
