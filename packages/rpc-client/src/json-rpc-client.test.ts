@@ -184,6 +184,28 @@ describe('JsonRpcConductorClient', () => {
     expect(Array.isArray(JSON.parse(bodies.at(-1) as string))).toBe(false);
   });
 
+  it('batches calls whose timeouts differ (the boot path passes what is left of each deadline)', async () => {
+    const fake = createFakeConductor();
+    const bodies: unknown[] = [];
+    const { server, port } = await serve({
+      receiveJSON: (json: string) => {
+        bodies.push(JSON.parse(json));
+        return fake.rpc.receiveJSON(json);
+      },
+    });
+    servers.push(server);
+    const { client } = clientFor(`127.0.0.1:${port}`);
+    clients.push(client);
+    const answers = await Promise.all(
+      [4000, 4997, 4990].map((timeoutMs, i) =>
+        client.callForNode(NODE, 'get_boot_config', { node_id: `n${i}`, name: 'x' }, { timeoutMs }),
+      ),
+    );
+    expect(answers.map((a) => a.content)).toEqual(['config x of n0', 'config x of n1', 'config x of n2']);
+    expect(bodies).toHaveLength(1);
+    expect((bodies[0] as unknown[]).length).toBe(3);
+  });
+
   it('times a batched call out from when it was made, also while it waits for the batch before it', async () => {
     const fake = createFakeConductor();
     const { server, port } = await serve(fake.rpc);

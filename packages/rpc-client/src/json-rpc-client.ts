@@ -44,6 +44,12 @@ interface ConductorAddress {
   port: string;
 }
 
+/** A call waiting to go out in a batch, with its own timeout. */
+interface BatchedCall {
+  request: JSONRPCRequest;
+  timeoutMs: number;
+}
+
 /** One HTTP exchange with a conductor. */
 interface CallState {
   hostname: string;
@@ -91,8 +97,12 @@ export class JsonRpcConductorClient implements ConductorClient {
   private readonly addresses = new Map<string, ConductorAddress>();
   /** JSON-RPC ids only pair an answer with its request on one connection: a counter does. */
   private nextId = 0;
-  /** Batches per conductor and timeout (a batch is one exchange, with one timeout). */
-  private readonly batches = new Map<string, TurnBatcher<JSONRPCRequest, JSONRPCResponse | undefined>>();
+  /**
+   * Batches per conductor. Each call carries its own timeout (the boot path
+   * passes what is left of its deadline, different for every request); the
+   * exchange waits for the longest, and withDeadline ends each call on time.
+   */
+  private readonly batches = new Map<string, TurnBatcher<BatchedCall, JSONRPCResponse | undefined>>();
 
   constructor(private readonly options: JsonRpcConductorClientOptions) {
     const { config } = options;
@@ -136,7 +146,7 @@ export class JsonRpcConductorClient implements ConductorClient {
     let response: JSONRPCResponse;
     try {
       const answer = BATCHED_METHODS.has(method)
-        ? await withDeadline(this.batchFor(hostname, timeoutMs).get(request), timeoutMs, hostname)
+        ? await withDeadline(this.batchFor(hostname).get({ request, timeoutMs }), timeoutMs, hostname)
         : (await this.exchange(hostname, timeoutMs, [request]))[0];
       if (!answer) throw new UnexpectedRpcError(`Conductor ${hostname} did not answer request ${request.id}.`);
       response = answer;
@@ -178,15 +188,20 @@ export class JsonRpcConductorClient implements ConductorClient {
     return address;
   }
 
-  private batchFor(hostname: string, timeoutMs: number): TurnBatcher<JSONRPCRequest, JSONRPCResponse | undefined> {
-    const key = `${timeoutMs} ${hostname}`;
-    let batch = this.batches.get(key);
+  private batchFor(hostname: string): TurnBatcher<BatchedCall, JSONRPCResponse | undefined> {
+    let batch = this.batches.get(hostname);
     if (!batch) {
-      batch = new TurnBatcher((requests: JSONRPCRequest[]) => this.exchange(hostname, timeoutMs, requests), {
-        maxInFlight: 1,
-      });
+      batch = new TurnBatcher(
+        (calls: BatchedCall[]) =>
+          this.exchange(
+            hostname,
+            calls.reduce((longest, call) => Math.max(longest, call.timeoutMs), 0),
+            calls.map((call) => call.request),
+          ),
+        { maxInFlight: 1 },
+      );
       if (this.batches.size > 1000) this.batches.clear();
-      this.batches.set(key, batch);
+      this.batches.set(hostname, batch);
     }
     return batch;
   }
