@@ -1,4 +1,11 @@
 export {
+  type BootPathCacheConfig,
+  BootPathChangeFeed,
+  type BootPathChangeFeedOptions,
+  type BootPathListener,
+  followBootPath,
+} from './boot-path-change-feed.js';
+export {
   type Database,
   type DatabaseOptions,
   isDatabaseUnavailable,
@@ -9,6 +16,12 @@ export { EmbeddedPostgresServer, loadEmbeddedPostgres, traversableByOthers } fro
 export { downgradeSchema, migrationSource, schemaVersion, upgradeSchema } from './migrations/index.js';
 export { type ResolvedDatabase, resolveDatabaseUrl } from './resolve.js';
 export { AllocationStore, type CandidateQuery } from './stores/allocation-store.js';
+export {
+  BootPathChangeStore,
+  type BootPathChanges,
+  type BootPathChangesSince,
+  type BootPathPosition,
+} from './stores/boot-path-change-store.js';
 export {
   type AliveConductor,
   type ConductorRegistration,

@@ -4,6 +4,7 @@ import * as nodeApiParity from './20261201000000_node_api_parity.js';
 import * as resources from './20261201000100_resources.js';
 import * as deployCleanSteps from './20261201000200_deploy_clean_steps.js';
 import * as inspection from './20261201000300_inspection.js';
+import * as bootPathChanges from './20261201000500_boot_path_changes.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -20,6 +21,7 @@ const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261201000100_resources', resources],
   ['20261201000200_deploy_clean_steps', deployCleanSteps],
   ['20261201000300_inspection', inspection],
+  ['20261201000500_boot_path_changes', bootPathChanges],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

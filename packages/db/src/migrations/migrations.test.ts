@@ -8,6 +8,7 @@ const ALL = [
   '20261201000100_resources',
   '20261201000200_deploy_clean_steps',
   '20261201000300_inspection',
+  '20261201000500_boot_path_changes',
 ];
 const LATEST = (ALL.at(-1) as string).slice(0, 14);
 
@@ -44,6 +45,7 @@ describe('migrations', () => {
     expect(await upgradeSchema(t.db)).toEqual(ALL);
     expect(await tables()).toEqual([
       'allocations',
+      'boot_path_changes',
       'chassis',
       'conductor_hardware_interfaces',
       'conductors',

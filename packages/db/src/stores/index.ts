@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { BootPathChangeStore } from './boot-path-change-store.js';
 import { ConductorStore } from './conductor-store.js';
 import { InventoryStore } from './inventory-store.js';
 import { NodeHistoryStore } from './node-history-store.js';
@@ -14,6 +15,7 @@ export interface Stores extends ResourceStores {
   nodeTraits: NodeTraitStore;
   nodeHistory: NodeHistoryStore;
   inventories: InventoryStore;
+  bootPathChanges: BootPathChangeStore;
 }
 
 export function createStores(db: Knex): Stores {
@@ -25,5 +27,6 @@ export function createStores(db: Knex): Stores {
     nodeHistory: new NodeHistoryStore(db),
     ...createResourceStores(db),
     inventories: new InventoryStore(db),
+    bootPathChanges: new BootPathChangeStore(db),
   };
 }

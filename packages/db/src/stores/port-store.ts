@@ -201,6 +201,16 @@ export class PortStore {
     return addresses.map((address) => byAddress.get(address));
   }
 
+  /** Every port's MAC with its lookup record: what the API's MAC index starts from. */
+  bootLookupAll(): Promise<Array<BootLookupRecord & { address: string }>> {
+    return queryPrepared(this.db, 'bmaas_boot_lookup_all', BOOT_LOOKUP_ALL_SQL, []);
+  }
+
+  /** The lookup records of every port of `nodeIds`, MAC included. */
+  bootLookupOfNodes(nodeIds: readonly number[]): Promise<Array<BootLookupRecord & { address: string }>> {
+    return queryPrepared(this.db, 'bmaas_boot_lookup_of_nodes', BOOT_LOOKUP_OF_NODES_SQL, [nodeIds]);
+  }
+
   private translate(
     error: unknown,
     port: { address?: string; uuid?: string; nodeId?: number; name?: string | null },
@@ -233,5 +243,12 @@ const BOOT_LOOKUP_PREPARED = BOOT_LOOKUP_SQL.replace('?', '$1');
 const BOOT_LOOKUP_MANY_SQL = `select p.address, n.id as "nodeId", n.uuid as "nodeUuid",
   n.provision_state as "provisionState", n.driver as "driver", n.conductor_group as "conductorGroup"
   from ports p join nodes n on n.id = p.node_id where p.address = any($1::text[])`;
+/** Every MAC with its lookup record (the API's MAC index, filled at start). */
+const BOOT_LOOKUP_ALL_SQL = BOOT_LOOKUP_MANY_SQL.replace(' where p.address = any($1::text[])', '');
+/** The lookup records of the ports of some nodes (the MAC index following changes). */
+const BOOT_LOOKUP_OF_NODES_SQL = BOOT_LOOKUP_MANY_SQL.replace(
+  'where p.address = any($1::text[])',
+  'where p.node_id = any($1::int[])',
+);
 const PORTS_BY_NODE_SQL = `select ports.*, nodes.uuid as node_uuid from ports join nodes on nodes.id = ports.node_id
   where ports.node_id = $1 order by ports.id`;

@@ -1,0 +1,147 @@
+import type { Logger } from '@bmaas/common';
+import type { BootPathChangeStore, BootPathChanges, BootPathPosition } from './stores/boot-path-change-store.js';
+
+/** What follows the feed: a cache of boot-path reads. */
+export interface BootPathListener {
+  /** Everything may have changed (start, truncation, a gap in the log): drop or read again all held. */
+  reset(): Promise<void> | void;
+  /** These nodes (or their ports) changed since the previous call. */
+  changed(changes: BootPathChanges): Promise<void> | void;
+}
+
+export interface BootPathChangeFeedOptions {
+  store: Pick<BootPathChangeStore, 'position' | 'changesSince' | 'prune'>;
+  listener: BootPathListener;
+  /** Milliseconds between polls ([database]boot_path_poll_interval). */
+  intervalMs: number;
+  logger: Logger;
+  /** Seconds the log keeps an entry; a poller that could not read for half of it starts again. Default 300. */
+  retentionSeconds?: number;
+  now?: () => number;
+}
+
+/**
+ * Follows the boot_path_changes log for one process: polls it every
+ * intervalMs and hands each batch of changes to the listener, one call at a
+ * time (the next poll waits for the listener). Until the first position is
+ * taken, after a failed poll, and while the log may have a gap, the feed is
+ * not `following`: listeners must then not answer from what they hold.
+ * Each process also prunes the log now and then (any one doing it is enough).
+ */
+export class BootPathChangeFeed {
+  private position: BootPathPosition | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = true;
+  private lastRead = 0;
+  private lastPrune = 0;
+  private failing = false;
+  private readonly retentionMs: number;
+  private readonly now: () => number;
+
+  constructor(private readonly options: BootPathChangeFeedOptions) {
+    this.retentionMs = (options.retentionSeconds ?? 300) * 1000;
+    this.now = options.now ?? Date.now;
+  }
+
+  /**
+   * True while what listeners hold is at most a few polls behind the
+   * database: the last read succeeded, within five intervals and a second (a
+   * database that hangs, or an event loop too busy to poll, makes listeners
+   * fall back to reading it).
+   */
+  get following(): boolean {
+    return (
+      this.position !== undefined && !this.failing && this.now() - this.lastRead < this.options.intervalMs * 5 + 1000
+    );
+  }
+
+  /** Starts polling; the first poll (snapshot, then the listener's reset) runs at once. */
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.schedule(0);
+  }
+
+  /** Stops polling and waits for a poll in progress. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** One poll now (tests; start() runs them on a timer). */
+  async poll(): Promise<void> {
+    const { store, listener, logger } = this.options;
+    try {
+      // After half the log's retention without a read, entries may be gone: start again.
+      if (this.position === undefined || this.now() - this.lastRead >= this.retentionMs / 2) {
+        // The position first, then the listener's full read: what commits in between is in the next poll.
+        const position = await store.position();
+        await listener.reset();
+        this.position = position;
+      } else {
+        const { position, changes } = await store.changesSince(this.position);
+        if (changes.everything) {
+          await listener.reset();
+        } else if (changes.nodeIds.length > 0) {
+          await listener.changed(changes);
+        }
+        this.position = position;
+      }
+      this.lastRead = this.now();
+      if (this.failing) logger.info('boot path change log readable again');
+      this.failing = false;
+    } catch (error) {
+      if (!this.failing) {
+        logger.warn('boot path change log unreadable: boot requests read the database until it is back', {
+          error: (error as Error).message,
+        });
+      }
+      this.failing = true;
+      this.position = undefined;
+      return;
+    }
+    if (this.now() - this.lastPrune > this.retentionMs / 4) {
+      this.lastPrune = this.now();
+      await store.prune(this.retentionMs / 1000).catch((error: unknown) => {
+        logger.debug('pruning the boot path change log failed', { error: (error as Error).message });
+      });
+    }
+  }
+
+  private schedule(delayMs: number): void {
+    this.timer = setTimeout(() => {
+      this.running = this.poll().finally(() => {
+        this.running = undefined;
+        if (!this.stopped) this.schedule(this.options.intervalMs);
+      });
+    }, delayMs);
+    this.timer.unref();
+  }
+}
+
+/** The [database] options of the boot path's caches. */
+export interface BootPathCacheConfig {
+  boot_path_cache: boolean;
+  boot_path_poll_interval: number;
+}
+
+/**
+ * A feed (not started yet) with the listener `listenerFor` builds (it is told how to
+ * ask whether the feed follows the log), or undefined when
+ * [database]boot_path_cache is off: the one wiring of the API and the
+ * conductors.
+ */
+export function followBootPath<L extends BootPathListener>(
+  store: BootPathChangeFeedOptions['store'],
+  config: BootPathCacheConfig,
+  logger: Logger,
+  listenerFor: (following: () => boolean) => L,
+): { feed: BootPathChangeFeed; listener: L } | undefined {
+  if (!config.boot_path_cache) return undefined;
+  let feed: BootPathChangeFeed | undefined;
+  const listener = listenerFor(() => feed?.following ?? false);
+  feed = new BootPathChangeFeed({ store, listener, intervalMs: config.boot_path_poll_interval * 1000, logger });
+  return { feed, listener };
+}
