@@ -7,6 +7,7 @@ import type { Knex } from 'knex';
 import { agentRouter } from './agent/agent-router.js';
 import { BootConfigController } from './boot/boot-config-controller.js';
 import { bootConfigTarget, createBootConfigHandler } from './boot/boot-config-router.js';
+import type { BootLookupIndex } from './boot/boot-lookup-index.js';
 import { renderDiscoveryScript } from './boot/discovery-script.js';
 import { dashboardRouter } from './dashboard/dashboard-router.js';
 import { RecentBootRequests } from './dashboard/recent-boot-requests.js';
@@ -47,6 +48,8 @@ export interface ApiDeps {
   conductors: ConductorClient;
   /** The recorder of this API process; its registry is served at /metrics. */
   metrics: ApiMetrics;
+  /** The MAC index following the change log, when [database]boot_path_cache is on (main starts it). */
+  bootLookupIndex?: Pick<BootLookupIndex, 'get'> | undefined;
 }
 
 /** Firmware and ramdisk endpoints: not versioned (they cannot negotiate) and public. */
@@ -65,6 +68,7 @@ export function createApiListener(deps: ApiDeps): RequestListener {
   const stores = createStores(deps.db);
   const bootConfig = new BootConfigController({
     ports: stores.ports,
+    index: deps.bootLookupIndex,
     conductors: deps.conductors,
     restrictToWaitStates: deps.config.api.restrict_boot_config,
     rpcTimeoutMs: deps.config.api.boot_config_rpc_timeout * 1000,

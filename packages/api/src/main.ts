@@ -8,9 +8,10 @@ import {
   jsonRpcAuthStrategy,
   loadConfig,
 } from '@bmaas/common';
-import { createStores, openDatabase, serviceDatabaseOptions } from '@bmaas/db';
+import { createStores, followBootPath, openDatabase, serviceDatabaseOptions } from '@bmaas/db';
 import { ConductorRing, JsonRpcConductorClient, RpcCallMetrics } from '@bmaas/rpc-client';
 import { createApiListener } from './app.js';
+import { BootLookupIndex } from './boot/boot-lookup-index.js';
 import { ApiMetrics } from './metrics/api-metrics.js';
 
 /** The API process: config, logger, database, conductor client, then listen until SIGTERM/SIGINT. */
@@ -39,8 +40,16 @@ async function main(argv: readonly string[]): Promise<void> {
     );
   }
   const db = openDatabase({ connection, ...serviceDatabaseOptions(config.database), applicationName: 'bmaas-api' });
+  const stores = createStores(db);
+  const bootPath = followBootPath(
+    stores.bootPathChanges,
+    config.database,
+    logger.child({ component: 'boot-path-cache' }),
+    (following) => new BootLookupIndex(stores.ports, following),
+  );
+  bootPath?.feed.start();
   const ring = new ConductorRing({
-    conductors: createStores(db).conductors,
+    conductors: stores.conductors,
     heartbeatTimeout: config.conductor.heartbeat_timeout,
     resetInterval: config.DEFAULT.hash_ring_reset_interval,
     logger,
@@ -54,7 +63,9 @@ async function main(argv: readonly string[]): Promise<void> {
     metrics: new RpcCallMetrics(registry, 'client'),
   });
   const metrics = new ApiMetrics(registry);
-  const server = createServer(createApiListener({ config, logger, db, conductors, metrics }));
+  const server = createServer(
+    createApiListener({ config, logger, db, conductors, metrics, bootLookupIndex: bootPath?.listener }),
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.api.port, config.api.host_ip, () => {
@@ -74,6 +85,7 @@ async function main(argv: readonly string[]): Promise<void> {
     server.closeIdleConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await conductors.close();
+    await bootPath?.feed.stop();
     await db.destroy();
     logger.info('API stopped', { component: 'api' });
   };

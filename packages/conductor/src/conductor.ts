@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { BmaasConfig, Logger } from '@bmaas/common';
-import type { Stores } from '@bmaas/db';
+import { followBootPath, type Stores } from '@bmaas/db';
 import { ConductorRing, RpcCallMetrics } from '@bmaas/rpc-client';
 import { type ConductorSetup, prepareConductor } from './conductor-setup.js';
 import { NodeHistoryWriter } from './history/node-history-writer.js';
@@ -19,6 +19,7 @@ import { textFileMatcher } from './registry/boot-descriptors.js';
 import type { DriverCatalog } from './registry/catalog.js';
 import { createRpcHandlers } from './rpc/handlers.js';
 import { ConductorRpcServer } from './rpc/json-rpc-server.js';
+import { SharedNodeCache } from './shared-node-cache.js';
 import { TaskManager } from './task-manager.js';
 
 export interface ConductorDeps {
@@ -83,8 +84,16 @@ export function createConductor(deps: ConductorDeps): Conductor {
     logger: deps.logger.child({ component: 'node-history' }),
     recording: config.conductor.node_history,
   });
+  // The boot path's nodes in memory, following the change log (started and stopped with the conductor).
+  const bootPath = followBootPath(
+    stores.bootPathChanges,
+    config.database,
+    deps.logger.child({ component: 'boot-path-cache' }),
+    (following) => new SharedNodeCache(config.conductor.boot_path_cache_nodes, following),
+  );
   const tasks = new TaskManager({
     nodes: stores.nodes,
+    nodeCache: bootPath?.listener,
     ports: stores.ports,
     driverFor: (node) => registry.driverFor(node),
     hostname,
@@ -236,6 +245,7 @@ export function createConductor(deps: ConductorDeps): Conductor {
     conductorId = (await stores.conductors.register(registration())).id;
     ring.invalidate();
     heartbeat.start();
+    bootPath?.feed.start();
     // At once: nodes this conductor now owns may have been left in a transient state by a dead one.
     provisionChecks.start({ runNow: true });
     ringCheck.start({ runNow: true });
@@ -262,6 +272,7 @@ export function createConductor(deps: ConductorDeps): Conductor {
     }
     logger.info('conductor going offline', { running: tasks.heldCount });
     await Promise.all(timers.map((t) => t.stop()));
+    await bootPath?.feed.stop();
     // Finish within half the heartbeat timeout: past a full one, others treat our locks as a dead conductor's.
     const drained = await tasks.drain((config.conductor.heartbeat_timeout * 1000) / 2);
     if (!drained) {

@@ -4,6 +4,7 @@ import type { NodeChanges, NodeStore, PortStore } from '@bmaas/db';
 import type { BootInterface, NodeDriver, RamdiskMode, Task } from '@bmaas/driver-api';
 import { historyOfChange } from './history/history-events.js';
 import type { NodeHistoryWriter } from './history/node-history-writer.js';
+import type { SharedNodeCache } from './shared-node-cache.js';
 
 export interface TaskManagerOptions {
   nodes: NodeStore;
@@ -21,6 +22,8 @@ export interface TaskManagerOptions {
   history?: Pick<NodeHistoryWriter, 'record'>;
   /** Told of every provision state change written under a lock (deploy and clean durations). */
   provisionStates?: ProvisionStateObserver;
+  /** The boot path's nodes in memory ([database]boot_path_cache), for shared locks that may use them. */
+  nodeCache?: Pick<SharedNodeCache, 'read'> | undefined;
 }
 
 export interface ProvisionStateObserver {
@@ -32,6 +35,8 @@ export interface AcquireOptions {
   shared?: boolean;
   /** What the lock is for, for the logs. */
   purpose: string;
+  /** Shared only: the node may come from the boot path's cache, at most one change-log poll old. */
+  cached?: boolean;
   requestId?: string | undefined;
 }
 
@@ -156,7 +161,11 @@ export class TaskManager {
       }
     } else {
       // A shared lock is the boot path's: node and ports in one round trip (batched by the store under load).
-      const read = await nodes.getByUuidWithPorts(nodeUuid);
+      const { nodeCache } = this.options;
+      const read =
+        options.cached && nodeCache
+          ? await nodeCache.read(nodeUuid, () => nodes.getByUuidWithPorts(nodeUuid))
+          : await nodes.getByUuidWithPorts(nodeUuid);
       if (!read) throw new NodeNotFound(nodeUuid);
       ({ node, ports } = read);
     }

@@ -1,5 +1,6 @@
 import {
   BootConfigNotFound,
+  type BootLookupRecord,
   isBmaasError,
   NoValidHost,
   RpcTimeout,
@@ -10,6 +11,7 @@ import {
 } from '@bmaas/common';
 import type { PortStore } from '@bmaas/db';
 import type { ConductorClient } from '@bmaas/rpc-client';
+import type { BootLookupIndex } from './boot-lookup-index.js';
 import { DISCOVERY_SCRIPT_NAME } from './discovery-script.js';
 
 /** Why a boot request was refused: logged and counted, never shown to the client. */
@@ -41,6 +43,8 @@ export type BootConfigAnswer =
 export interface BootConfigControllerDeps {
   /** The indexed MAC -> node query (batched by the store under load). */
   ports: Pick<PortStore, 'bootLookup'>;
+  /** The MAC index in memory ([database]boot_path_cache); asked first, trusted only for a node that may be served. */
+  index?: Pick<BootLookupIndex, 'get'> | undefined;
   conductors: ConductorClient;
   /** [api]restrict_boot_config: serve only nodes in a `* wait` state. */
   restrictToWaitStates: boolean;
@@ -91,19 +95,23 @@ export class BootConfigController {
     requestId: string | undefined,
     late: Deadline,
   ): Promise<BootConfigAnswer> {
-    const looked = await late.race(this.deps.ports.bootLookup(mac));
-    if (looked.kind === 'late') return { ok: false, reason: 'deadline', detail: `lookup of ${mac}`, mac };
-    if (looked.kind === 'failed') {
-      return { ok: false, reason: 'database-unavailable', detail: describe(looked.error), mac };
+    let node = this.deps.index?.get(mac);
+    if (!node || !this.servable(node)) {
+      // Unknown to the index, or not servable there: PostgreSQL decides (it may have changed since the last poll).
+      const looked = await late.race(this.deps.ports.bootLookup(mac));
+      if (looked.kind === 'late') return { ok: false, reason: 'deadline', detail: `lookup of ${mac}`, mac };
+      if (looked.kind === 'failed') {
+        return { ok: false, reason: 'database-unavailable', detail: describe(looked.error), mac };
+      }
+      node = looked.value;
     }
-    const node = looked.value;
     if (!node) {
       if (rawName === DISCOVERY_SCRIPT_NAME && this.deps.discoveryScript !== undefined) {
         return { ok: true, content: this.deps.discoveryScript, nodeUuid: DISCOVERY_NODE, mac };
       }
       return { ok: false, reason: 'unknown-mac', detail: mac, mac };
     }
-    if (this.deps.restrictToWaitStates && !WAIT_STATES.has(node.provisionState as never)) {
+    if (!this.servable(node)) {
       return { ok: false, reason: 'state-not-allowed', nodeUuid: node.nodeUuid, detail: node.provisionState, mac };
     }
     const call = this.deps.conductors.callForNode(
@@ -116,6 +124,10 @@ export class BootConfigController {
     if (called.kind === 'ok') return { ok: true, content: called.value.content, nodeUuid: node.nodeUuid, mac };
     if (called.kind === 'late') return { ok: false, reason: 'rpc-timeout', nodeUuid: node.nodeUuid, mac };
     return { ok: false, reason: classify(called.error), nodeUuid: node.nodeUuid, detail: describe(called.error), mac };
+  }
+
+  private servable(node: BootLookupRecord): boolean {
+    return !this.deps.restrictToWaitStates || WAIT_STATES.has(node.provisionState as never);
   }
 }
 

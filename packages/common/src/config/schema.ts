@@ -324,6 +324,12 @@ export const configSchema = {
       default: ['/var/lib/ironic', '/shared/html', '/opt/cache/files', '/vagrant', '/templates'],
       env: 'BMAAS_CONDUCTOR__FILE_URL_ALLOWED_PATHS',
     },
+    boot_path_cache_nodes: {
+      doc: 'Most nodes a conductor keeps in memory for boot configuration requests ([database]boot_path_cache), each a few KiB; the oldest go first.',
+      format: 'positive-int',
+      default: 20000,
+      env: 'BMAAS_CONDUCTOR__BOOT_PATH_CACHE_NODES',
+    },
     node_history: {
       doc: 'Record node history (state changes, errors, power events, boot configurations served). When false nothing is recorded; old entries are still pruned.',
       format: Boolean,
@@ -661,6 +667,18 @@ export const configSchema = {
       format: 'positive-number',
       default: 5,
       env: 'BMAAS_DATABASE__POOL_TIMEOUT',
+    },
+    boot_path_cache: {
+      doc: 'Answer boot configuration requests from memory: the API keeps a MAC index and each conductor the nodes it served, both following a change log in the database (boot_path_changes). Off: every boot request reads PostgreSQL twice.',
+      format: Boolean,
+      default: true,
+      env: 'BMAAS_DATABASE__BOOT_PATH_CACHE',
+    },
+    boot_path_poll_interval: {
+      doc: 'Seconds between two reads of the change log by the API and each conductor: how long a node that left a "* wait" state may still be served from memory.',
+      format: 'positive-number',
+      default: 0.2,
+      env: 'BMAAS_DATABASE__BOOT_PATH_POLL_INTERVAL',
     },
     embedded_port: {
       doc: 'Port of the embedded PostgreSQL (loopback only).',

@@ -62,10 +62,11 @@ export function createRpcHandlers({ runner, tasks, history, registry }: RpcHandl
 
     async get_boot_config(params, { requestId }) {
       const name = requireString(params, 'name');
-      // Shared lock: a read of the node and of files already rendered; validate() is deliberately not called.
+      // Shared lock: a read of the node (from the boot path's cache when on) and of files already rendered;
+      // validate() is deliberately not called.
       return tasks.withTask(
         requireString(params, 'node_id'),
-        { shared: true, purpose: 'get boot config', requestId },
+        { shared: true, cached: true, purpose: 'get boot config', requestId },
         async (task) => {
           const content = await task.driver.boot.getBootConfig(task, name);
           servedConfigs?.served(task.node, name);

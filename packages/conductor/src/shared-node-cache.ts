@@ -1,0 +1,85 @@
+import type { NodeRecord, PortRecord } from '@bmaas/common';
+import type { BootPathChanges, BootPathListener } from '@bmaas/db';
+
+/** A node with its ports, as a shared lock reads it. */
+export interface NodeRead {
+  node: NodeRecord;
+  ports: PortRecord[];
+}
+
+/**
+ * The nodes this conductor read for boot configuration requests, in memory,
+ * dropped as the change log (BootPathChangeFeed) names them: the shared lock
+ * of a repeated boot request without a query. It answers only while the
+ * feed follows the log, so what a task gets is at most one poll older than
+ * the database (a shared lock never kept a node from changing under it
+ * anyway). Entries are frozen: tasks share them. The oldest go first past
+ * `maxEntries`.
+ */
+export class SharedNodeCache implements BootPathListener {
+  private readonly byUuid = new Map<string, NodeRead>();
+  private readonly uuidById = new Map<number, string>();
+  /** Moves on every reset or change handed over: a read that raced one is not kept. */
+  private generation = 0;
+
+  constructor(
+    private readonly maxEntries: number,
+    /** Whether the feed currently follows the log (BootPathChangeFeed.following). */
+    private readonly following: () => boolean,
+  ) {}
+
+  /** Nodes held (tests, metrics). */
+  get size(): number {
+    return this.byUuid.size;
+  }
+
+  /** The node held for `uuid`, else `load()`'s answer, kept unless a change came in while it was read. */
+  async read(uuid: string, load: () => Promise<NodeRead | undefined>): Promise<NodeRead | undefined> {
+    if (!this.following()) return load();
+    const held = this.byUuid.get(uuid);
+    if (held) return held;
+    const generation = this.generation;
+    const read = await load();
+    if (read && generation === this.generation && this.following()) return this.keep(read);
+    return read;
+  }
+
+  reset(): void {
+    this.generation++;
+    this.byUuid.clear();
+    this.uuidById.clear();
+  }
+
+  changed({ nodeIds }: BootPathChanges): void {
+    this.generation++;
+    for (const id of nodeIds) {
+      const uuid = this.uuidById.get(id);
+      if (uuid === undefined) continue;
+      this.uuidById.delete(id);
+      this.byUuid.delete(uuid);
+    }
+  }
+
+  private keep(read: NodeRead): NodeRead {
+    const frozen = deepFreeze(read);
+    const { uuid, id } = frozen.node;
+    this.byUuid.delete(uuid);
+    this.byUuid.set(uuid, frozen);
+    this.uuidById.set(id, uuid);
+    while (this.byUuid.size > this.maxEntries) {
+      const oldest = this.byUuid.keys().next().value as string;
+      const node = this.byUuid.get(oldest)?.node;
+      this.byUuid.delete(oldest);
+      if (node) this.uuidById.delete(node.id);
+    }
+    return frozen;
+  }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value) && !(value instanceof Date)) {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
