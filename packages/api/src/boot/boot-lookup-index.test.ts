@@ -1,26 +1,21 @@
-import { randomUUID } from 'node:crypto';
 import { createSilentLogger } from '@bmaas/common';
-import { BootPathChangeFeed, createStores, type NodeChanges, type Stores } from '@bmaas/db';
-import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import { BootPathChangeFeed, type Stores } from '@bmaas/db';
 import { FakeConductorClient } from '@bmaas/rpc-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiHarness } from '../testing/api-harness.js';
 import { BootConfigController } from './boot-config-controller.js';
 import { BootLookupIndex } from './boot-lookup-index.js';
 
 describe('BootLookupIndex, following the change log', () => {
-  let t: TestDatabase;
+  // The harness's database and stores; its REST server is not used here.
+  let api: ApiHarness;
   let stores: Stores;
   beforeAll(async () => {
-    t = await createTestDatabase();
-    stores = createStores(t.db);
-    await stores.conductors.register({
-      hostname: 'conductor-a',
-      conductorGroup: '',
-      drivers: ['fake-hardware'],
-      interfaces: [],
-    });
+    api = await ApiHarness.start();
+    stores = api.stores;
+    await api.registerConductor('conductor-a');
   });
-  afterAll(() => t.drop());
+  afterAll(() => api.close());
 
   function followed(): { index: BootLookupIndex; feed: BootPathChangeFeed } {
     let feed: BootPathChangeFeed | undefined;
@@ -34,20 +29,9 @@ describe('BootLookupIndex, following the change log', () => {
     return { index, feed };
   }
 
-  async function storeNode(provisionState: string, macs: string[], changes: NodeChanges = {}) {
-    const created = await stores.nodes.create({
-      uuid: randomUUID(),
-      driver: 'fake-hardware',
-      bootInterface: 'ipxe',
-      deployInterface: 'direct',
-      powerInterface: 'fake',
-      managementInterface: 'fake',
-    });
-    const node = await stores.nodes.update(created.id, { provisionState, ...changes });
-    const ports = [];
-    for (const address of macs)
-      ports.push(await stores.ports.create({ uuid: randomUUID(), address, nodeId: created.id }));
-    return { node: node as NonNullable<typeof node>, ports };
+  async function storeNode(provisionState: string, macs: string[]) {
+    const node = await api.storeNode(provisionState, macs);
+    return { node, ports: await stores.ports.listByNode(node.id) };
   }
 
   it('holds every MAC once the feed has read, and follows state, MAC, port and node changes', async () => {
@@ -78,7 +62,7 @@ describe('BootLookupIndex, following the change log', () => {
 
     // A MAC moved from one node to another in one transaction.
     const other = await storeNode('clean wait', []);
-    await t.db.transaction(async (trx) => {
+    await api.database.db.transaction(async (trx) => {
       await trx('ports').where({ address: '52:54:00:bb:00:03' }).update({ node_id: other.node.id });
     });
     await feed.poll();
