@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import type { BmaasConfig, Logger } from '@bmaas/common';
+import { type BmaasConfig, type Logger, WAIT_STATES } from '@bmaas/common';
 import { followBootPath, type Stores } from '@bmaas/db';
 import { ConductorRing, RpcCallMetrics } from '@bmaas/rpc-client';
 import { type ConductorSetup, prepareConductor } from './conductor-setup.js';
@@ -89,7 +89,11 @@ export function createConductor(deps: ConductorDeps): Conductor {
     stores.bootPathChanges,
     config.database,
     deps.logger.child({ component: 'boot-path-cache' }),
-    (following) => new SharedNodeCache(config.conductor.boot_path_cache_nodes, following),
+    (following) =>
+      new SharedNodeCache(config.conductor.boot_path_cache_nodes, following, async (nodeIds) => {
+        const id = conductorId;
+        return id === undefined ? [] : stores.nodes.listPreparedByWithPorts(nodeIds, id, [...WAIT_STATES]);
+      }),
   );
   const tasks = new TaskManager({
     nodes: stores.nodes,

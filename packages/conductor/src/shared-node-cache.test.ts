@@ -77,6 +77,20 @@ describe('SharedNodeCache', () => {
     expect(counter.reads).toBe(4);
   });
 
+  it('reads the nodes the log names that it may soon serve, so a first boot request finds them held', async () => {
+    const waiting = readOf(4);
+    const { counter, load } = loader(new Map([[waiting.node.uuid, waiting]]));
+    const asked: number[][] = [];
+    const cache = new SharedNodeCache(100, () => true, async (nodeIds) => {
+      asked.push([...nodeIds]);
+      return nodeIds.includes(4) ? [waiting] : [];
+    });
+    await cache.changed({ everything: false, nodeIds: [4, 5] });
+    expect(asked).toEqual([[4, 5]]);
+    expect(await cache.read(waiting.node.uuid, load(waiting.node.uuid))).toEqual(waiting);
+    expect(counter.reads).toBe(0);
+  });
+
   it('keeps at most maxEntries nodes, dropping the oldest, and keeps nothing for an unknown node', async () => {
     const reads = [1, 2, 3].map((id) => readOf(id));
     const db = new Map(reads.map((r) => [r.node.uuid, r]));

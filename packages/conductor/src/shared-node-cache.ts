@@ -7,10 +7,16 @@ export interface NodeRead {
   ports: PortRecord[];
 }
 
+/** Reads the nodes among `nodeIds` this conductor may soon serve (prepared by it, waiting). */
+export type ServableNodesReader = (nodeIds: readonly number[]) => Promise<NodeRead[]>;
+
 /**
- * The nodes this conductor read for boot configuration requests, in memory,
- * dropped as the change log (BootPathChangeFeed) names them: the shared lock
- * of a repeated boot request without a query. It answers only while the
+ * The nodes this conductor serves boot configuration requests for, in
+ * memory, following the change log (BootPathChangeFeed): the shared lock of a
+ * boot request without a query. A node the log names is dropped, then read
+ * again if `servable` finds it (in a boot storm, each machine asks once,
+ * right after its node entered a wait state: it is held by then); any other
+ * node is kept once a boot request read it. It answers only while the
  * feed follows the log, so what a task gets is at most one poll older than
  * the database (a shared lock never kept a node from changing under it
  * anyway). Entries are frozen: tasks share them. The oldest go first past
@@ -26,6 +32,7 @@ export class SharedNodeCache implements BootPathListener {
     private readonly maxEntries: number,
     /** Whether the feed currently follows the log (BootPathChangeFeed.following). */
     private readonly following: () => boolean,
+    private readonly servable?: ServableNodesReader,
   ) {}
 
   /** Nodes held (tests, metrics). */
@@ -50,7 +57,7 @@ export class SharedNodeCache implements BootPathListener {
     this.uuidById.clear();
   }
 
-  changed({ nodeIds }: BootPathChanges): void {
+  async changed({ nodeIds }: BootPathChanges): Promise<void> {
     this.generation++;
     for (const id of nodeIds) {
       const uuid = this.uuidById.get(id);
@@ -58,6 +65,9 @@ export class SharedNodeCache implements BootPathListener {
       this.uuidById.delete(id);
       this.byUuid.delete(uuid);
     }
+    if (!this.servable) return;
+    // Read after the change was seen: newer than it, and a later change comes with a later poll.
+    for (const read of await this.servable(nodeIds)) this.keep(read);
   }
 
   private keep(read: NodeRead): NodeRead {

@@ -147,6 +147,25 @@ describe('NodeStore', () => {
     expect(await nodes.listForDrivers('state-q', ['ipmi'])).toEqual([]);
   });
 
+  it('reads, among given nodes, those a conductor prepared that are in given states, with their ports', async () => {
+    const conductor = await t.db('conductors').insert({ hostname: 'c-prepared', drivers: '[]' }).returning('id');
+    const conductorId = (conductor[0] as { id: number }).id;
+    const mine = await nodes.create(newNode());
+    const other = await nodes.create(newNode());
+    const notWaiting = await nodes.create(newNode());
+    await nodes.update(mine.id, { conductorAffinity: conductorId, provisionState: 'wait call-back' });
+    await nodes.update(other.id, { provisionState: 'wait call-back' });
+    await nodes.update(notWaiting.id, { conductorAffinity: conductorId, provisionState: 'active' });
+    await new PortStore(t.db).create({ uuid: randomUUID(), address: '52:54:00:cc:00:01', nodeId: mine.id });
+    const reads = await nodes.listPreparedByWithPorts([mine.id, other.id, notWaiting.id], conductorId, [
+      'wait call-back',
+      'clean wait',
+    ]);
+    expect(reads.map((r) => r.node.uuid)).toEqual([mine.uuid]);
+    expect(reads[0]?.node).toEqual(await nodes.getById(mine.id));
+    expect(reads[0]?.ports.map((p) => p.address)).toEqual(['52:54:00:cc:00:01']);
+  });
+
   it('deletes', async () => {
     const node = await nodes.create(newNode());
     expect(await nodes.destroy(node.id)).toBe(true);

@@ -32,6 +32,10 @@ const NODE_WITH_PORTS_SQL = `select n.*,
   coalesce((select json_agg(p order by p.id) from ports p where p.node_id = n.id), '[]'::json) as bmaas_ports
   from nodes n where n.uuid = $1`;
 const NODES_WITH_PORTS_SQL = NODE_WITH_PORTS_SQL.replace('where n.uuid = $1', 'where n.uuid = any($1::uuid[])');
+const PREPARED_BY_WITH_PORTS_SQL = NODE_WITH_PORTS_SQL.replace(
+  'where n.uuid = $1',
+  'where n.id = any($1::int[]) and n.conductor_affinity = $2 and n.provision_state = any($3::text[])',
+);
 /** The exclusive lock taken and the node read with its ports, in one statement (reserveByUuidWithPorts). */
 const RESERVE_WITH_PORTS_SQL = `with n as (
     update nodes set reservation = $2, updated_at = now() where uuid = $1 and reservation is null returning *
@@ -310,6 +314,25 @@ export class NodeStore {
       byUuid.set(read.node.uuid, read);
     }
     return uuids.map((uuid) => byUuid.get(uuid.toLowerCase()));
+  }
+
+  /**
+   * Those of the nodes `ids` whose boot files conductor `conductorId`
+   * prepared (conductor_affinity) and that are in one of `states`, with
+   * their ports: what a conductor may soon be asked to serve.
+   */
+  async listPreparedByWithPorts(
+    ids: readonly number[],
+    conductorId: number,
+    states: readonly string[],
+  ): Promise<Array<{ node: NodeRecord; ports: PortRecord[] }>> {
+    const rows = await queryPrepared<Record<string, unknown>>(
+      this.db,
+      'bmaas_nodes_prepared_by_with_ports',
+      PREPARED_BY_WITH_PORTS_SQL,
+      [ids, conductorId, states],
+    );
+    return rows.map(withPorts);
   }
 
   async getByName(name: string): Promise<NodeRecord | undefined> {
