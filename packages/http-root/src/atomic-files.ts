@@ -16,13 +16,25 @@ export function isMissing(error: unknown): boolean {
   return code === 'ENOENT' || code === 'ENOTDIR';
 }
 
+export interface ReplaceOptions {
+  /**
+   * The caller made the directory itself just before (under the node's
+   * lock): it is not made again. Default false: made when missing.
+   */
+  directoryExists?: boolean;
+}
+
 /**
  * Puts whatever `create(tempPath)` makes at `path` with one rename, so a
  * reader sees the old file or the new one, never a part. The temporary file
  * is removed when anything fails.
  */
-export async function replaceAtomically(path: string, create: (tempPath: string) => Promise<void>): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
+export async function replaceAtomically(
+  path: string,
+  create: (tempPath: string) => Promise<void>,
+  options: ReplaceOptions = {},
+): Promise<void> {
+  if (!options.directoryExists) await mkdir(dirname(path), { recursive: true });
   const temp = tempPathBeside(path);
   try {
     await create(temp);
@@ -34,8 +46,8 @@ export async function replaceAtomically(path: string, create: (tempPath: string)
 }
 
 /** Writes `content` to `path` atomically (see replaceAtomically). */
-export async function writeFileAtomically(path: string, content: string): Promise<void> {
-  await replaceAtomically(path, (temp) => writeFile(temp, content, { flag: 'wx', mode: 0o644 }));
+export async function writeFileAtomically(path: string, content: string, options: ReplaceOptions = {}): Promise<void> {
+  await replaceAtomically(path, (temp) => writeFile(temp, content, { flag: 'wx', mode: 0o644 }), options);
 }
 
 /** Writes `content` only when the file holds something else; returns whether it wrote. */
@@ -52,8 +64,30 @@ export async function writeFileIfChanged(path: string, content: string): Promise
 /** Makes `path` a symbolic link to `target`, replacing what is there atomically; returns whether it changed. */
 export async function linkIfChanged(target: string, path: string): Promise<boolean> {
   if ((await readLinkIfPresent(path)) === target) return false;
-  await replaceAtomically(path, (temp) => symlink(target, temp));
+  await replaceLink(target, path);
   return true;
+}
+
+/**
+ * Makes `path` a symbolic link to `target`, replacing whatever is there
+ * atomically, without reading it first. The directory is made only when
+ * the link cannot be made for want of it: symlink(2) fails with ENOENT
+ * for nothing else (its target need not exist).
+ */
+export async function replaceLink(target: string, path: string): Promise<void> {
+  await replaceAtomically(
+    path,
+    async (temp) => {
+      try {
+        await symlink(target, temp);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+        await mkdir(dirname(path), { recursive: true });
+        await symlink(target, temp);
+      }
+    },
+    { directoryExists: true },
+  );
 }
 
 /** The target of the symbolic link at `path`, or undefined when there is none. */
