@@ -1,9 +1,10 @@
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   linkIfChanged,
+  lstatIfPresent,
   readLinkIfPresent,
   removeIfPresent,
   replaceLink,
@@ -95,6 +96,15 @@ describe('atomic files', () => {
     await mkdir(join(dir, 'made-by-the-caller'));
     await writeFileAtomically(path, 'x', { directoryExists: true });
     expect(await readFile(path, 'utf8')).toBe('x');
+  });
+
+  it('lstats without following a link, and finds nothing where a path is missing or runs through a file', async () => {
+    await writeFile(join(dir, 'file'), 'x');
+    await symlink('file', join(dir, 'link'));
+    expect(lstatIfPresent(join(dir, 'file'))?.isFile()).toBe(true);
+    expect(lstatIfPresent(join(dir, 'link'))?.isSymbolicLink()).toBe(true);
+    expect(lstatIfPresent(join(dir, 'nothing'))).toBeUndefined();
+    expect(lstatIfPresent(join(dir, 'file', 'below'))).toBeUndefined();
   });
 
   it('treats missing files and non-links as absent', async () => {

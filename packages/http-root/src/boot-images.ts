@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
-import { constants } from 'node:fs';
-import { link, lstat, open, readFile, realpath, stat } from 'node:fs/promises';
+import { constants, linkSync, lstatSync, realpathSync } from 'node:fs';
+import { lstat, open, readFile, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, normalize } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { fileURLToPath } from 'node:url';
 import { InvalidParameterValue } from '@bmaas/common';
-import { isMissing, removeIfPresent, replaceAtomically, writeFileAtomically } from './atomic-files.js';
+import { isMissing, lstatIfPresent, removeIfPresent, replaceAtomically, writeFileAtomically } from './atomic-files.js';
 
 /**
  * Where a driver_info image comes from: a file on this host, or an HTTP(S)
@@ -123,7 +123,8 @@ export async function checkLocalImageAllowed(
 ): Promise<string> {
   let real: string;
   try {
-    real = await realpath(path);
+    // Synchronous, as the writes of atomic-files.ts (see there): libc's realpath, as fs.promises' is.
+    real = realpathSync.native(path);
   } catch (error) {
     if (!isMissing(error)) throw error;
     throw new InvalidParameterValue(`driver_info.${key}: ${path} does not exist.`, { key });
@@ -157,10 +158,7 @@ export async function checkLocalImage(
 
 /** What lstat finds at `real` (no link followed), when it is a regular file. */
 async function regularFile(key: string, real: string): Promise<CheckedLocalImage> {
-  const found = await lstat(real).catch((error: unknown) => {
-    if (isMissing(error)) return undefined;
-    throw error;
-  });
+  const found = lstatIfPresent(real);
   if (!found?.isFile()) throw new InvalidParameterValue(`driver_info.${key}: ${real} is not a file.`, { key });
   return { real, dev: found.dev, ino: found.ino, size: found.size, mtimeMs: found.mtimeMs };
 }
@@ -288,13 +286,7 @@ async function placeIfUnchanged(
 ): Promise<PlaceOutcome | 'changed'> {
   const { real } = image;
   // In a directory just made there is nothing to look at yet.
-  const current =
-    directory === 'new'
-      ? undefined
-      : await lstat(dest).catch((error: unknown) => {
-          if (isMissing(error)) return undefined;
-          throw error;
-        });
+  const current = directory === 'new' ? undefined : lstatIfPresent(dest);
   if (current?.isFile() && current.dev === image.dev && current.ino === image.ino) return 'unchanged';
   const id = sourceId(`file:${real}`);
   const fingerprint = `${image.dev}:${image.ino}:${image.size}:${image.mtimeMs}`;
@@ -308,7 +300,7 @@ async function placeIfUnchanged(
     dest,
     async (temp) => {
       try {
-        await link(real, temp);
+        linkSync(real, temp);
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
         if (isMissing(error)) {
@@ -320,7 +312,7 @@ async function placeIfUnchanged(
         if (outcome.placed === 'changed') throw new ChangedSinceCheck();
         return;
       }
-      const made = await lstat(temp);
+      const made = lstatSync(temp);
       if (!made.isFile() || made.dev !== image.dev || made.ino !== image.ino) {
         outcome.placed = 'changed';
         throw new ChangedSinceCheck();

@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdirSync } from 'node:fs';
 import type { Logger, NodeRecord } from '@bmaas/common';
 import { MissingParameterValue } from '@bmaas/common';
 import type { RamdiskMode } from '@bmaas/driver-api';
@@ -133,9 +133,10 @@ export async function placeRamdiskImages(
   sources: RamdiskImageSources,
   options: PlaceRamdiskOptions,
 ): Promise<DestDirectory> {
-  // mkdir with `recursive` names the first directory it made, undefined when it made none.
+  // mkdir with `recursive` names the first directory it made, undefined when it made none
+  // (synchronous, as the writes of atomic-files.ts: see there).
   const directory: DestDirectory =
-    (await mkdir(layout.nodeDir(nodeUuid), { recursive: true })) === undefined ? 'existing' : 'new';
+    mkdirSync(layout.nodeDir(nodeUuid), { recursive: true }) === undefined ? 'existing' : 'new';
   for (const [image, source] of Object.entries(sources) as [BootImageName, ImageSource][]) {
     const outcome = await placeBootImage(source, layout.nodeImage(nodeUuid, image), {
       key: image,
