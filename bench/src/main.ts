@@ -147,11 +147,34 @@ async function measure(options: BenchOptions, started: Started, cleanup: Cleanup
     };
   }
 
+  const stackPids = () => ['api', ...stack.conductors.map((c) => c.name)].flatMap((name) => stack.pidOf(name) ?? []);
+  const provisioningProcesses = new ProcessTable();
+  const provisioningGroups = new Map<string, () => number[]>([
+    ['api', () => [stack.pidOf('api') ?? -1]],
+    ['conductors', () => stack.conductors.flatMap((c) => stack.pidOf(c.name) ?? [])],
+    ['postgres', () => stack.postgresPids(provisioningProcesses)],
+    ['bench', () => [process.pid]],
+  ]);
   log('manage → provide → deploy, until every node waits in "wait call-back"…');
   const provisioning = await provisionNodes(
     api,
     enrolment.nodes.map((n) => n.uuid),
-    { concurrency: options.clientConcurrency, stepTimeoutMs: Math.max(120_000, options.nodes * 50), progress: log },
+    {
+      concurrency: options.clientConcurrency,
+      stepTimeoutMs: Math.max(120_000, options.nodes * 50),
+      progress: log,
+      measure: (target) => {
+        // With --cpu-prof, the API and the conductors profile the deploy step (<name>-<pid>-1.cpuprofile).
+        const profiled = target === 'active' && options.cpuProfileDir ? stackPids() : [];
+        for (const pid of profiled) process.kill(pid, 'SIGUSR2');
+        const monitor = new ResourceMonitor(provisioningGroups);
+        monitor.start();
+        return () => {
+          for (const pid of profiled) process.kill(pid, 'SIGUSR2');
+          return Object.fromEntries([...monitor.stop()].map(([group, use]) => [group, use.cpuSeconds]));
+        };
+      },
+    },
   );
 
   log(
@@ -159,6 +182,16 @@ async function measure(options: BenchOptions, started: Started, cleanup: Cleanup
       .map((s) => `${s.target} ${s.seconds.toFixed(1)} s (${Math.round(options.nodes / s.seconds)} nodes/s)`)
       .join(', ')}`,
   );
+  for (const step of provisioning.steps) {
+    if (!step.cpuSeconds) continue;
+    const perNode = (seconds: number) => `${((seconds * 1000) / options.nodes).toFixed(2)} ms`;
+    const total = Object.values(step.cpuSeconds).reduce((sum, seconds) => sum + seconds, 0);
+    log(
+      `provisioning CPU per node, ${step.target}: ${Object.entries(step.cpuSeconds)
+        .map(([group, seconds]) => `${group} ${perNode(seconds)}`)
+        .join(', ')}; together ${perNode(total)}`,
+    );
+  }
 
   // Provisioning rewrote every node row several times: let PostgreSQL settle (autovacuum would
   // otherwise do this during the load runs, on the boot API's account).

@@ -18,8 +18,11 @@ const STEPS: readonly Step[] = [
 const FAILED_STATES = ['enroll', 'clean failed', 'deploy failed', 'error'];
 
 export interface ProvisioningResult {
-  /** Seconds each step took, from its first request until every node reached its state. */
-  steps: Array<{ target: string; reaches: string; seconds: number }>;
+  /**
+   * Seconds each step took, from its first request until every node reached its state,
+   * and the CPU seconds of each process group meanwhile (`api`, `conductors`, `postgres`), when measured.
+   */
+  steps: Array<{ target: string; reaches: string; seconds: number; cpuSeconds?: Record<string, number> }>;
   seconds: number;
 }
 
@@ -64,11 +67,18 @@ async function fire(api: ApiClient, uuid: string, target: string): Promise<void>
 export async function provisionNodes(
   api: ApiClient,
   uuids: readonly string[],
-  options: { concurrency: number; stepTimeoutMs: number; progress: (line: string) => void },
+  options: {
+    concurrency: number;
+    stepTimeoutMs: number;
+    progress: (line: string) => void;
+    /** Called as each step starts; the function it returns as that step ends, with what it measured meanwhile. */
+    measure?: (target: string) => () => Record<string, number> | undefined;
+  },
 ): Promise<ProvisioningResult> {
   const started = performance.now();
   const steps: ProvisioningResult['steps'] = [];
   for (const step of STEPS) {
+    const stop = options.measure?.(step.target);
     const stepStarted = performance.now();
     let fired = 0;
     options.progress(`${step.target}: requesting`);
@@ -90,7 +100,9 @@ export async function provisionNodes(
       options.progress(`${step.target}: ${reached}/${uuids.length} ${step.reaches}`);
       await sleep(1000);
     }
-    steps.push({ ...step, seconds: (performance.now() - stepStarted) / 1000 });
+    const seconds = (performance.now() - stepStarted) / 1000;
+    const cpuSeconds = stop?.();
+    steps.push({ ...step, seconds, ...(cpuSeconds ? { cpuSeconds } : {}) });
   }
   return { steps, seconds: (performance.now() - started) / 1000 };
 }

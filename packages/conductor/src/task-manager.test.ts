@@ -179,6 +179,88 @@ describe('TaskManager', () => {
     expect(await stores.nodes.getById(other.id)).toMatchObject({ conductorAffinity: 44, reservation: null });
   });
 
+  it('shows writeWithNext changes on task.node at once and writes them with the next write, then the release', async () => {
+    const node = await createNode(stores, {}, { provisionState: 'deploying' });
+    const states: string[] = [];
+    const history: string[] = [];
+    const tasks = new TaskManager({
+      nodes: stores.nodes,
+      ports: stores.ports,
+      driverFor: (n) => registry.driverFor(n),
+      hostname: 'c1',
+      conductorId: () => undefined,
+      lockRetry: { attempts: 1, intervalMs: 10 },
+      logger: createSilentLogger(),
+      history: { record: (event) => history.push(event.event) },
+      provisionStates: { provisionStateChanged: (_uuid, from, to) => states.push(`${from} -> ${to}`) },
+    });
+    await tasks.withTask(node.uuid, { purpose: 'deferred writes' }, async (task) => {
+      await task.driver.power.setPowerState(task, 'power on');
+      expect(task.node.powerState).toBe('power on');
+      expect(await task.driver.power.getPowerState(task)).toBe('power on');
+      expect((await stores.nodes.getById(node.id))?.powerState).toBeNull();
+      await task.updateNode({ lastError: 'one statement with the power state' });
+      expect(await stores.nodes.getById(node.id)).toMatchObject({
+        powerState: 'power on',
+        lastError: 'one statement with the power state',
+      });
+      task.writeWithNext({ provisionState: 'wait call-back' });
+      expect(task.node.provisionState).toBe('wait call-back');
+      expect(await stores.nodes.getById(node.id)).toMatchObject({ provisionState: 'deploying', reservation: 'c1' });
+      // History and state events follow the write that carries the change, not the call.
+      expect(states).toEqual([]);
+    });
+    expect(await stores.nodes.getById(node.id)).toMatchObject({ provisionState: 'wait call-back', reservation: null });
+    expect(states).toEqual(['deploying -> wait call-back']);
+    expect(history).toEqual([
+      'one statement with the power state',
+      'Provision state changed from "deploying" to "wait call-back".',
+    ]);
+  });
+
+  it('keeps the history of each deferred state change when several go in one statement', async () => {
+    const node = await createNode(stores, {}, { provisionState: 'deploying' });
+    const states: string[] = [];
+    const tasks = new TaskManager({
+      nodes: stores.nodes,
+      ports: stores.ports,
+      driverFor: (n) => registry.driverFor(n),
+      hostname: 'c1',
+      conductorId: () => undefined,
+      lockRetry: { attempts: 1, intervalMs: 10 },
+      logger: createSilentLogger(),
+      provisionStates: { provisionStateChanged: (_uuid, from, to) => states.push(`${from} -> ${to}`) },
+    });
+    await tasks.withTask(node.uuid, { purpose: 'deferred then failed' }, async (task) => {
+      task.writeWithNext({ provisionState: 'wait call-back' });
+      await task.updateNode({ provisionState: 'deploy failed', lastError: 'boom' });
+    });
+    expect(states).toEqual(['deploying -> wait call-back', 'wait call-back -> deploy failed']);
+    expect(await stores.nodes.getById(node.id)).toMatchObject({ provisionState: 'deploy failed', reservation: null });
+  });
+
+  it('fails the work whose deferred writes find the lock lost at the release, and writes nothing', async () => {
+    const node = await createNode(stores);
+    const tasks = manager('c1');
+    await expect(
+      tasks.withTask(node.uuid, { purpose: 'lost lock' }, async (task) => {
+        task.writeWithNext({ powerState: 'power on' });
+        // Someone clears the reservation under us (an orphan cleanup, a stop).
+        await stores.nodes.update(node.id, { reservation: null });
+      }),
+    ).rejects.toBeInstanceOf(NodeLocked);
+    expect(await stores.nodes.getById(node.id)).toMatchObject({ powerState: null, reservation: null });
+    expect(tasks.heldCount).toBe(0);
+  });
+
+  it('refuses writeWithNext under a shared lock', async () => {
+    const node = await createNode(stores);
+    await manager('c1').withTask(node.uuid, { shared: true, purpose: 'read' }, async (task) => {
+      expect(() => task.writeWithNext({ lastError: 'x' })).toThrow(/needs the exclusive lock/);
+    });
+    expect((await stores.nodes.getById(node.id))?.lastError).toBeNull();
+  });
+
   it('answers NodeNotFound for an unknown node and releases when its interfaces are not enabled', async () => {
     await expect(
       manager('c1').acquire('00000000-0000-4000-8000-000000000000', { purpose: 'x' }),

@@ -50,17 +50,31 @@ export type BackgroundWork = (task: ConductorTask) => Promise<void>;
 export interface ConductorTask extends Task {
   /** Any node column (exclusive lock only); compare-and-set on our reservation. */
   updateNode(changes: NodeChanges): Promise<NodeRecord>;
+  /** Any node column, written with the next updateNode or the release (see Task.writeWithNext). */
+  writeWithNext(changes: NodeChanges): void;
   /** Shared -> exclusive, with the same retries as acquire; NodeLocked when it cannot. */
   upgradeLock(): Promise<void>;
   /** Keeps the lock when the caller's function returns and runs `work`, then releases. */
   spawnAfter(work: BackgroundWork): void;
 }
 
+/** One change asked of a node under its lock, and the node it was asked of (for history and state events). */
+export interface NodeChange {
+  before: NodeRecord;
+  changes: NodeChanges;
+}
+
+/** What one statement under the lock writes: the changes merged, and each change it carries, in order. */
+export interface NodeWrite {
+  changes: NodeChanges;
+  carries: readonly NodeChange[];
+}
+
 class NodeTask implements ConductorTask {
   background: BackgroundWork | undefined;
   released = false;
   /** Changes written with the next write under the lock, or with the release (writeWithNext). */
-  pending: NodeChanges | undefined;
+  pending: NodeWrite | undefined;
 
   constructor(
     private readonly manager: TaskManager,
@@ -84,22 +98,36 @@ class NodeTask implements ConductorTask {
     if (!this.exclusive || this.released) {
       throw new Error(`node ${this.current.uuid}: updateNode needs the exclusive lock`);
     }
-    const pending = this.pending;
-    this.pending = undefined;
-    this.current = await this.manager.writeUnderLock(this.current, pending ? { ...pending, ...changes } : changes);
+    this.current = await this.manager.writeUnderLock(this.current, this.takePending(changes));
     return this.current;
   }
 
   /**
-   * `changes` go to the database with the next updateNode, or with the
-   * release when none comes: one statement fewer for a column nothing reads
-   * under this lock (conductor_affinity after boot files are prepared).
+   * `changes` apply to `node` now and go to the database with the next
+   * updateNode, or with the release when none comes: one statement fewer
+   * (conductor_affinity after boot files are prepared, a fake interface's
+   * record, the wait state that ends the work under the lock). History and
+   * state events follow the write that carries them.
    */
   writeWithNext(changes: NodeChanges): void {
     if (!this.exclusive || this.released) {
       throw new Error(`node ${this.current.uuid}: writeWithNext needs the exclusive lock`);
     }
-    this.pending = { ...this.pending, ...changes };
+    const change = { before: this.current, changes };
+    this.pending = {
+      changes: { ...this.pending?.changes, ...changes },
+      carries: [...(this.pending?.carries ?? []), change],
+    };
+    this.current = { ...this.current, ...changes };
+  }
+
+  /** What is pending and `changes` (after it) as one write; nothing is pending afterwards. */
+  takePending(changes: NodeChanges): NodeWrite {
+    const pending = this.pending;
+    this.pending = undefined;
+    const change = { before: this.current, changes };
+    if (!pending) return { changes, carries: [change] };
+    return { changes: { ...pending.changes, ...changes }, carries: [...pending.carries, change] };
   }
 
   async upgradeLock(): Promise<void> {
@@ -199,6 +227,8 @@ export class TaskManager {
     }
     const work = task.background;
     if (work) this.runInBackground(task, work);
+    else if (task.pending)
+      await task.release(); // it writes what fn asked for: its failure is fn's
     else await this.releaseQuietly(task);
     return result;
   }
@@ -228,7 +258,7 @@ export class TaskManager {
     for (const task of tasks) {
       task.released = true;
       this.held.delete(task.node.id);
-      const changes = { ...task.pending, ...changesFor(task.node), reservation: null };
+      const changes = { ...task.pending?.changes, ...changesFor(task.node), reservation: null };
       await this.options.nodes.update(task.node.id, changes, { reservation: this.options.hostname });
       task.logger.warn('lock abandoned on stop', {
         provisionState: changes.provisionState ?? task.node.provisionState,
@@ -255,13 +285,16 @@ export class TaskManager {
     throw new NodeLocked(node.uuid, holder ?? 'another host');
   }
 
-  /** @internal */
-  async writeUnderLock(node: NodeRecord, changes: NodeChanges): Promise<NodeRecord> {
-    const updated = await this.options.nodes.updateReservedBy(node.id, this.options.hostname, changes);
+  /** @internal One statement, compare-and-set on our reservation; then the history and state events of what it carried. */
+  async writeUnderLock(node: NodeRecord, write: NodeWrite): Promise<NodeRecord> {
+    const updated = await this.options.nodes.updateReservedBy(node.id, this.options.hostname, write.changes);
     if (updated) {
-      for (const event of historyOfChange(node, changes)) this.options.history?.record(event);
-      if (updated.provisionState !== node.provisionState) {
-        this.options.provisionStates?.provisionStateChanged(node.uuid, node.provisionState, updated.provisionState);
+      for (const { before, changes } of write.carries) {
+        for (const event of historyOfChange(before, changes)) this.options.history?.record(event);
+        const to = changes.provisionState;
+        if (to !== undefined && to !== before.provisionState) {
+          this.options.provisionStates?.provisionStateChanged(node.uuid, before.provisionState, to);
+        }
       }
       return updated;
     }
@@ -271,14 +304,17 @@ export class TaskManager {
     throw new NodeLocked(node.uuid, now.reservation ?? 'nobody (lock lost)');
   }
 
-  /** @internal The release, in the same statement as what was left to write with it (writeWithNext). */
+  /**
+   * @internal The release, in the same statement as what was left to write
+   * with it (writeWithNext); NodeLocked when that finds the lock lost.
+   */
   async releaseLock(task: NodeTask): Promise<void> {
     this.held.delete(task.node.id);
-    const { pending } = task;
-    task.pending = undefined;
-    if (pending)
-      await this.options.nodes.updateReservedBy(task.node.id, this.options.hostname, { ...pending, reservation: null });
-    else await this.options.nodes.release(task.node.id, this.options.hostname);
+    if (!task.pending) {
+      await this.options.nodes.release(task.node.id, this.options.hostname);
+      return;
+    }
+    await this.writeUnderLock(task.node, task.takePending({ reservation: null }));
   }
 
   private runInBackground(task: NodeTask, work: BackgroundWork): void {
@@ -317,23 +353,21 @@ export class TaskManager {
     const conductorId = this.options.conductorId;
     const boot = driver.boot;
     // Written with the task's next write or its release: nothing reads it while the lock is held.
-    const record = async (task: Task): Promise<void> => {
+    const record = (task: Task): void => {
       const id = conductorId();
-      if (id === undefined || task.node.conductorAffinity === id) return;
-      if (task instanceof NodeTask) task.writeWithNext({ conductorAffinity: id });
-      else await task.updateNode({ conductorAffinity: id });
+      if (id !== undefined && task.node.conductorAffinity !== id) task.writeWithNext({ conductorAffinity: id });
     };
     const recording: BootInterface = Object.create(boot, {
       prepareRamdisk: {
         value: async (task: Task, mode: RamdiskMode) => {
           await boot.prepareRamdisk(task, mode);
-          await record(task);
+          record(task);
         },
       },
       prepareInstance: {
         value: async (task: Task) => {
           await boot.prepareInstance(task);
-          await record(task);
+          record(task);
         },
       },
     });

@@ -1,11 +1,13 @@
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   linkIfChanged,
+  lstatIfPresent,
   readLinkIfPresent,
   removeIfPresent,
+  replaceLink,
   writeFileAtomically,
   writeFileIfChanged,
 } from './atomic-files.js';
@@ -69,6 +71,40 @@ describe('atomic files', () => {
     expect(await linkIfChanged('../b/config', path)).toBe(true);
     expect(await readLinkIfPresent(path)).toBe('../b/config');
     expect(await readdir(join(dir, 'links'))).toEqual(['52-54-00-12-34-56']);
+  });
+
+  it('replaces whatever is at a path by a link without reading it, making the directory only when missing', async () => {
+    const path = join(dir, 'links', '52-54-00-12-34-56');
+    await replaceLink('../a/config', path);
+    expect(await readLinkIfPresent(path)).toBe('../a/config');
+    await replaceLink('../b/config', path);
+    expect(await readLinkIfPresent(path)).toBe('../b/config');
+    await rm(path);
+    await writeFile(path, 'a file in the way');
+    await replaceLink('../c/config', path);
+    expect(await readLinkIfPresent(path)).toBe('../c/config');
+    expect(await readdir(join(dir, 'links'))).toEqual(['52-54-00-12-34-56']);
+    await rm(join(dir, 'links'), { recursive: true });
+    await replaceLink('../d/config', path);
+    expect(await readLinkIfPresent(path)).toBe('../d/config');
+  });
+
+  it('makes no directory when told it exists', async () => {
+    const path = join(dir, 'made-by-the-caller', 'config');
+    await expect(writeFileAtomically(path, 'x', { directoryExists: true })).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(await readdir(dir)).toEqual([]);
+    await mkdir(join(dir, 'made-by-the-caller'));
+    await writeFileAtomically(path, 'x', { directoryExists: true });
+    expect(await readFile(path, 'utf8')).toBe('x');
+  });
+
+  it('lstats without following a link, and finds nothing where a path is missing or runs through a file', async () => {
+    await writeFile(join(dir, 'file'), 'x');
+    await symlink('file', join(dir, 'link'));
+    expect(lstatIfPresent(join(dir, 'file'))?.isFile()).toBe(true);
+    expect(lstatIfPresent(join(dir, 'link'))?.isSymbolicLink()).toBe(true);
+    expect(lstatIfPresent(join(dir, 'nothing'))).toBeUndefined();
+    expect(lstatIfPresent(join(dir, 'file', 'below'))).toBeUndefined();
   });
 
   it('treats missing files and non-links as absent', async () => {

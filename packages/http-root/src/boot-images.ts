@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
-import { constants } from 'node:fs';
-import { link, lstat, open, readFile, realpath, stat } from 'node:fs/promises';
+import { constants, linkSync, lstatSync, realpathSync } from 'node:fs';
+import { lstat, open, readFile, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, normalize } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { fileURLToPath } from 'node:url';
 import { InvalidParameterValue } from '@bmaas/common';
-import { isMissing, removeIfPresent, replaceAtomically, writeFileAtomically } from './atomic-files.js';
+import { isMissing, lstatIfPresent, removeIfPresent, replaceAtomically, writeFileAtomically } from './atomic-files.js';
 
 /**
  * Where a driver_info image comes from: a file on this host, or an HTTP(S)
@@ -61,7 +61,17 @@ export interface PlaceOptions {
   downloadTimeoutMs: number;
   /** [conductor]file_url_allowed_paths: a local image must resolve under one of these. */
   allowedPaths: AllowedImageDirs | readonly string[];
+  /**
+   * dest's directory, when the caller made sure of it just before, under the
+   * node's lock: 'existing' is not made again; 'new' (made by that call) also
+   * holds nothing yet, so dest and its record are neither looked up nor
+   * removed first. Unset: made when missing, dest looked up.
+   */
+  directory?: DestDirectory;
 }
+
+/** See PlaceOptions.directory. */
+export type DestDirectory = 'new' | 'existing';
 
 /** Never a source of images, whatever [conductor]file_url_allowed_paths lists (as upstream). */
 export const FORBIDDEN_IMAGE_DIRS: readonly string[] = ['/dev', '/sys', '/proc', '/boot', '/run', '/etc'];
@@ -113,7 +123,8 @@ export async function checkLocalImageAllowed(
 ): Promise<string> {
   let real: string;
   try {
-    real = await realpath(path);
+    // Synchronous, as the writes of atomic-files.ts (see there): libc's realpath, as fs.promises' is.
+    real = realpathSync.native(path);
   } catch (error) {
     if (!isMissing(error)) throw error;
     throw new InvalidParameterValue(`driver_info.${key}: ${path} does not exist.`, { key });
@@ -147,10 +158,7 @@ export async function checkLocalImage(
 
 /** What lstat finds at `real` (no link followed), when it is a regular file. */
 async function regularFile(key: string, real: string): Promise<CheckedLocalImage> {
-  const found = await lstat(real).catch((error: unknown) => {
-    if (isMissing(error)) return undefined;
-    throw error;
-  });
+  const found = lstatIfPresent(real);
   if (!found?.isFile()) throw new InvalidParameterValue(`driver_info.${key}: ${real} is not a file.`, { key });
   return { real, dev: found.dev, ino: found.ino, size: found.size, mtimeMs: found.mtimeMs };
 }
@@ -228,12 +236,16 @@ async function placeLocalImage(
   dest: string,
   options: PlaceOptions,
 ): Promise<PlaceOutcome> {
-  const { key } = options;
+  const { key, directory } = options;
   if (source.checked) {
-    const outcome = await placeIfUnchanged(source.checked, dest);
+    const outcome = await placeIfUnchanged(source.checked, dest, directory);
     if (outcome !== 'changed') return outcome;
   }
-  const outcome = await placeIfUnchanged(await checkLocalImage(key, source.path, options.allowedPaths), dest);
+  const outcome = await placeIfUnchanged(
+    await checkLocalImage(key, source.path, options.allowedPaths),
+    dest,
+    directory,
+  );
   if (outcome === 'changed') throw changedSinceCheck(key, source.path);
   return outcome;
 }
@@ -267,40 +279,47 @@ export async function placeCheckedLocalImage(
  * link made is looked at before it is renamed into place, a copy reads from
  * a descriptor opened without following a link and compared first.
  */
-async function placeIfUnchanged(image: CheckedLocalImage, dest: string): Promise<PlaceOutcome | 'changed'> {
+async function placeIfUnchanged(
+  image: CheckedLocalImage,
+  dest: string,
+  directory?: DestDirectory,
+): Promise<PlaceOutcome | 'changed'> {
   const { real } = image;
-  const current = await lstat(dest).catch((error: unknown) => {
-    if (isMissing(error)) return undefined;
-    throw error;
-  });
+  // In a directory just made there is nothing to look at yet.
+  const current = directory === 'new' ? undefined : lstatIfPresent(dest);
   if (current?.isFile() && current.dev === image.dev && current.ino === image.ino) return 'unchanged';
   const id = sourceId(`file:${real}`);
   const fingerprint = `${image.dev}:${image.ino}:${image.size}:${image.mtimeMs}`;
   // A record only describes a file at dest: with none there, there is nothing to read.
   if (current && (await currentRecord(dest, id))?.version === fingerprint) return 'unchanged';
 
-  await removeIfPresent(imageRecordPath(dest));
+  if (directory !== 'new') await removeIfPresent(imageRecordPath(dest));
   const outcome: { placed: 'linked' | 'copied' | 'changed' } = { placed: 'linked' };
-  await replaceAtomically(dest, async (temp) => {
-    try {
-      await link(real, temp);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (isMissing(error)) {
-        outcome.placed = 'changed'; // gone since the check
+  const replace = { directoryExists: directory !== undefined };
+  await replaceAtomically(
+    dest,
+    async (temp) => {
+      try {
+        linkSync(real, temp);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (isMissing(error)) {
+          outcome.placed = 'changed'; // gone since the check
+          throw new ChangedSinceCheck();
+        }
+        if (code !== 'EXDEV' && code !== 'EPERM' && code !== 'EMLINK') throw error;
+        outcome.placed = await copyIfSame(image, temp);
+        if (outcome.placed === 'changed') throw new ChangedSinceCheck();
+        return;
+      }
+      const made = lstatSync(temp);
+      if (!made.isFile() || made.dev !== image.dev || made.ino !== image.ino) {
+        outcome.placed = 'changed';
         throw new ChangedSinceCheck();
       }
-      if (code !== 'EXDEV' && code !== 'EPERM' && code !== 'EMLINK') throw error;
-      outcome.placed = await copyIfSame(image, temp);
-      if (outcome.placed === 'changed') throw new ChangedSinceCheck();
-      return;
-    }
-    const made = await lstat(temp);
-    if (!made.isFile() || made.dev !== image.dev || made.ino !== image.ino) {
-      outcome.placed = 'changed';
-      throw new ChangedSinceCheck();
-    }
-  }).catch((error: unknown) => {
+    },
+    replace,
+  ).catch((error: unknown) => {
     if (!(error instanceof ChangedSinceCheck)) throw error;
   });
   if (outcome.placed !== 'copied') return outcome.placed;
@@ -343,7 +362,9 @@ async function writeImageRecord(dest: string, record: ImageRecord): Promise<void
 async function downloadImage(url: string, dest: string, options: PlaceOptions): Promise<PlaceOutcome> {
   const id = sourceId(url);
   const shown = redactUrl(url);
-  const known = await currentRecord(dest, id);
+  const { directory } = options;
+  // In a directory just made there is nothing downloaded yet.
+  const known = directory === 'new' ? undefined : await currentRecord(dest, id);
 
   const { target, headers } = withCredentialsAsHeader(url);
   if (known?.version) headers['if-none-match'] = known.version;
@@ -372,25 +393,29 @@ async function downloadImage(url: string, dest: string, options: PlaceOptions): 
     return 'unchanged';
   }
 
-  await removeIfPresent(imageRecordPath(dest));
+  if (directory !== 'new') await removeIfPresent(imageRecordPath(dest));
   let size = 0;
   try {
-    await replaceAtomically(dest, async (temp) => {
-      // Open before the body is read: a stream that opens its file itself may do so after a
-      // cut-off made replaceAtomically remove the (not yet existing) temporary file, leaving it
-      // behind for good on a busy machine.
-      const file = await open(temp, 'wx', 0o644);
-      try {
-        const body = Readable.fromWeb(response.body as WebReadableStream<Uint8Array>);
-        await pipeline(body, file.createWriteStream());
-      } finally {
-        await file.close(); // already closed by the stream: resolves at once
-      }
-      size = (await stat(temp)).size;
-      if (length !== undefined && size !== length) {
-        throw new Error(`got ${size} of ${length} bytes`);
-      }
-    });
+    await replaceAtomically(
+      dest,
+      async (temp) => {
+        // Open before the body is read: a stream that opens its file itself may do so after a
+        // cut-off made replaceAtomically remove the (not yet existing) temporary file, leaving it
+        // behind for good on a busy machine.
+        const file = await open(temp, 'wx', 0o644);
+        try {
+          const body = Readable.fromWeb(response.body as WebReadableStream<Uint8Array>);
+          await pipeline(body, file.createWriteStream());
+        } finally {
+          await file.close(); // already closed by the stream: resolves at once
+        }
+        size = (await stat(temp)).size;
+        if (length !== undefined && size !== length) {
+          throw new Error(`got ${size} of ${length} bytes`);
+        }
+      },
+      { directoryExists: directory !== undefined },
+    );
   } catch (error) {
     throw new Error(`cannot download driver_info.${options.key} from ${shown}: ${reason(error)}`, { cause: error });
   }

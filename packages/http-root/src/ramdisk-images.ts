@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import type { Logger, NodeRecord } from '@bmaas/common';
 import { MissingParameterValue } from '@bmaas/common';
 import type { RamdiskMode } from '@bmaas/driver-api';
@@ -5,6 +6,7 @@ import {
   type AllowedImageDirs,
   allowedDirsOf,
   checkLocalImage,
+  type DestDirectory,
   type ImageSource,
   parseImageSource,
   placeBootImage,
@@ -119,24 +121,36 @@ export interface PlaceRamdiskOptions extends RamdiskImageOptions {
 /**
  * Places the node's images of `sources` in its directory and removes the
  * other ramdisk's: what a boot config names is there before it is written.
+ * Called under the node's lock. The directory is made first; when that
+ * call made it, nothing was in it, so nothing is looked up or removed
+ * (a first deploy: no lookups of absent images and records). Returns
+ * whether it was made ('new', then empty but for these images) or was
+ * there already ('existing'): either way it exists now.
  */
 export async function placeRamdiskImages(
   layout: HttpRootLayout,
   nodeUuid: string,
   sources: RamdiskImageSources,
   options: PlaceRamdiskOptions,
-): Promise<void> {
+): Promise<DestDirectory> {
+  // mkdir with `recursive` names the first directory it made, undefined when it made none
+  // (synchronous, as the writes of atomic-files.ts: see there).
+  const directory: DestDirectory =
+    mkdirSync(layout.nodeDir(nodeUuid), { recursive: true }) === undefined ? 'existing' : 'new';
   for (const [image, source] of Object.entries(sources) as [BootImageName, ImageSource][]) {
     const outcome = await placeBootImage(source, layout.nodeImage(nodeUuid, image), {
       key: image,
       downloadTimeoutMs: options.downloadTimeoutMs,
       allowedPaths: options.allowedPaths,
+      directory,
     });
     options.logger.debug(`${image}: ${outcome}`);
   }
+  if (directory === 'new') return directory;
   for (const image of BOOT_IMAGE_NAMES.filter((name) => !(name in sources))) {
     await removeBootImage(layout.nodeImage(nodeUuid, image));
   }
+  return directory;
 }
 
 /** Removes every image of the node (and what was remembered about them). */

@@ -77,6 +77,34 @@ describe('ipxe boot interface', () => {
     await expect(iface.getBootConfig(shared, 'boot.ipxe')).rejects.toBeInstanceOf(BootConfigNotFound);
   });
 
+  it('repairs a node directory left behind: other images go, an edited script is written again', async () => {
+    const { node, iface, task } = await setUp();
+    await iface.prepareRamdisk(task(), 'rescue');
+    await writeFile(at(node.uuid, 'config'), '#!ipxe\necho edited\n');
+    await writeFile(at(node.uuid, '.rescue_kernel.source.json'), '{}\n');
+    await iface.prepareRamdisk(task(), 'deploy');
+    expect(await files(node.uuid)).toEqual(['config', 'deploy_kernel', 'deploy_ramdisk']);
+    expect(await readFile(at(node.uuid, 'config'), 'utf8')).toContain('goto deploy\n');
+  });
+
+  it('replaces a MAC link made behind its back and makes pxelinux.cfg again when it was removed', async () => {
+    const { node, ports, iface } = await setUp();
+    const other = createTestNode({ bootInterface: 'ipxe', driverInfo: fixture.driverInfo });
+    await iface.prepareRamdisk(
+      createTestTask(other, [createTestPort(other, { address: '52:54:00:00:00:09' })]),
+      'deploy',
+    );
+    await symlink('../somewhere/config', at('pxelinux.cfg', '52-54-00-00-00-01'));
+    await iface.prepareRamdisk(createTestTask(node, ports), 'deploy');
+    expect(await readlink(at('pxelinux.cfg', '52-54-00-00-00-01'))).toBe(`../${node.uuid}/config`);
+
+    await rm(at('pxelinux.cfg'), { recursive: true });
+    await iface.cleanUpRamdisk(createTestTask(node, ports));
+    await iface.prepareRamdisk(createTestTask(node, ports), 'deploy');
+    expect(await files('pxelinux.cfg')).toEqual(['52-54-00-00-00-01', '52-54-00-00-00-02']);
+    expect(await readlink(at('pxelinux.cfg', '52-54-00-00-00-02'))).toBe(`../${node.uuid}/config`);
+  });
+
   it('switches images and script between deploy and rescue', async () => {
     const { node, iface, task } = await setUp();
     await iface.prepareRamdisk(task(), 'deploy');

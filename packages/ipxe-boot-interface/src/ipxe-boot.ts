@@ -8,6 +8,7 @@ import {
   type Task,
 } from '@bmaas/driver-api';
 import {
+  type DestDirectory,
   HttpRootLayout,
   isMissing,
   placeRamdiskImages,
@@ -17,6 +18,7 @@ import {
   removeRamdiskImages,
   ValidatedRamdiskImages,
   validateRamdiskImages,
+  writeFileAtomically,
   writeFileIfChanged,
 } from '@bmaas/http-root';
 import { type IpxeConfig, ipxeConfigOf, PXE_OPTIONS, type PxeSettings } from './ipxe-config.js';
@@ -125,12 +127,12 @@ export class IpxeBootInterface extends BaseBootInterface {
     const rootScript = renderRootBootScript(this.config);
     const log = this.nodeLogger(task);
 
-    await placeRamdiskImages(this.layout, uuid, sources, {
+    const directory = await placeRamdiskImages(this.layout, uuid, sources, {
       downloadTimeoutMs: this.downloadTimeoutMs,
       allowedPaths: this.allowedPaths,
       logger: log,
     });
-    await this.writeNodeScript(task, script, log);
+    await this.writeNodeScript(task, script, log, directory);
     await this.writeRootScript(rootScript, log);
     log.debug(`iPXE ${mode} ramdisk prepared`);
   }
@@ -187,9 +189,15 @@ export class IpxeBootInterface extends BaseBootInterface {
     return content;
   }
 
-  private async writeNodeScript(task: Task, script: string, log: Logger): Promise<void> {
-    const { uuid } = task.node;
-    if (await writeFileIfChanged(this.files.nodeScript(uuid), script)) log.debug('node script written');
+  /** `directory`: the node directory as placeRamdiskImages left it (a new one holds no script to compare with). */
+  private async writeNodeScript(task: Task, script: string, log: Logger, directory?: DestDirectory): Promise<void> {
+    const path = this.files.nodeScript(task.node.uuid);
+    if (directory === 'new') {
+      await writeFileAtomically(path, script, { directoryExists: true });
+      log.debug('node script written');
+    } else if (await writeFileIfChanged(path, script)) {
+      log.debug('node script written');
+    }
     await this.linkPxePorts(task, log);
   }
 

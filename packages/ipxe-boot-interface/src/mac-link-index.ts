@@ -1,6 +1,6 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isMissing, linkIfChanged, readLinkIfPresent, removeIfPresent } from '@bmaas/http-root';
+import { isMissing, linkIfChanged, readLinkIfPresent, removeIfPresent, replaceLink } from '@bmaas/http-root';
 
 /**
  * The MAC links of one pxelinux.cfg directory by the node script they point
@@ -23,10 +23,16 @@ export class MacLinkIndex {
 
   constructor(private readonly dir: string) {}
 
-  /** Makes `path` a link to `target` (unless it already is one). */
+  /**
+   * Makes `path` a link to `target` (unless it already is one). A link the
+   * index knows to point at `target` is read first and left alone when it
+   * still does; any other is replaced without reading it (a first deploy's
+   * link is not looked for: the result is the same either way).
+   */
   async link(target: string, path: string): Promise<void> {
     await this.load();
-    await linkIfChanged(target, path);
+    if (this.targetOf.get(path) === target) await linkIfChanged(target, path);
+    else await replaceLink(target, path);
     this.record(path, target);
   }
 

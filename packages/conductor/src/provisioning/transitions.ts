@@ -9,7 +9,10 @@ const KEEPS_TARGET: ReadonlySet<string> = new Set(['wait', 'resume']);
 /**
  * Moves the node along the transition table by an internal event (done,
  * wait, resume, fail, clean), stamping provision_updated_at. Reaching a
- * stable or failed state clears target_provision_state.
+ * stable or failed state clears target_provision_state. A wait ends the
+ * work under the lock (the node waits for its agent or its operator), so
+ * that state is written with the release, in one statement (writeWithNext),
+ * unless the work writes again.
  */
 export async function advance(
   task: ConductorTask,
@@ -22,12 +25,14 @@ export async function advance(
   if (!transition) throw new Error(`no transition from "${from}" on "${event}"`);
   // Undeploy passes through cleaning on its way to the same target.
   const keepTarget = KEEPS_TARGET.has(event) || (from === S.DELETING && event === 'clean');
-  await task.updateNode({
+  const write: NodeChanges = {
     provisionState: transition.to,
     targetProvisionState: transition.target ?? (keepTarget ? task.node.targetProvisionState : null),
     provisionUpdatedAt: now(),
     ...changes,
-  });
+  };
+  if (event === 'wait') task.writeWithNext(write);
+  else await task.updateNode(write);
 }
 
 /**

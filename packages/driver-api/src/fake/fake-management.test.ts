@@ -4,6 +4,20 @@ import { createTestNode, createTestTask } from '../testing/test-task.js';
 import { FAKE_INDICATORS_KEY } from './fake-indicators.js';
 import { FakeManagementInterface } from './fake-management.js';
 
+describe('fake management boot device', () => {
+  it("records the device with the task's next write (writeWithNext), not a write of its own", async () => {
+    const management = new FakeManagementInterface();
+    const task = createTestTask(createTestNode({ driverInternalInfo: { kept: 1 } }), []);
+    await management.setBootDevice(task, 'pxe', false);
+    expect(task.updateCalls).toEqual([]);
+    expect(task.writeWithNextCalls).toEqual([
+      { driverInternalInfo: { kept: 1, fake_boot_device: { device: 'pxe', persistent: false } } },
+    ]);
+    expect(await management.getBootDevice(task)).toEqual({ bootDevice: 'pxe', persistent: false });
+    await expect(management.setBootDevice(task, 'cdrom' as never, true)).rejects.toThrow(InvalidParameterValue);
+  });
+});
+
 describe('fake management indicators', () => {
   const management = new FakeManagementInterface();
 

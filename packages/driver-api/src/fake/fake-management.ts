@@ -32,11 +32,12 @@ export class FakeManagementInterface implements ManagementInterface {
     return [...FAKE_BOOT_DEVICES];
   }
 
+  /** Recorded with the task's next write or the release of its lock (writeWithNext), as fake power's state. */
   async setBootDevice(task: Task, device: BootDevice, persistent: boolean): Promise<void> {
     if (!FAKE_BOOT_DEVICES.includes(device)) {
       throw new InvalidParameterValue(`Invalid boot device ${device}, supported: ${FAKE_BOOT_DEVICES.join(', ')}.`);
     }
-    await task.updateNode({
+    task.writeWithNext({
       driverInternalInfo: { ...task.node.driverInternalInfo, fake_boot_device: { device, persistent } },
     });
   }

@@ -13,4 +13,12 @@ describe('fake power', () => {
     await power.setPowerState(createTestTask(node, []), PowerState.SOFT_POWER_OFF);
     expect(await power.getPowerState(createTestTask(node, []))).toBe(PowerState.OFF);
   });
+
+  it("records the state with the task's next write (writeWithNext), not a write of its own", async () => {
+    const task = createTestTask(createTestNode({ targetPowerState: PowerState.ON }), []);
+    await new FakePowerInterface().setPowerState(task, PowerState.ON);
+    expect(task.updateCalls).toEqual([]);
+    expect(task.writeWithNextCalls).toEqual([{ powerState: PowerState.ON, targetPowerState: null }]);
+    expect(task.node.powerState).toBe(PowerState.ON);
+  });
 });

@@ -15,6 +15,11 @@ export class FakePowerInterface implements PowerInterface {
     return task.node.powerState as PowerState | null;
   }
 
+  /**
+   * Records the state the hardware would settle in. There is no hardware to
+   * wait for, so the record goes with the task's next write or the release
+   * of its lock (writeWithNext): the caller reads it from `task.node` meanwhile.
+   */
   async setPowerState(task: Task, state: PowerState): Promise<void> {
     const settled =
       state === Power.REBOOT || state === Power.SOFT_REBOOT
@@ -22,7 +27,7 @@ export class FakePowerInterface implements PowerInterface {
         : state === Power.SOFT_POWER_OFF
           ? Power.OFF
           : state;
-    await task.updateNode({ powerState: settled, targetPowerState: null });
+    task.writeWithNext({ powerState: settled, targetPowerState: null });
   }
 }
 

@@ -28,6 +28,21 @@ describe('createTestTask', () => {
     expect(record.lastError).toBeNull();
   });
 
+  it('writes writeWithNext changes into the record and records the call; refuses them under a shared lock', () => {
+    const record = createTestNode();
+    const task = createTestTask(record, []);
+    task.writeWithNext({ powerState: 'power on' });
+    expect(task.node.powerState).toBe('power on');
+    expect(record.powerState).toBe('power on');
+    expect(task.writeWithNextCalls).toEqual([{ powerState: 'power on' }]);
+    expect(task.updateCalls).toEqual([]);
+
+    const shared = createTestTask(record, [], { shared: true });
+    expect(() => shared.writeWithNext({ powerState: 'power off' })).toThrow(/writeWithNext .*shared lock/);
+    expect(() => task.writeWithNext({ driverInfo: {} } as never)).toThrow(/writeWithNext cannot change driverInfo/);
+    expect(record.powerState).toBe('power on');
+  });
+
   it('refuses fields a hardware interface may not change', async () => {
     const record = createTestNode();
     const task = createTestTask(record, []);

@@ -119,6 +119,8 @@ export function createTestPort(node: NodeRecord, overrides: Partial<PortRecord> 
 export interface TestTask extends Task {
   /** Every updateNode call in order, including the ones refused under a shared lock. */
   readonly updateCalls: readonly NodeUpdate[];
+  /** Every writeWithNext call in order, including the ones refused under a shared lock. */
+  readonly writeWithNextCalls: readonly NodeUpdate[];
 }
 
 export interface TestTaskOptions {
@@ -134,7 +136,8 @@ export interface TestTaskOptions {
  * A real Task over an in-memory node: `record` plays the stored row. The task
  * works on a snapshot taken now; updateNode writes the changes into `record`
  * and refreshes the snapshot, so tasks created later see them, as tasks over
- * the database do.
+ * the database do. writeWithNext writes into `record` at once too: there is
+ * no statement to save and no release to wait for.
  */
 export function createTestTask(
   record: NodeRecord,
@@ -151,6 +154,7 @@ class InMemoryTask implements TestTask {
   readonly requestId: string | undefined;
   readonly driver: NodeDriver;
   readonly updateCalls: NodeUpdate[] = [];
+  readonly writeWithNextCalls: NodeUpdate[] = [];
   #node: NodeRecord;
 
   constructor(
@@ -179,12 +183,21 @@ class InMemoryTask implements TestTask {
 
   async updateNode(changes: NodeUpdate): Promise<NodeRecord> {
     this.updateCalls.push(structuredClone(changes));
+    return this.write('updateNode', changes);
+  }
+
+  writeWithNext(changes: NodeUpdate): void {
+    this.writeWithNextCalls.push(structuredClone(changes));
+    this.write('writeWithNext', changes);
+  }
+
+  private write(method: string, changes: NodeUpdate): NodeRecord {
     if (this.shared) {
-      throw new Error(`updateNode called on node ${this.record.uuid} under a shared lock`);
+      throw new Error(`${method} called on node ${this.record.uuid} under a shared lock`);
     }
     const unknown = Object.keys(changes).filter((field) => !UPDATABLE_FIELDS.has(field));
     if (unknown.length > 0) {
-      throw new Error(`updateNode cannot change ${unknown.join(', ')}`);
+      throw new Error(`${method} cannot change ${unknown.join(', ')}`);
     }
     Object.assign(this.record, structuredClone(changes), { updatedAt: new Date() });
     this.#node = structuredClone(this.record);
