@@ -81,10 +81,14 @@ describe('SharedNodeCache', () => {
     const waiting = readOf(4);
     const { counter, load } = loader(new Map([[waiting.node.uuid, waiting]]));
     const asked: number[][] = [];
-    const cache = new SharedNodeCache(100, () => true, async (nodeIds) => {
-      asked.push([...nodeIds]);
-      return nodeIds.includes(4) ? [waiting] : [];
-    });
+    const cache = new SharedNodeCache(
+      100,
+      () => true,
+      async (nodeIds) => {
+        asked.push([...nodeIds]);
+        return nodeIds.includes(4) ? [waiting] : [];
+      },
+    );
     await cache.changed({ everything: false, nodeIds: [4, 5] });
     expect(asked).toEqual([[4, 5]]);
     expect(await cache.read(waiting.node.uuid, load(waiting.node.uuid))).toEqual(waiting);
