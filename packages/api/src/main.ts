@@ -7,6 +7,7 @@ import {
   isBmaasError,
   jsonRpcAuthStrategy,
   loadConfig,
+  survivePipeLoss,
 } from '@bmaas/common';
 import { createStores, followBootPath, openDatabase, serviceDatabaseOptions } from '@bmaas/db';
 import { ConductorRing, JsonRpcConductorClient, RpcCallMetrics } from '@bmaas/rpc-client';
@@ -23,6 +24,8 @@ async function main(argv: readonly string[]): Promise<void> {
     format: config.DEFAULT.log_format,
     defaultMeta: { service: 'api' },
   });
+  // Orphaned by a launcher killed outright, it keeps running until the next start stops it.
+  survivePipeLoss();
   const connection = config.database.connection;
   if (!connection) {
     process.stderr.write(

@@ -55,3 +55,18 @@ export function createRootLogger(options: RootLoggerOptions): Logger {
 export function createSilentLogger(): Logger {
   return winston.createLogger({ silent: true, transports: [new winston.transports.Console({ silent: true })] });
 }
+
+/**
+ * Keeps a service running when whoever reads its standard output and error
+ * goes away (the `npm start` launcher killed outright, a log collector
+ * restarted): a write to a closed pipe fails with EPIPE, which would
+ * otherwise end the process at its next log line, its own or a library's.
+ * What is written meanwhile is lost; any other stream error still ends it.
+ */
+export function survivePipeLoss(streams: readonly NodeJS.WriteStream[] = [process.stdout, process.stderr]): void {
+  for (const stream of streams) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') throw error;
+    });
+  }
+}

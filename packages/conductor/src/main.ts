@@ -1,5 +1,11 @@
 #!/usr/bin/env node
-import { ConfigError, configFilesFromArgs, createMetricsRegistry, createRootLogger } from '@bmaas/common';
+import {
+  ConfigError,
+  configFilesFromArgs,
+  createMetricsRegistry,
+  createRootLogger,
+  survivePipeLoss,
+} from '@bmaas/common';
 import { createStores, openDatabase, resolveDatabaseUrl, serviceDatabaseOptions } from '@bmaas/db';
 import { createConductor } from './conductor.js';
 import { prepareConductor } from './conductor-setup.js';
@@ -17,6 +23,8 @@ async function main(argv: string[]): Promise<void> {
     format: config.DEFAULT.log_format,
     defaultMeta: { service: 'conductor', conductor: hostname },
   });
+  // Orphaned by a launcher killed outright, it keeps running until the next start stops it.
+  survivePipeLoss();
   // One registry for the process, filled by the recorders it is handed to and served at /metrics.
   const metrics = new ConductorMetrics(createMetricsRegistry());
   // Refuse a bad configuration before touching the database.

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { createSilentLogger } from '@bmaas/common';
+import { PassThrough } from 'node:stream';
+import { createRootLogger, createSilentLogger } from '@bmaas/common';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BootPathChangeFeed, type BootPathListener } from './boot-path-change-feed.js';
@@ -150,6 +151,44 @@ describe('BootPathChangeFeed on the boot_path_changes log', () => {
     await broken.poll();
     // The next poll that reads starts again with a reset.
     expect(listener.resets).toBe(resets + 1);
+  });
+
+  it('warns once when the log stays unreadable past a blip, and says when it is readable again', async () => {
+    let clock = 5_000_000;
+    let broken = false;
+    const stream = new PassThrough();
+    const lines: Array<{ level: string; message: string }> = [];
+    stream.on('data', (chunk: Buffer) => {
+      for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+    });
+    const feed = new BootPathChangeFeed({
+      store: {
+        position: () => (broken ? Promise.reject(new Error('connection refused')) : store.position()),
+        changesSince: (p) => (broken ? Promise.reject(new Error('connection refused')) : store.changesSince(p)),
+        prune: () => Promise.resolve(0),
+      },
+      listener: new RecordingListener(),
+      intervalMs: 200,
+      logger: createRootLogger({ level: 'info', format: 'json', stream }),
+      now: () => clock,
+    });
+    await feed.poll();
+    broken = true;
+    clock += 1_000;
+    await feed.poll();
+    clock += 5_000;
+    await feed.poll();
+    expect(lines).toEqual([]);
+    clock += 5_000;
+    await feed.poll();
+    await feed.poll();
+    broken = false;
+    await feed.poll();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(lines.map((l) => [l.level, l.message])).toEqual([
+      ['warn', 'boot path change log unreadable: boot requests read the database until it is back'],
+      ['info', 'boot path change log readable again'],
+    ]);
   });
 
   it('prunes only old entries that every running transaction sees', async () => {

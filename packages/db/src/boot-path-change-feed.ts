@@ -1,6 +1,9 @@
 import type { Logger } from '@bmaas/common';
 import type { BootPathChangeStore, BootPathChanges, BootPathPosition } from './stores/boot-path-change-store.js';
 
+/** How long the log may stay unreadable before a warning is logged. */
+const OUTAGE_WORTH_A_WARNING_MS = 10_000;
+
 /** What follows the feed: a cache of boot-path reads. */
 export interface BootPathListener {
   /** Everything may have changed (start, truncation, a gap in the log): drop or read again all held. */
@@ -36,6 +39,7 @@ export class BootPathChangeFeed {
   private lastRead = 0;
   private lastPrune = 0;
   private failing = false;
+  private warned = false;
   private readonly retentionMs: number;
   private readonly now: () => number;
 
@@ -90,16 +94,19 @@ export class BootPathChangeFeed {
         this.position = position;
       }
       this.lastRead = this.now();
-      if (this.failing) logger.info('boot path change log readable again');
+      if (this.warned) logger.info('boot path change log readable again');
       this.failing = false;
+      this.warned = false;
     } catch (error) {
-      if (!this.failing) {
-        logger.warn('boot path change log unreadable: boot requests read the database until it is back', {
-          error: (error as Error).message,
-        });
-      }
       this.failing = true;
       this.position = undefined;
+      // A blip is not worth a warning; an outage that outlasts one is, once (the database's own errors say more).
+      if (this.warned) return;
+      const message = 'boot path change log unreadable: boot requests read the database until it is back';
+      if (this.now() - this.lastRead >= OUTAGE_WORTH_A_WARNING_MS) {
+        this.warned = true;
+        logger.warn(message, { error: (error as Error).message });
+      } else logger.debug(message, { error: (error as Error).message });
       return;
     }
     if (this.now() - this.lastPrune > this.retentionMs / 4) {
