@@ -34,6 +34,8 @@ const RETRYABLE = [
   /timeout/i,
   /out of space/i,
   /BMC initialization in progress/i,
+  // An answer to an earlier (retransmitted) request arrived late: a slow BMC or a loaded host.
+  /Request Match NOT FOUND/i,
 ];
 /** ipmitool's one line for both "nobody answered" and "credentials refused". */
 const SESSION_FAILURE = /Unable to establish (IPMI v2 \/ RMCP\+|LAN) session|Get Session Challenge command failed/i;
