@@ -3,7 +3,7 @@ import { PassThrough } from 'node:stream';
 import { createRootLogger, createSilentLogger } from '@bmaas/common';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BootPathChangeFeed, type BootPathListener } from './boot-path-change-feed.js';
+import { BootPathChangeFeed, type BootPathListener, CHANGES_PER_SLICE } from './boot-path-change-feed.js';
 import type { BootPathChanges } from './stores/boot-path-change-store.js';
 import { BootPathChangeStore } from './stores/boot-path-change-store.js';
 import { newNode } from './stores/fixtures.test-support.js';
@@ -77,6 +77,22 @@ describe('BootPathChangeFeed on the boot_path_changes log', () => {
     await feed.poll();
     expect(listener.take()).toEqual([node.id]);
     expect(listener.resets).toBe(1);
+  });
+
+  it('hands a bulk change over in slices', async () => {
+    const listener = new RecordingListener();
+    const feed = feedFor(listener);
+    await feed.poll();
+    const { rows } = await t.db.raw<{ rows: Array<{ id: number }> }>(
+      `insert into nodes (uuid, driver, boot_interface, deploy_interface, power_interface, management_interface)
+       select gen_random_uuid(), 'fake-hardware', 'fake', 'fake', 'fake', 'fake' from generate_series(1, ?) returning id`,
+      [CHANGES_PER_SLICE * 2 + 10],
+    );
+    await t.db('nodes').update({ extra: '{"bulk": true}' });
+    await feed.poll();
+    expect(listener.batches.length).toBeGreaterThanOrEqual(3);
+    expect(listener.batches.every((b) => b.nodeIds.length <= CHANGES_PER_SLICE)).toBe(true);
+    expect(listener.take()).toEqual(expect.arrayContaining(rows.map((r) => r.id)));
   });
 
   it('hands over a change whose transaction was still open at a poll once it commits', async () => {

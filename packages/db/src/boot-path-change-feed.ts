@@ -1,6 +1,9 @@
 import type { Logger } from '@bmaas/common';
 import type { BootPathChangeStore, BootPathChanges, BootPathPosition } from './stores/boot-path-change-store.js';
 
+/** Most node ids handed to a listener at once. */
+export const CHANGES_PER_SLICE = 500;
+
 /** How long the log may stay unreadable before a warning is logged. */
 const OUTAGE_WORTH_A_WARNING_MS = 10_000;
 
@@ -88,8 +91,12 @@ export class BootPathChangeFeed {
         const { position, changes } = await store.changesSince(this.position);
         if (changes.everything) {
           await listener.reset();
-        } else if (changes.nodeIds.length > 0) {
-          await listener.changed(changes);
+        } else {
+          // A bulk change (thousands of nodes enrolled) goes in slices, the event loop free between them.
+          for (let start = 0; start < changes.nodeIds.length; start += CHANGES_PER_SLICE) {
+            if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+            await listener.changed({ ...changes, nodeIds: changes.nodeIds.slice(start, start + CHANGES_PER_SLICE) });
+          }
         }
         this.position = position;
       }

@@ -76,8 +76,10 @@ describe('BootLookupIndex, following the change log', () => {
   it('answers nothing while its feed does not follow the log', async () => {
     await storeNode('wait call-back', ['52:54:00:bb:01:01']);
     let following = true;
-    const index = new BootLookupIndex(stores.ports, () => following);
+    // Filled two ports per query: every MAC there is, whatever the page size.
+    const index = new BootLookupIndex(stores.ports, () => following, 2);
     await index.reset();
+    expect(index.size).toBe(Number((await api.database.db('ports').count({ n: '*' }))[0]?.n));
     expect(index.get('52:54:00:bb:01:01')).toBeDefined();
     following = false;
     expect(index.get('52:54:00:bb:01:01')).toBeUndefined();

@@ -16,9 +16,11 @@ export class BootLookupIndex implements BootPathListener {
   private loaded = false;
 
   constructor(
-    private readonly ports: Pick<PortStore, 'bootLookupAll' | 'bootLookupOfNodes'>,
+    private readonly ports: Pick<PortStore, 'bootLookupPage' | 'bootLookupOfNodes'>,
     /** Whether the feed currently follows the log (BootPathChangeFeed.following). */
     private readonly following: () => boolean,
+    /** Ports read per query when the index is filled. */
+    private readonly pageSize = 5000,
   ) {}
 
   /** The node of `mac` as of the last poll; undefined when unknown or when the index cannot be trusted now. */
@@ -33,10 +35,15 @@ export class BootLookupIndex implements BootPathListener {
 
   async reset(): Promise<void> {
     this.loaded = false;
-    const rows = await this.ports.bootLookupAll();
     this.byAddress = new Map();
     this.addressesOfNode = new Map();
-    for (const row of rows) this.add(row);
+    let after = 0;
+    for (;;) {
+      const rows = await this.ports.bootLookupPage(after, this.pageSize);
+      for (const { portId, ...row } of rows) this.add(row);
+      if (rows.length < this.pageSize) break;
+      after = (rows.at(-1) as { portId: number }).portId;
+    }
     this.loaded = true;
   }
 

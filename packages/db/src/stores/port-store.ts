@@ -201,9 +201,16 @@ export class PortStore {
     return addresses.map((address) => byAddress.get(address));
   }
 
-  /** Every port's MAC with its lookup record: what the API's MAC index starts from. */
-  bootLookupAll(): Promise<Array<BootLookupRecord & { address: string }>> {
-    return queryPrepared(this.db, 'bmaas_boot_lookup_all', BOOT_LOOKUP_ALL_SQL, []);
+  /**
+   * Ports' MACs with their lookup records, `limit` at a time in port id
+   * order after `afterPortId`: what the API's MAC index starts from, a page
+   * at a time so that a large fleet does not hold the event loop.
+   */
+  bootLookupPage(
+    afterPortId: number,
+    limit: number,
+  ): Promise<Array<BootLookupRecord & { address: string; portId: number }>> {
+    return queryPrepared(this.db, 'bmaas_boot_lookup_page', BOOT_LOOKUP_PAGE_SQL, [afterPortId, limit]);
   }
 
   /** The lookup records of every port of `nodeIds`, MAC included. */
@@ -243,8 +250,11 @@ const BOOT_LOOKUP_PREPARED = BOOT_LOOKUP_SQL.replace('?', '$1');
 const BOOT_LOOKUP_MANY_SQL = `select p.address, n.id as "nodeId", n.uuid as "nodeUuid",
   n.provision_state as "provisionState", n.driver as "driver", n.conductor_group as "conductorGroup"
   from ports p join nodes n on n.id = p.node_id where p.address = any($1::text[])`;
-/** Every MAC with its lookup record (the API's MAC index, filled at start). */
-const BOOT_LOOKUP_ALL_SQL = BOOT_LOOKUP_MANY_SQL.replace(' where p.address = any($1::text[])', '');
+/** MACs with their lookup records, a page at a time by port id (the API's MAC index, filled at start). */
+const BOOT_LOOKUP_PAGE_SQL = BOOT_LOOKUP_MANY_SQL.replace(
+  'select p.address,',
+  'select p.id as "portId", p.address,',
+).replace(' where p.address = any($1::text[])', ' where p.id > $1 order by p.id limit $2');
 /** The lookup records of the ports of some nodes (the MAC index following changes). */
 const BOOT_LOOKUP_OF_NODES_SQL = BOOT_LOOKUP_MANY_SQL.replace(
   'where p.address = any($1::text[])',
