@@ -4,7 +4,7 @@ import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DriverRegistry } from './registry/driver-registry.js';
 import { DRIVER_CATALOG } from './registry/enabled-interfaces.js';
-import { TaskManager } from './task-manager.js';
+import { TaskManager, type TaskManagerOptions } from './task-manager.js';
 import { createNode, testConfig } from './test-fixtures.js';
 
 let database: TestDatabase;
@@ -16,7 +16,12 @@ const registry = DriverRegistry.create(DRIVER_CATALOG, {
   conductorHostname: 'test',
 });
 
-function manager(hostname: string, lockRetry = { attempts: 1, intervalMs: 10 }, conductorId = 7): TaskManager {
+function manager(
+  hostname: string,
+  lockRetry = { attempts: 1, intervalMs: 10 },
+  conductorId = 7,
+  observers: Pick<TaskManagerOptions, 'history' | 'provisionStates'> = {},
+): TaskManager {
   return new TaskManager({
     nodes: stores.nodes,
     ports: stores.ports,
@@ -25,6 +30,7 @@ function manager(hostname: string, lockRetry = { attempts: 1, intervalMs: 10 }, 
     conductorId: () => conductorId,
     lockRetry,
     logger: createSilentLogger(),
+    ...observers,
   });
 }
 
@@ -183,14 +189,7 @@ describe('TaskManager', () => {
     const node = await createNode(stores, {}, { provisionState: 'deploying' });
     const states: string[] = [];
     const history: string[] = [];
-    const tasks = new TaskManager({
-      nodes: stores.nodes,
-      ports: stores.ports,
-      driverFor: (n) => registry.driverFor(n),
-      hostname: 'c1',
-      conductorId: () => undefined,
-      lockRetry: { attempts: 1, intervalMs: 10 },
-      logger: createSilentLogger(),
+    const tasks = manager('c1', undefined, undefined, {
       history: { record: (event) => history.push(event.event) },
       provisionStates: { provisionStateChanged: (_uuid, from, to) => states.push(`${from} -> ${to}`) },
     });
@@ -221,14 +220,7 @@ describe('TaskManager', () => {
   it('keeps the history of each deferred state change when several go in one statement', async () => {
     const node = await createNode(stores, {}, { provisionState: 'deploying' });
     const states: string[] = [];
-    const tasks = new TaskManager({
-      nodes: stores.nodes,
-      ports: stores.ports,
-      driverFor: (n) => registry.driverFor(n),
-      hostname: 'c1',
-      conductorId: () => undefined,
-      lockRetry: { attempts: 1, intervalMs: 10 },
-      logger: createSilentLogger(),
+    const tasks = manager('c1', undefined, undefined, {
       provisionStates: { provisionStateChanged: (_uuid, from, to) => states.push(`${from} -> ${to}`) },
     });
     await tasks.withTask(node.uuid, { purpose: 'deferred then failed' }, async (task) => {
