@@ -14,6 +14,7 @@ export * from './mac.js';
 export * from './metrics.js';
 export * from './prometheus-text.js';
 export * from './records.js';
+export * from './repeating-task.js';
 export * from './resource-errors.js';
 export * from './resource-records.js';
 export * from './states.js';

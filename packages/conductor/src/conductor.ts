@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { type BmaasConfig, type Logger, WAIT_STATES } from '@bmaas/common';
+import { type BmaasConfig, type Logger, RepeatingTask, WAIT_STATES } from '@bmaas/common';
 import { followBootPath, type Stores } from '@bmaas/db';
 import { ConductorRing, RpcCallMetrics } from '@bmaas/rpc-client';
 import { type ConductorSetup, prepareConductor } from './conductor-setup.js';
@@ -11,7 +11,6 @@ import type { NodeCheckDeps } from './periodic/node-checks.js';
 import { type NodeEventRecorder, recordedNodeEvents } from './periodic/node-events.js';
 import { crashRecoveryChanges, recoverOrphanedNodes, releaseOwnLeftovers } from './periodic/orphans.js';
 import { PowerStateSync } from './periodic/power-sync.js';
-import { RepeatingTask } from './periodic/repeating-task.js';
 import { TakeoverCheck } from './periodic/takeover.js';
 import { failTimedOutWaits } from './periodic/wait-timeouts.js';
 import { ProvisioningRunner } from './provisioning/runner.js';

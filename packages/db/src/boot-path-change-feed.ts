@@ -1,4 +1,4 @@
-import type { Logger } from '@bmaas/common';
+import { type Logger, RepeatingTask } from '@bmaas/common';
 import type { BootPathChangeStore, BootPathChanges, BootPathPosition } from './stores/boot-path-change-store.js';
 
 /** Most node ids handed to a listener at once. */
@@ -35,20 +35,19 @@ export interface BootPathChangeFeedOptions {
  * Each process also prunes the log now and then (any one doing it is enough).
  */
 export class BootPathChangeFeed {
+  /** Where the next read starts; undefined before the first and after a failed one (not following). */
   private position: BootPathPosition | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = true;
   private lastRead = 0;
   private lastPrune = 0;
-  private failing = false;
   private warned = false;
   private readonly retentionMs: number;
   private readonly now: () => number;
+  private readonly polls: RepeatingTask;
 
   constructor(private readonly options: BootPathChangeFeedOptions) {
     this.retentionMs = (options.retentionSeconds ?? 300) * 1000;
     this.now = options.now ?? Date.now;
+    this.polls = new RepeatingTask('boot path change log', options.intervalMs, () => this.poll(), options.logger);
   }
 
   /**
@@ -58,23 +57,17 @@ export class BootPathChangeFeed {
    * fall back to reading it).
    */
   get following(): boolean {
-    return (
-      this.position !== undefined && !this.failing && this.now() - this.lastRead < this.options.intervalMs * 5 + 1000
-    );
+    return this.position !== undefined && this.now() - this.lastRead < this.options.intervalMs * 5 + 1000;
   }
 
   /** Starts polling; the first poll (snapshot, then the listener's reset) runs at once. */
   start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.schedule(0);
+    this.polls.start({ runNow: true });
   }
 
   /** Stops polling and waits for a poll in progress. */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+  stop(): Promise<void> {
+    return this.polls.stop();
   }
 
   /** One poll now (tests; start() runs them on a timer). */
@@ -102,10 +95,8 @@ export class BootPathChangeFeed {
       }
       this.lastRead = this.now();
       if (this.warned) logger.info('boot path change log readable again');
-      this.failing = false;
       this.warned = false;
     } catch (error) {
-      this.failing = true;
       this.position = undefined;
       // A blip is not worth a warning; an outage that outlasts one is, once (the database's own errors say more).
       if (this.warned) return;
@@ -122,16 +113,6 @@ export class BootPathChangeFeed {
         logger.debug('pruning the boot path change log failed', { error: (error as Error).message });
       });
     }
-  }
-
-  private schedule(delayMs: number): void {
-    this.timer = setTimeout(() => {
-      this.running = this.poll().finally(() => {
-        this.running = undefined;
-        if (!this.stopped) this.schedule(this.options.intervalMs);
-      });
-    }, delayMs);
-    this.timer.unref();
   }
 }
 

@@ -1,4 +1,4 @@
-import type { Logger } from '@bmaas/common';
+import type { Logger } from './logging.js';
 
 /**
  * Runs `fn` every intervalMs, never two runs at once (the next run is
@@ -17,7 +17,9 @@ export class RepeatingTask {
     private readonly logger: Logger,
   ) {}
 
+  /** Starts the runs; a second start while running changes nothing. */
   start(options: { runNow?: boolean } = {}): void {
+    if (!this.stopped) return;
     this.stopped = false;
     this.schedule(options.runNow ? 0 : this.intervalMs);
   }
