@@ -36,6 +36,8 @@ export {
   type NodeChanges,
   type NodeListQuery,
   NodeStore,
+  type PeriodicNodeFilter,
+  type PeriodicNodeRow,
 } from './stores/node-store.js';
 export { NodeTraitStore } from './stores/node-trait-store.js';
 export {

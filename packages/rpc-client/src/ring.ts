@@ -36,6 +36,13 @@ export function ringKey(conductorGroup: string, driver: string): string {
  */
 const VNODES_PER_CONDUCTOR = 160;
 
+/**
+ * Node uuids each ring remembers the owner of (hashring's LRU; its default
+ * is 5,000). A boot storm or a periodic task over more nodes than that would
+ * evict every entry before its next use and hash each lookup again.
+ */
+const OWNERS_REMEMBERED = 100_000;
+
 interface RingSet {
   rings: Map<string, HashRing>;
   members: Map<string, string[]>;
@@ -80,9 +87,9 @@ export class ConductorRing {
     return (await this.rings()).members;
   }
 
-  /** Drops the cache so the next call rebuilds. */
+  /** Makes the next call read the members again (rings are kept if they did not change). */
   invalidate(): void {
-    this.current = undefined;
+    if (this.current) this.current = { ...this.current, builtAt: Number.NEGATIVE_INFINITY };
   }
 
   private async rings(): Promise<RingSet> {
@@ -109,11 +116,18 @@ export class ConductorRing {
         members.set(key, [...(members.get(key) ?? []), conductor.hostname]);
       }
     }
-    const rings = new Map<string, HashRing>();
-    for (const [key, hosts] of members)
-      rings.set(key, new HashRing(hosts.sort(), 'md5', { 'vnode count': VNODES_PER_CONDUCTOR }));
+    for (const hosts of members.values()) hosts.sort();
     const previous = this.current;
-    if (!previous || !sameMembers(previous.members, members)) {
+    let rings = previous?.rings;
+    // Unchanged members: the same rings, whose owners remembered stay valid.
+    if (!previous || !rings || !sameMembers(previous.members, members)) {
+      rings = new Map();
+      for (const [key, hosts] of members) {
+        rings.set(
+          key,
+          new HashRing(hosts, 'md5', { 'vnode count': VNODES_PER_CONDUCTOR, 'max cache size': OWNERS_REMEMBERED }),
+        );
+      }
       this.options.logger.info('hash ring rebuilt', { rings: Object.fromEntries(members) });
     }
     this.current = { rings, members, conductorCount: alive.length, builtAt };

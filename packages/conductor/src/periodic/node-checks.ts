@@ -1,6 +1,6 @@
-import type { BmaasConfig, Logger, NodeRecord } from '@bmaas/common';
+import type { BmaasConfig, Logger } from '@bmaas/common';
 import type { Stores } from '@bmaas/db';
-import type { ConductorRing } from '@bmaas/rpc-client';
+import type { ConductorRing, NodeRoutingKey } from '@bmaas/rpc-client';
 import type { ProvisioningRunner } from '../provisioning/runner.js';
 import type { TaskManager } from '../task-manager.js';
 
@@ -26,7 +26,7 @@ export interface NodeCheckDeps {
 }
 
 /** True when the ring maps the node to this conductor. */
-export async function ownedByMe(deps: NodeCheckDeps, node: NodeRecord): Promise<boolean> {
+export async function ownedByMe(deps: NodeCheckDeps, node: NodeRoutingKey): Promise<boolean> {
   return (await deps.ring.hostFor(node)) === deps.self.hostname;
 }
 

@@ -1,4 +1,5 @@
-import { NodeLocked, type NodeRecord, ProvisionState as S } from '@bmaas/common';
+import { NodeLocked, ProvisionState as S } from '@bmaas/common';
+import type { PeriodicNodeFilter, PeriodicNodeRow } from '@bmaas/db';
 import type { ConductorTask } from '../task-manager.js';
 import { errorText, type NodeCheckDeps, ownedByMe } from './node-checks.js';
 import type { NodeEventRecorder } from './node-events.js';
@@ -7,7 +8,7 @@ import type { NodeEventRecorder } from './node-events.js';
 export const POWER_FAILURE = 'power failure';
 
 /** Provision states whose power the sync leaves alone, as upstream (the machine is being driven, or not set up yet). */
-const SYNC_EXCLUDED_STATES: ReadonlySet<string> = new Set([S.DEPLOY_WAIT, S.CLEAN_WAIT, S.ENROLL, S.ADOPT_FAILED]);
+const SYNC_EXCLUDED_STATES: readonly string[] = [S.DEPLOY_WAIT, S.CLEAN_WAIT, S.ENROLL, S.ADOPT_FAILED];
 
 export interface PowerSyncDeps extends NodeCheckDeps {
   events: NodeEventRecorder;
@@ -29,32 +30,29 @@ export class PowerStateSync {
   constructor(private readonly deps: PowerSyncDeps) {}
 
   async syncPowerStates(): Promise<void> {
-    const nodes = (await this.ownedNodes()).filter(
-      (node) =>
-        !node.maintenance &&
-        node.reservation === null &&
-        node.targetPowerState === null &&
-        !SYNC_EXCLUDED_STATES.has(node.provisionState),
-    );
+    const nodes = await this.ownedNodes({
+      maintenance: false,
+      unreserved: true,
+      noTargetPowerState: true,
+      provisionStateNotIn: SYNC_EXCLUDED_STATES,
+    });
     await inParallel(nodes, this.deps.config.sync_power_state_workers, (node) => this.syncOne(node));
   }
 
   async recoverPowerFailures(): Promise<void> {
-    const nodes = (await this.ownedNodes()).filter(
-      (node) => node.maintenance && node.fault === POWER_FAILURE && node.reservation === null,
-    );
+    const nodes = await this.ownedNodes({ maintenance: true, fault: POWER_FAILURE, unreserved: true });
     await inParallel(nodes, this.deps.config.sync_power_state_workers, (node) => this.recoverOne(node));
   }
 
-  private async ownedNodes(): Promise<NodeRecord[]> {
+  private async ownedNodes(filter: PeriodicNodeFilter): Promise<PeriodicNodeRow[]> {
     const { stores, self } = this.deps;
-    const nodes = await stores.nodes.listForDrivers(self.conductorGroup, self.hardwareTypes);
-    const owned: NodeRecord[] = [];
+    const nodes = await stores.nodes.listForPeriodicTask(self.conductorGroup, self.hardwareTypes, filter);
+    const owned: PeriodicNodeRow[] = [];
     for (const node of nodes) if (await ownedByMe(this.deps, node)) owned.push(node);
     return owned;
   }
 
-  private async syncOne(node: NodeRecord): Promise<void> {
+  private async syncOne(node: PeriodicNodeRow): Promise<void> {
     await this.withNode(node, 'power state sync', async (task) => {
       let actual: string | null;
       try {
@@ -92,7 +90,7 @@ export class PowerStateSync {
     await this.deps.events.powerFailure(task.node, error);
   }
 
-  private async recoverOne(node: NodeRecord): Promise<void> {
+  private async recoverOne(node: PeriodicNodeRow): Promise<void> {
     await this.withNode(node, 'power failure recovery', async (task) => {
       let actual: string | null;
       try {
@@ -109,7 +107,7 @@ export class PowerStateSync {
   }
 
   /** A shared lock on the node; a node locked meanwhile is left for the next run. */
-  private async withNode(node: NodeRecord, purpose: string, fn: (task: ConductorTask) => Promise<void>) {
+  private async withNode(node: PeriodicNodeRow, purpose: string, fn: (task: ConductorTask) => Promise<void>) {
     try {
       await this.deps.tasks.withTask(node.uuid, { shared: true, purpose }, fn);
     } catch (error) {

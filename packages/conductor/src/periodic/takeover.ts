@@ -1,4 +1,5 @@
-import { NodeLocked, type NodeRecord } from '@bmaas/common';
+import { NodeLocked } from '@bmaas/common';
+import type { PeriodicNodeRow } from '@bmaas/db';
 import { errorText, type NodeCheckDeps, ownedByMe } from './node-checks.js';
 
 /** Nodes taken over at once: enough to overlap database round trips, few enough to leave RPCs room in the pool. */
@@ -31,19 +32,19 @@ export class TakeoverCheck {
     const myId = self.id();
     if (myId === undefined) return { taken: 0, complete: false };
     const started = Date.now();
-    const nodes = await stores.nodes.listForDrivers(self.conductorGroup, self.hardwareTypes);
-    const mine: NodeRecord[] = [];
-    for (const node of nodes) {
-      // As Ironic: maintenance nodes are left alone; a node nobody prepared needs nothing.
-      if (node.maintenance || node.conductorAffinity === null || node.conductorAffinity === myId) continue;
-      if (await ownedByMe(this.deps, node)) mine.push(node);
-    }
+    // As Ironic: maintenance nodes are left alone; a node nobody prepared needs nothing.
+    const nodes = await stores.nodes.listForPeriodicTask(self.conductorGroup, self.hardwareTypes, {
+      maintenance: false,
+      preparedByOtherThan: myId,
+    });
+    const mine: PeriodicNodeRow[] = [];
+    for (const node of nodes) if (await ownedByMe(this.deps, node)) mine.push(node);
     let taken = 0;
     let complete = true;
     let next = 0;
     const worker = async (): Promise<void> => {
       while (next < mine.length) {
-        const node = mine[next++] as NodeRecord;
+        const node = mine[next++] as PeriodicNodeRow;
         try {
           await tasks.withTask(node.uuid, { purpose: 'takeover' }, async (task) => {
             if (task.node.conductorAffinity === myId) return;

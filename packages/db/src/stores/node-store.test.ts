@@ -3,7 +3,7 @@ import { DuplicateName, InvalidParameterValue, NodeAlreadyExists } from '@bmaas/
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newNode } from './fixtures.test-support.js';
-import { NodeStore } from './node-store.js';
+import { type NodeChanges, NodeStore, type PeriodicNodeFilter } from './node-store.js';
 import { PortStore } from './port-store.js';
 
 describe('NodeStore', () => {
@@ -143,8 +143,51 @@ describe('NodeStore', () => {
     await nodes.update(node.id, { provisionState: 'wait call-back' });
     const waiting = await nodes.listInStates(['wait call-back'], { conductorGroup: 'state-q' });
     expect(waiting.map((n) => n.uuid)).toEqual([node.uuid]);
-    expect((await nodes.listForDrivers('state-q', ['fake-hardware'])).map((n) => n.uuid)).toEqual([node.uuid]);
-    expect(await nodes.listForDrivers('state-q', ['ipmi'])).toEqual([]);
+    expect(await nodes.listForPeriodicTask('state-q', ['fake-hardware'])).toEqual([
+      { id: node.id, uuid: node.uuid, driver: 'fake-hardware', conductorGroup: 'state-q' },
+    ]);
+    expect(await nodes.listForPeriodicTask('state-q', ['ipmi'])).toEqual([]);
+  });
+
+  it('narrows what a periodic task lists in SQL', async () => {
+    const inserted = await t
+      .db('conductors')
+      .insert([
+        { hostname: 'c-periodic', drivers: '[]' },
+        { hostname: 'c-periodic-other', drivers: '[]' },
+      ])
+      .returning('id');
+    const [conductorId, otherConductorId] = inserted.map((row: { id: number }) => row.id) as [number, number];
+    const group = 'periodic-q';
+    const make = async (changes: NodeChanges) => {
+      const node = await nodes.create(newNode({ conductorGroup: group }));
+      await nodes.update(node.id, changes);
+      return node.uuid;
+    };
+    const active = await make({ provisionState: 'active', powerState: 'power on' });
+    const waiting = await make({ provisionState: 'wait call-back' });
+    const locked = await make({ provisionState: 'active', reservation: 'c-periodic' });
+    const changingPower = await make({ provisionState: 'active', targetPowerState: 'power off' });
+    const failedPower = await make({ provisionState: 'active', maintenance: true, fault: 'power failure' });
+    const otherMaintenance = await make({ provisionState: 'active', maintenance: true, fault: 'clean failure' });
+    const preparedHere = await make({ provisionState: 'active', conductorAffinity: conductorId });
+    const preparedElsewhere = await make({ provisionState: 'deploying', conductorAffinity: otherConductorId });
+    const uuids = async (filter: PeriodicNodeFilter) =>
+      (await nodes.listForPeriodicTask(group, ['fake-hardware'], filter)).map((n) => n.uuid).sort();
+
+    expect(
+      await uuids({
+        maintenance: false,
+        unreserved: true,
+        noTargetPowerState: true,
+        provisionStateNotIn: ['wait call-back', 'enroll'],
+      }),
+    ).toEqual([active, preparedElsewhere, preparedHere].sort());
+    expect(await uuids({ maintenance: true, fault: 'power failure', unreserved: true })).toEqual([failedPower]);
+    expect(await uuids({ maintenance: false, preparedByOtherThan: conductorId })).toEqual([preparedElsewhere]);
+    expect(await uuids({})).toEqual(
+      [active, waiting, locked, changingPower, failedPower, otherMaintenance, preparedHere, preparedElsewhere].sort(),
+    );
   });
 
   it('reads, among given nodes, those a conductor prepared that are in given states, with their ports', async () => {

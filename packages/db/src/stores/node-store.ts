@@ -88,6 +88,27 @@ export type NewNode = Pick<
     >
   >;
 
+/** How a periodic task narrows its nodes (listForPeriodicTask); every condition given must hold. */
+export interface PeriodicNodeFilter {
+  maintenance?: boolean;
+  fault?: string;
+  /** No lock held on it. */
+  unreserved?: boolean;
+  /** No power change under way. */
+  noTargetPowerState?: boolean;
+  provisionStateNotIn?: readonly string[];
+  /** Prepared by a conductor (conductor_affinity), and not by this one (its id). */
+  preparedByOtherThan?: number;
+}
+
+/** A node as a periodic task lists it: enough to route it to its conductor. */
+export interface PeriodicNodeRow {
+  id: number;
+  uuid: string;
+  driver: string;
+  conductorGroup: string;
+}
+
 /** Fields a store update may set (never id, uuid or created_at). */
 export type NodeChanges = Partial<Omit<NodeRecord, 'id' | 'uuid' | 'createdAt' | 'updatedAt'>>;
 
@@ -498,13 +519,31 @@ export class NodeStore {
     return (await q.orderBy('id')).map((row) => rowToRecord<NodeRecord>(row));
   }
 
-  /** Nodes for the given (group, driver) keys, for takeover checks. */
-  async listForDrivers(conductorGroup: string, drivers: readonly string[]): Promise<NodeRecord[]> {
-    const rows = await this.db('nodes')
+  /**
+   * What a periodic task needs of the nodes of one conductor group and its
+   * hardware types that pass `filter`, in id order: enough to route each one
+   * (the task then locks it and reads the rest). The filter is applied in
+   * SQL and only four columns travel: a conductor among thousands of nodes
+   * that need nothing would otherwise read and parse them all, every minute.
+   */
+  async listForPeriodicTask(
+    conductorGroup: string,
+    drivers: readonly string[],
+    filter: PeriodicNodeFilter = {},
+  ): Promise<PeriodicNodeRow[]> {
+    const q = this.db('nodes')
+      .select('id', 'uuid', 'driver', 'conductor_group as conductorGroup')
       .where('conductor_group', conductorGroup)
-      .whereIn('driver', drivers as string[])
-      .orderBy('id');
-    return rows.map((row) => rowToRecord<NodeRecord>(row));
+      .whereIn('driver', drivers as string[]);
+    if (filter.maintenance !== undefined) q.where('maintenance', filter.maintenance);
+    if (filter.fault !== undefined) q.where('fault', filter.fault);
+    if (filter.unreserved) q.whereNull('reservation');
+    if (filter.noTargetPowerState) q.whereNull('target_power_state');
+    if (filter.provisionStateNotIn?.length) q.whereNotIn('provision_state', filter.provisionStateNotIn as string[]);
+    if (filter.preparedByOtherThan !== undefined) {
+      q.whereNotNull('conductor_affinity').whereNot('conductor_affinity', filter.preparedByOtherThan);
+    }
+    return q.orderBy('id');
   }
 
   /** Shards in use with their node count (nodes without a shard count under null), most populated first. */
