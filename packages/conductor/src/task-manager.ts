@@ -75,6 +75,7 @@ class NodeTask implements ConductorTask {
   released = false;
   /** Changes written with the next write under the lock, or with the release (writeWithNext). */
   pending: NodeWrite | undefined;
+  private taskLogger: Logger | undefined;
 
   constructor(
     private readonly manager: TaskManager,
@@ -82,9 +83,15 @@ class NodeTask implements ConductorTask {
     readonly ports: readonly PortRecord[],
     readonly driver: NodeDriver,
     private exclusive: boolean,
-    readonly logger: Logger,
+    private readonly makeLogger: () => Logger,
     readonly requestId: string | undefined,
   ) {}
+
+  /** Made on first use: most boot-path tasks never log, and a child logger per task showed in its profile. */
+  get logger(): Logger {
+    this.taskLogger ??= this.makeLogger();
+    return this.taskLogger;
+  }
 
   get node(): NodeRecord {
     return this.current;
@@ -161,6 +168,8 @@ export class TaskManager {
   private readonly held = new Map<number, NodeTask>();
   private readonly running = new Set<Promise<void>>();
   private readonly wrapped = new WeakMap<NodeDriver, NodeDriver>();
+  /** The driver of a node from the boot path's cache: the same frozen object request after request. */
+  private readonly driverOfFrozen = new WeakMap<NodeRecord, NodeDriver>();
 
   constructor(readonly options: TaskManagerOptions) {}
 
@@ -197,12 +206,13 @@ export class TaskManager {
       if (!read) throw new NodeNotFound(nodeUuid);
       ({ node, ports } = read);
     }
-    const logger = this.options.logger.child({ nodeUuid, requestId: options.requestId, purpose: options.purpose });
+    const makeLogger = () =>
+      this.options.logger.child({ nodeUuid, requestId: options.requestId, purpose: options.purpose });
     let task: NodeTask;
     try {
-      const driver = this.wrapDriver(this.options.driverFor(node));
+      const driver = this.driverOf(node);
       ports ??= await this.options.ports.listByNode(node.id);
-      task = new NodeTask(this, node, ports, driver, exclusive, logger, options.requestId);
+      task = new NodeTask(this, node, ports, driver, exclusive, makeLogger, options.requestId);
     } catch (error) {
       if (exclusive) await nodes.release(node.id, this.options.hostname);
       throw error;
@@ -337,6 +347,16 @@ export class TaskManager {
     } catch (error) {
       task.logger.error('could not release the node lock', { error: (error as Error).message });
     }
+  }
+
+  /** The node's interfaces (wrapDriver), remembered for a frozen node, whose interface fields cannot change. */
+  private driverOf(node: NodeRecord): NodeDriver {
+    let driver = this.driverOfFrozen.get(node);
+    if (!driver) {
+      driver = this.wrapDriver(this.options.driverFor(node));
+      if (Object.isFrozen(node)) this.driverOfFrozen.set(node, driver);
+    }
+    return driver;
   }
 
   /** The node's interfaces, with this conductor recorded as conductor_affinity whenever it prepares boot files. */
