@@ -21,6 +21,12 @@ describe('HttpRootLayout', () => {
     expect(layout.macFile(links, '52%3A54%3A00%3Aab%3Acd%3A0f')).toBe('/srv/http/pxelinux.cfg/52-54-00-ab-cd-0f');
   });
 
+  it.each(['/', '/srv//http/', 'relative/root'])('builds node paths as path.join does, from the root %j', (root) => {
+    const other = new HttpRootLayout(root);
+    expect(other.nodeDir(NODE)).toBe(join(resolve(root), NODE));
+    expect(other.nodeFile(NODE.toUpperCase(), 'boot.ipxe')).toBe(join(resolve(root), NODE, 'boot.ipxe'));
+  });
+
   it.each(['pxelinux.cfg', 'ipxe/by-mac/', './links'])('relative links from %s reach a node file', (path) => {
     const dir = layout.subdir(path, 'option');
     const target = layout.relativeFrom(dir, layout.nodeFile(NODE, 'config'));
