@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
+import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { createRootLogger, createSilentLogger, writesDebug } from './logging.js';
 
 const COMMON = fileURLToPath(new URL('../dist/index.js', import.meta.url));
 
@@ -21,5 +23,26 @@ describe('survivePipeLoss', () => {
   it('keeps a process running when the reader of its output is gone', async () => {
     expect(await orphanedLogger(false)).not.toBe(0);
     expect(await orphanedLogger(true)).toBe(0);
+  });
+});
+
+describe('writesDebug', () => {
+  it.each(['error', 'warn', 'info', 'debug', 'silly'])(
+    'agrees with winston for a root logger and its children at %s',
+    (level) => {
+      const root = createRootLogger({ level, format: 'json', stream: new PassThrough() });
+      const child = root.child({ component: 'x' }).child({ requestId: 'req-1' });
+      expect(writesDebug(root)).toBe(root.isDebugEnabled());
+      expect(writesDebug(child)).toBe(child.isDebugEnabled());
+      expect(writesDebug(child)).toBe(['debug', 'silly'].includes(level));
+    },
+  );
+
+  it('follows a level changed at run time, and is false for the silent logger', () => {
+    const root = createRootLogger({ level: 'info', format: 'json', stream: new PassThrough() });
+    const child = root.child({ component: 'x' });
+    root.level = 'debug';
+    expect(writesDebug(child)).toBe(true);
+    expect(writesDebug(createSilentLogger())).toBe(false);
   });
 });

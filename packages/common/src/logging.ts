@@ -51,6 +51,17 @@ export function createRootLogger(options: RootLoggerOptions): Logger {
   });
 }
 
+/**
+ * Whether `logger` writes debug lines: its level against the debug level.
+ * winston's isDebugEnabled() builds an array of its transports on every
+ * call, which the boot path paid per request; the transports made here have
+ * no level of their own, so the logger's level decides alone.
+ */
+export function writesDebug(logger: Logger): boolean {
+  const { levels } = logger;
+  return (levels[logger.level] ?? -1) >= (levels.debug ?? Number.POSITIVE_INFINITY);
+}
+
 /** A logger that drops everything, for tests that do not look at logs. */
 export function createSilentLogger(): Logger {
   return winston.createLogger({ silent: true, transports: [new winston.transports.Console({ silent: true })] });

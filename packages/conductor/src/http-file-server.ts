@@ -2,7 +2,7 @@ import { closeSync, constants, fstatSync, openSync, realpathSync, type Stats } f
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { basename, resolve, sep } from 'node:path';
-import { ConfigError, type ConfigSection, type Logger } from '@bmaas/common';
+import { ConfigError, type ConfigSection, type Logger, writesDebug } from '@bmaas/common';
 import { FileSender } from './file-sender.js';
 import { etagOf, lastModifiedOf, notModified, selectRange } from './http-conditionals.js';
 
@@ -170,7 +170,7 @@ export function createHttpFileServer(options: HttpFileServerOptions): http.Serve
   const server = http.createServer((req, res) => {
     // One debug line per answer: which machine fetched what (a boot is otherwise invisible here).
     res.once('finish', () => {
-      if (logger.isDebugEnabled()) {
+      if (writesDebug(logger)) {
         logger.debug(`${req.method} ${req.url} ${res.statusCode}`, {
           method: req.method,
           url: req.url,

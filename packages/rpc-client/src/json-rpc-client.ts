@@ -305,17 +305,26 @@ export class JsonRpcConductorClient implements ConductorClient {
  * still counts from the call, so firmware waits no longer than timeoutMs.
  */
 function withDeadline<T>(answer: Promise<T>, timeoutMs: number, hostname: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(
+  // One promise and one reaction per call (a race with a deadline promise and a finally were four, per boot request).
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(
       () =>
         reject(
           new RpcTimeout(`Timed out after ${timeoutMs / 1000} s waiting for an answer from conductor ${hostname}.`),
         ),
       timeoutMs,
     );
+    answer.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
   });
-  return Promise.race([answer, deadline]).finally(() => clearTimeout(timer));
 }
 
 function parseResponse(hostname: string, status: number, text: string): JSONRPCResponse | JSONRPCResponse[] {

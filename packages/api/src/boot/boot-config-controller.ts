@@ -133,30 +133,45 @@ export class BootConfigController {
 
 type Settled<T> = { kind: 'ok'; value: T } | { kind: 'failed'; error: unknown } | { kind: 'late' };
 
-/** The end of one answer: races work against it; work still running then is dropped. */
+const LATE: Settled<never> = { kind: 'late' };
+
+/**
+ * The end of one answer: races work against it; work still running then is
+ * dropped. One timer for the answer; each race is one promise settled by
+ * whichever comes first (Promise.race over mapped promises was several per
+ * request).
+ */
 class Deadline {
-  private timer: NodeJS.Timeout | undefined;
-  private readonly reached: Promise<{ kind: 'late' }>;
+  private readonly timer: NodeJS.Timeout;
+  private passed = false;
+  /** Settles the race in progress as late when the deadline passes. */
+  private onLate: (() => void) | undefined;
 
   constructor(readonly at: number) {
-    this.reached = new Promise((resolve) => {
-      this.timer = setTimeout(() => resolve({ kind: 'late' }), Math.max(0, at - Date.now()));
-    });
+    this.timer = setTimeout(
+      () => {
+        this.passed = true;
+        this.onLate?.();
+      },
+      Math.max(0, at - Date.now()),
+    );
   }
 
   /** How `work` ended, or 'late' when it had not by the deadline. */
   race<T>(work: Promise<T>): Promise<Settled<T>> {
-    return Promise.race([
+    if (this.passed) return Promise.resolve(LATE);
+    return new Promise<Settled<T>>((resolve) => {
+      this.onLate = () => resolve(LATE);
       work.then(
-        (value): Settled<T> => ({ kind: 'ok', value }),
-        (error: unknown): Settled<T> => ({ kind: 'failed', error }),
-      ),
-      this.reached,
-    ]);
+        (value) => resolve({ kind: 'ok', value }),
+        (error: unknown) => resolve({ kind: 'failed', error }),
+      );
+    });
   }
 
   cancel(): void {
     clearTimeout(this.timer);
+    this.onLate = undefined;
   }
 }
 

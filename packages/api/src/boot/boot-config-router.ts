@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from '@bmaas/common';
+import { type Logger, writesDebug } from '@bmaas/common';
 import { type BootConfigAnswer, type BootConfigController, DISCOVERY_NODE } from './boot-config-controller.js';
 import type { BootRequestEvent, BootRequestObserver } from './boot-request-observer.js';
 
@@ -42,6 +42,7 @@ export function bootConfigTarget(url: string): string | undefined {
 
 /** One percent-decoding: a segment that still holds a `%` afterwards was encoded twice and is refused. */
 function decode(segment: string): string | undefined {
+  if (!segment.includes('%')) return segment;
   try {
     const decoded = decodeURIComponent(segment);
     return decoded.includes('%') ? undefined : decoded;
@@ -150,7 +151,7 @@ export function createBootConfigHandler(
     if (answer.ok) {
       send(res, head, 200, 'text/plain; charset=utf-8', answer.content, requestId);
       notify(observers, logger, 'served', name, answer, started);
-      if (logger.isDebugEnabled()) {
+      if (writesDebug(logger)) {
         logger.debug('boot config served', {
           nodeUuid: answer.nodeUuid,
           requestId,

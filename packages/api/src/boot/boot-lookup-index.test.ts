@@ -143,4 +143,37 @@ describe('BootLookupIndex, following the change log', () => {
       reason: 'state-not-allowed',
     });
   });
+
+  it('answers by its deadline when the lookup or the conductor never answers, and serves on time otherwise', async () => {
+    const waiting = await storeNode('wait call-back', ['52:54:00:bb:03:01']);
+    const conductors = new FakeConductorClient({ conductors: stores.conductors, heartbeatTimeout: 60 });
+    const never = new Promise<never>(() => {});
+    const controller = (lookup: 'hangs' | 'answers') =>
+      new BootConfigController({
+        ports: { bootLookup: (mac) => (lookup === 'hangs' ? never : stores.ports.bootLookup(mac)) },
+        conductors,
+        restrictToWaitStates: true,
+        rpcTimeoutMs: 300,
+      });
+    const timed = async (answer: Promise<unknown>) => {
+      const started = Date.now();
+      const value = await answer;
+      return { value, ms: Date.now() - started };
+    };
+
+    const lookupHangs = await timed(controller('hangs').answer('52:54:00:bb:03:01', 'boot.ipxe', 'req-1'));
+    expect(lookupHangs.value).toMatchObject({ ok: false, reason: 'deadline' });
+    expect(lookupHangs.ms).toBeGreaterThanOrEqual(250);
+    expect(lookupHangs.ms).toBeLessThan(3000);
+
+    conductors.respondWith('get_boot_config', () => never);
+    const callHangs = await timed(controller('answers').answer('52:54:00:bb:03:01', 'boot.ipxe', 'req-2'));
+    expect(callHangs.value).toMatchObject({ ok: false, reason: 'rpc-timeout', nodeUuid: waiting.node.uuid });
+    expect(callHangs.ms).toBeGreaterThanOrEqual(250);
+    expect(callHangs.ms).toBeLessThan(3000);
+
+    // Answers that come in time win, and the deadline's timer leaves nothing behind for the next request.
+    conductors.respondWith('get_boot_config', async () => ({ content: '#!ipxe\n' }));
+    expect(await controller('answers').answer('52:54:00:bb:03:01', 'boot.ipxe', 'req-3')).toMatchObject({ ok: true });
+  });
 });

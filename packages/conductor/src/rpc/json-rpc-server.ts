@@ -11,6 +11,7 @@ import {
   type Registry,
   TemporaryFailure,
   toErrorPayload,
+  writesDebug,
 } from '@bmaas/common';
 import { isDatabaseUnavailable } from '@bmaas/db';
 import type { RpcCallMetrics, RpcMethodName, RpcParams, RpcResult } from '@bmaas/rpc-client';
@@ -216,7 +217,7 @@ export class ConductorRpcServer {
         // A refusal is the caller's business; only a fault of ours is an error in our log.
         if (error.status >= 500 && !(error instanceof TemporaryFailure) && !(error instanceof DatabaseUnavailable)) {
           logger().error('RPC call failed', { error: error.message, code: error.code });
-        } else if (this.logger.isDebugEnabled()) {
+        } else if (writesDebug(this.logger)) {
           logger().debug('RPC call refused', { error: error.message, code: error.code });
         }
         throw new JSONRPCErrorException(error.message, error.status, toErrorPayload(error));
