@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,17 +13,62 @@ import { upgradeSchema } from './migrations/index.js';
 export const TEST_DATABASE_URL_ENV = 'BMAAS_TEST_DATABASE_URL';
 const TEMPLATE = 'bmaas_template';
 
-/** A free TCP port on loopback, chosen by the kernel. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** Lowest port freePort hands out: clear of the well-known ports and of `npm start`'s 8080-8099. */
+const LOWEST_TEST_PORT = 10_000;
+
+/**
+ * The ports the kernel never picks on its own (below
+ * net.ipv4.ip_local_port_range), where a free port stays free until used.
+ */
+function portsOutsideEphemeralRange(): { low: number; high: number } | undefined {
+  try {
+    const [first] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/);
+    const high = Number(first) - 1;
+    return high - LOWEST_TEST_PORT >= 1000 ? { low: LOWEST_TEST_PORT, high } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Ports this process handed out: never twice, even before their first user binds them. */
+const handedOut = new Set<number>();
+
+/** Binds `port` on every IPv4 address (0: any), then lets it go; the port, or undefined when something holds it. */
+function probe(port: number): Promise<number | undefined> {
+  return new Promise((resolve) => {
     const server = createServer();
     server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.on('error', () => resolve(undefined));
+    server.listen(port, '0.0.0.0', () => {
       const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : undefined));
     });
   });
+}
+
+/**
+ * A free TCP port for a test's server, on any address. Chosen below the
+ * kernel's ephemeral range: a port from that range (what listen(0) gives)
+ * can be taken meanwhile as the local port of any outgoing connection, and
+ * a conductor of an e2e lab then failed to listen on it (EADDRINUSE). The
+ * probe binds the wildcard address, so a port in use on a lab bridge's
+ * address counts as taken too. Where the range cannot be read, the kernel
+ * chooses.
+ */
+export async function freePort(): Promise<number> {
+  const range = portsOutsideEphemeralRange();
+  for (let attempt = 0; range && attempt < 200; attempt++) {
+    const candidate = range.low + Math.floor(Math.random() * (range.high - range.low + 1));
+    if (handedOut.has(candidate)) continue;
+    const port = await probe(candidate);
+    if (port !== undefined) {
+      handedOut.add(port);
+      return port;
+    }
+  }
+  const port = await probe(0);
+  if (port === undefined) throw new Error('no free TCP port');
+  return port;
 }
 
 /**
