@@ -9,26 +9,18 @@ export function portIsFree(port: number): Promise<boolean> {
   });
 }
 
-/** A port the kernel hands out as free right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+/** A free port below the kernel's ephemeral range (the tests' helper: no outgoing connection takes it meanwhile). */
+export { freePort } from '@bmaas/db/testing';
 
 /**
  * A base port such that base+1 … base+count are all free: the stack launcher
- * numbers its conductors' ports from a base. Tried at random places in the
- * high range so a running `npm start` (ports 8080-8099) is never touched.
+ * numbers its conductors' ports from a base. Tried at random places in
+ * 20,000-32,000, so a running `npm start` (ports 8080-8099) is never touched.
  */
 export async function freePortBlock(count: number, random: () => number = Math.random): Promise<number> {
   for (let attempt = 0; attempt < 100; attempt++) {
-    const base = 20_000 + Math.floor(random() * 30_000);
+    // Below the ephemeral range (32768 and up on Linux), where outgoing connections take their ports.
+    const base = 20_000 + Math.floor(random() * 12_000);
     let free = true;
     for (let i = 1; i <= count && free; i++) free = await portIsFree(base + i);
     if (free) return base;
