@@ -1,7 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../errors.js';
 import { configFilesFromArgs, loadConfig, pluginSection } from './load.js';
 
@@ -26,6 +26,7 @@ const pxeOf = (config: Parameters<typeof pluginSection>[0]) =>
   pluginSection<(typeof PLUGIN_SECTIONS)['pxe']>(config, 'pxe');
 
 const dir = mkdtempSync(join(tmpdir(), 'bmaas-config-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let counter = 0;
 function file(text: string): string {
   const path = join(dir, `test-${counter++}.conf`);
