@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { type BmaasConfig, createRootLogger } from '@bmaas/common';
+import { freePort, freePortBlock } from '@bmaas/db/testing';
 import { type ConductorEndpoint, loadConductorConfig, Stack } from '@bmaas/stack';
-import { freePort, freePortBlock } from './free-ports.js';
 import type { ProcessTable } from './process-stats.js';
 
 export interface BenchStackOptions {

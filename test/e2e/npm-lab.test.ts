@@ -9,10 +9,10 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, stateTempDir } from '@bmaas/db/testing';
+import { freePort, freePortBlock, stateTempDir } from '@bmaas/db/testing';
 import { ApiClient, type LabDescription, labPaths, netnsUnavailableReason, run } from '@bmaas/lab';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePortRange, installLogin, StackRun, stackEnvironment, stillRunning } from '../stack/stack-run.js';
+import { installLogin, StackRun, stackEnvironment, stillRunning } from '../stack/stack-run.js';
 import { missingPrerequisite } from '../support/prerequisites.js';
 import { missingLabTools } from './lib/prerequisites.js';
 
@@ -114,9 +114,9 @@ describe.skipIf(missingPrerequisite(LABEL, problem))('npm run lab next to npm st
         '--api-port',
         String(apiPort),
         '--json-rpc-base-port',
-        String(await freePortRange(3)),
+        String(await freePortBlock(3)),
         '--http-base-port',
-        String(await freePortRange(3)),
+        String(await freePortBlock(3)),
       ],
       stackEnvironment(
         stateDir,

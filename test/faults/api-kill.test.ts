@@ -1,7 +1,7 @@
 import { existsSync, rmSync } from 'node:fs';
-import { freePort, stateTempDir } from '@bmaas/db/testing';
+import { freePort, freePortBlock, stateTempDir } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bannerPids, freePortRange, installLogin, STACK_MAIN, StackRun } from '../stack/stack-run.js';
+import { bannerPids, installLogin, STACK_MAIN, StackRun } from '../stack/stack-run.js';
 import { waitFor } from '../support/wait-for.js';
 
 /**
@@ -52,9 +52,9 @@ beforeAll(async () => {
       '--api-port',
       String(apiPort),
       '--json-rpc-base-port',
-      String(await freePortRange(1)),
+      String(await freePortBlock(1)),
       '--http-base-port',
-      String(await freePortRange(1)),
+      String(await freePortBlock(1)),
     ],
     {
       ...env,

@@ -1,8 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '@bmaas/db/testing';
 
 /**
  * One run of the built stack launcher (`packages/stack/dist/main.js`, what
@@ -169,26 +167,6 @@ export function stackEnvironment(
     BMAAS_DEFAULT__LOG_FORMAT: 'json',
     ...extra,
   };
-}
-
-/** Whether a port on 127.0.0.1 can be listened on (nothing holds it). */
-export function portIsFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once('error', () => resolve(false));
-    server.listen({ host: '127.0.0.1', port, exclusive: true }, () => server.close(() => resolve(true)));
-  });
-}
-
-/** A base port B such that B+1..B+count are free on 127.0.0.1. */
-export async function freePortRange(count: number): Promise<number> {
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const first = await freePort();
-    if (first + count > 65535) continue;
-    const rest = await Promise.all(Array.from({ length: count - 1 }, (_, i) => portIsFree(first + 1 + i)));
-    if (rest.every(Boolean)) return first - 1;
-  }
-  throw new Error(`no ${count} consecutive free ports found`);
 }
 
 /** The PIDs the banner names: the stack's children and the postgres server. */

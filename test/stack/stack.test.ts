@@ -2,15 +2,13 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
-import { freePort, stateTempDir } from '@bmaas/db/testing';
+import { freePort, freePortBlock, portIsFree, stateTempDir } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   bannerPids,
   commandLines,
   descendants,
-  freePortRange,
   installLogin as loginOf,
-  portIsFree,
   STACK_MAIN,
   StackRun,
   stackEnvironment,
@@ -133,8 +131,8 @@ beforeAll(async () => {
   stateDir = stateTempDir('bmaas-stack-');
   apiPort = await freePort();
   databasePort = await freePort();
-  rpcBase = await freePortRange(3);
-  httpBase = await freePortRange(3);
+  rpcBase = await freePortBlock(3);
+  httpBase = await freePortBlock(3);
 });
 
 afterAll(() => {
