@@ -120,11 +120,7 @@ class NodeTask implements ConductorTask {
     if (!this.exclusive || this.released) {
       throw new Error(`node ${this.current.uuid}: writeWithNext needs the exclusive lock`);
     }
-    const change = { before: this.current, changes };
-    this.pending = {
-      changes: { ...this.pending?.changes, ...changes },
-      carries: [...(this.pending?.carries ?? []), change],
-    };
+    this.pending = this.takePending(changes);
     this.current = { ...this.current, ...changes };
   }
 

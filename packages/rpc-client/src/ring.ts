@@ -68,7 +68,7 @@ export class ConductorRing {
   async hostFor(node: NodeRoutingKey): Promise<string> {
     const key = ringKey(node.conductorGroup, node.driver);
     // Fresh rings without a wait: an await per call showed in the boot path's profile.
-    let set = this.fresh() ?? (await this.rings());
+    let set = this.fresh() ?? (await this.rebuild());
     if (!set.rings.has(key) && set.builtAt < this.now()) {
       // A conductor may have joined since the last build: look once more.
       set = await this.rebuild();

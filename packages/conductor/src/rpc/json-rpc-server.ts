@@ -199,7 +199,6 @@ export class ConductorRpcServer {
     const requestId =
       typeof given === 'string' && given.length > 0 && given.length <= 128 ? given : `req-${randomUUID()}`;
     const call = new CallOf(requestId, method, this.logger);
-    const logger = (): Logger => call.logger;
     const started = performance.now();
     try {
       if (!this.accepting) throw new TemporaryFailure('The conductor is shutting down, please retry.');
@@ -216,13 +215,13 @@ export class ConductorRpcServer {
       if (isBmaasError(error)) {
         // A refusal is the caller's business; only a fault of ours is an error in our log.
         if (error.status >= 500 && !(error instanceof TemporaryFailure) && !(error instanceof DatabaseUnavailable)) {
-          logger().error('RPC call failed', { error: error.message, code: error.code });
+          call.logger.error('RPC call failed', { error: error.message, code: error.code });
         } else if (writesDebug(this.logger)) {
-          logger().debug('RPC call refused', { error: error.message, code: error.code });
+          call.logger.debug('RPC call refused', { error: error.message, code: error.code });
         }
         throw new JSONRPCErrorException(error.message, error.status, toErrorPayload(error));
       }
-      logger().error('unexpected error in an RPC method', {
+      call.logger.error('unexpected error in an RPC method', {
         error: (error as Error)?.message,
         stack: (error as Error)?.stack,
       });
