@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -78,6 +79,28 @@ describe('HttpRootLayout.readNodeFile', () => {
     await writeFile(join(dir, 'elsewhere', 'config'), 'outside the root\n');
     await symlink(join(dir, 'elsewhere'), layout.nodeDir(other));
     expect(layout.readNodeFile(other, 'config')).toBeUndefined();
+  });
+
+  it('reads a file longer than its read buffer whole, and a short one after it without what the long one left', async () => {
+    await mkdir(layout.nodeDir(NODE));
+    // Multi-byte characters across the buffer's end (64 KiB) must come out whole.
+    const long = `#!ipxe\n${'é'.repeat(40_000)}\n${'x'.repeat(70_000)}\nboot\n`;
+    await writeFile(layout.nodeFile(NODE, 'config'), long);
+    expect(layout.readNodeFile(NODE, 'config')).toBe(long);
+    await writeFile(layout.nodeFile(NODE, 'config'), '#!ipxe\nboot\n');
+    expect(layout.readNodeFile(NODE, 'config')).toBe('#!ipxe\nboot\n');
+    const exact = 'y'.repeat(64 * 1024);
+    await writeFile(layout.nodeFile(NODE, 'config'), exact);
+    expect(layout.readNodeFile(NODE, 'config')).toBe(exact);
+  });
+
+  it('answers nothing for an empty file or a FIFO, without waiting for a writer', async () => {
+    await mkdir(layout.nodeDir(NODE));
+    await writeFile(layout.nodeFile(NODE, 'config'), '');
+    expect(layout.readNodeFile(NODE, 'config')).toBeUndefined();
+    await rm(layout.nodeFile(NODE, 'config'));
+    execFileSync('mkfifo', [layout.nodeFile(NODE, 'config')]);
+    expect(layout.readNodeFile(NODE, 'config')).toBeUndefined();
   });
 
   it('reads no directory or other non-file', async () => {

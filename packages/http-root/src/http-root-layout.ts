@@ -1,4 +1,4 @@
-import { constants, lstatSync, readFileSync } from 'node:fs';
+import { closeSync, constants, lstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
 import { ConfigError, InvalidUUID, macToHyphens, parseMac } from '@bmaas/common';
 
@@ -28,6 +28,8 @@ export class HttpRootLayout {
    * normalisation: join() was a tenth of what the boot path allocated.
    */
   private readonly prefix: string;
+  /** Where readNodeFile reads: boot configs are a few hundred bytes; a larger file takes a second pass. */
+  private readonly readBuffer = Buffer.allocUnsafe(64 * 1024);
 
   constructor(root: string) {
     this.root = resolve(root);
@@ -87,6 +89,10 @@ export class HttpRootLayout {
    * cannot publish a file from elsewhere. Synchronous on purpose: a boot
    * config is a few hundred bytes in the page cache, on the boot path,
    * where fs.promises' thread-pool round trips cost more than the read.
+   * Four system calls (lstat, open, one read, close): a file shorter than
+   * the read buffer needs neither readFileSync's fstat nor a read to find
+   * its end, and system calls are most of what a boot request costs a
+   * conductor.
    */
   readNodeFile(nodeUuid: string, name: string): string | undefined {
     if (!FILE_NAME.test(name)) throw new Error(`not a file name: ${JSON.stringify(name)}`);
@@ -94,15 +100,31 @@ export class HttpRootLayout {
     if (!lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()) return undefined;
     let content: string;
     try {
-      // readFileSync takes open(2) flags as a number too (its types say string only); that keeps its
-      // one-call path: open (no link followed), fstat, read, close.
-      content = readFileSync(dir + sep + name, { encoding: 'utf8', flag: NO_FOLLOW_READ as unknown as string });
+      content = readSmallFile(dir + sep + name, this.readBuffer);
     } catch (error) {
       if (isUnreadable(error)) return undefined;
       throw error;
     }
     // Nothing a boot interface renders is empty (an empty answer would be a FIFO or a stray file).
     return content === '' ? undefined : content;
+  }
+}
+
+/**
+ * The file at `path` as UTF-8, through `buffer`: one read when it is shorter
+ * than the buffer. A read that fills the buffer may not have reached the
+ * end: the rest follows, and the bytes are decoded together (a character
+ * may straddle the buffer's end). A plain read, not pread: a FIFO has no
+ * offset to read at.
+ */
+function readSmallFile(path: string, buffer: Buffer): string {
+  const fd = openSync(path, NO_FOLLOW_READ);
+  try {
+    const read = readSync(fd, buffer, 0, buffer.length, null);
+    if (read < buffer.length) return buffer.toString('utf8', 0, read);
+    return Buffer.concat([buffer, readFileSync(fd)]).toString('utf8');
+  } finally {
+    closeSync(fd);
   }
 }
 
