@@ -48,6 +48,21 @@ describe('SharedNodeCache', () => {
     expect(cache.size).toBe(0);
   });
 
+  it('hands over a held node without waiting, only while the feed follows the log', async () => {
+    const node = readOf(1);
+    const { load } = loader(new Map([[node.node.uuid, node]]));
+    let following = true;
+    const cache = new SharedNodeCache(100, () => following);
+    expect(cache.held(node.node.uuid)).toBeUndefined();
+    const read = await cache.read(node.node.uuid, load(node.node.uuid));
+    expect(cache.held(node.node.uuid)).toBe(read);
+    following = false;
+    expect(cache.held(node.node.uuid)).toBeUndefined();
+    following = true;
+    cache.changed({ everything: false, nodeIds: [1] });
+    expect(cache.held(node.node.uuid)).toBeUndefined();
+  });
+
   it('does not keep a read that a change handed over meanwhile may have made stale', async () => {
     const node = readOf(1);
     const db = new Map([[node.node.uuid, node]]);

@@ -40,6 +40,11 @@ export class SharedNodeCache implements BootPathListener {
     return this.byUuid.size;
   }
 
+  /** The node held for `uuid` while the feed follows the log, without waiting: what read() would answer at once. */
+  held(uuid: string): NodeRead | undefined {
+    return this.following() ? this.byUuid.get(uuid) : undefined;
+  }
+
   /** The node held for `uuid`, else `load()`'s answer, kept unless a change came in while it was read. */
   async read(uuid: string, load: () => Promise<NodeRead | undefined>): Promise<NodeRead | undefined> {
     if (!this.following()) return load();

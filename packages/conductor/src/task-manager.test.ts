@@ -16,13 +16,12 @@ const registry = DriverRegistry.create(DRIVER_CATALOG, {
   conductorHostname: 'test',
 });
 
-function manager(
+function managerOptions(
   hostname: string,
   lockRetry = { attempts: 1, intervalMs: 10 },
   conductorId = 7,
-  observers: Pick<TaskManagerOptions, 'history' | 'provisionStates'> = {},
-): TaskManager {
-  return new TaskManager({
+): TaskManagerOptions {
+  return {
     nodes: stores.nodes,
     ports: stores.ports,
     driverFor: (node) => registry.driverFor(node),
@@ -30,8 +29,16 @@ function manager(
     conductorId: () => conductorId,
     lockRetry,
     logger: createSilentLogger(),
-    ...observers,
-  });
+  };
+}
+
+function manager(
+  hostname: string,
+  lockRetry = { attempts: 1, intervalMs: 10 },
+  conductorId = 7,
+  observers: Pick<TaskManagerOptions, 'history' | 'provisionStates'> = {},
+): TaskManager {
+  return new TaskManager({ ...managerOptions(hostname, lockRetry, conductorId), ...observers });
 }
 
 async function reservationOf(node: NodeRecord): Promise<string | null | undefined> {
@@ -109,6 +116,43 @@ describe('TaskManager', () => {
       await task.updateNode({ lastError: 'written after upgrade' });
     });
     expect(await reservationOf(node)).toBeNull();
+  });
+
+  it('builds a shared cached task from the node the cache holds, without a query, and still upgrades it', async () => {
+    const node = await createNode(stores);
+    const held = await stores.nodes.getByUuidWithPorts(node.uuid);
+    if (!held) throw new Error('node not found');
+    const frozen = Object.freeze({ node: Object.freeze({ ...held.node, lastError: 'as cached' }), ports: held.ports });
+    let loads = 0;
+    const nodeCache = {
+      held: (uuid: string) => (uuid === node.uuid ? frozen : undefined),
+      read: async (_uuid: string, load: () => Promise<unknown>) => {
+        loads++;
+        return load() as never;
+      },
+    };
+    const tasks = new TaskManager({ ...managerOptions('c1'), nodeCache });
+    const served = await tasks.withTask(node.uuid, { shared: true, cached: true, purpose: 'boot' }, async (task) => {
+      expect(task.shared).toBe(true);
+      return task.node;
+    });
+    expect(served).toBe(frozen.node);
+    expect(loads).toBe(0);
+    // Not cached: the usual read, through the cache's read().
+    const read = await tasks.withTask(node.uuid, { shared: true, purpose: 'boot' }, async (task) => task.node);
+    expect(read.lastError).toBeNull();
+    // A node the cache does not hold goes through read() too.
+    const other = await createNode(stores);
+    await tasks.withTask(other.uuid, { shared: true, cached: true, purpose: 'boot' }, async () => undefined);
+    expect(loads).toBe(1);
+    // Upgraded from the cached node: locked, written, released as any task.
+    await tasks.withTask(node.uuid, { shared: true, cached: true, purpose: 'boot' }, async (task) => {
+      await task.upgradeLock();
+      expect(await reservationOf(node)).toBe('c1');
+      await task.updateNode({ lastError: 'written after upgrade' });
+    });
+    expect(await reservationOf(node)).toBeNull();
+    expect((await stores.nodes.getById(node.id))?.lastError).toBe('written after upgrade');
   });
 
   it('fails an upgrade with NodeLocked when someone else holds the node', async () => {

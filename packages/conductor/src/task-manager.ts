@@ -23,7 +23,7 @@ export interface TaskManagerOptions {
   /** Told of every provision state change written under a lock (deploy and clean durations). */
   provisionStates?: ProvisionStateObserver;
   /** The boot path's nodes in memory ([database]boot_path_cache), for shared locks that may use them. */
-  nodeCache?: Pick<SharedNodeCache, 'read'> | undefined;
+  nodeCache?: Pick<SharedNodeCache, 'read' | 'held'> | undefined;
 }
 
 export interface ProvisionStateObserver {
@@ -202,8 +202,7 @@ export class TaskManager {
       if (!read) throw new NodeNotFound(nodeUuid);
       ({ node, ports } = read);
     }
-    const makeLogger = () =>
-      this.options.logger.child({ nodeUuid, requestId: options.requestId, purpose: options.purpose });
+    const makeLogger = this.taskLogger(nodeUuid, options);
     let task: NodeTask;
     try {
       const driver = this.driverOf(node);
@@ -223,7 +222,7 @@ export class TaskManager {
    * runs after `fn`'s result is returned and releases the lock when done.
    */
   async withTask<T>(nodeUuid: string, options: AcquireOptions, fn: (task: ConductorTask) => Promise<T>): Promise<T> {
-    const task = (await this.acquire(nodeUuid, options)) as NodeTask;
+    const task = this.taskOfHeldNode(nodeUuid, options) ?? ((await this.acquire(nodeUuid, options)) as NodeTask);
     let result: T;
     try {
       result = await fn(task);
@@ -235,8 +234,28 @@ export class TaskManager {
     if (work) this.runInBackground(task, work);
     else if (task.pending)
       await task.release(); // it writes what fn asked for: its failure is fn's
+    else if (task.shared)
+      task.released = true; // a shared lock holds nothing to give back
     else await this.releaseQuietly(task);
     return result;
+  }
+
+  /**
+   * A shared task on the boot path's cached node, built without waiting:
+   * acquire() would answer with the same node, after a few promises that a
+   * boot storm pays per request. Undefined when the cache cannot answer now.
+   */
+  private taskOfHeldNode(nodeUuid: string, options: AcquireOptions): NodeTask | undefined {
+    if (!options.shared || !options.cached) return undefined;
+    const held = this.options.nodeCache?.held(nodeUuid);
+    if (!held) return undefined;
+    const makeLogger = this.taskLogger(nodeUuid, options);
+    return new NodeTask(this, held.node, held.ports, this.driverOf(held.node), false, makeLogger, options.requestId);
+  }
+
+  /** Makes a task's logger, on its first use. */
+  private taskLogger(nodeUuid: string, options: AcquireOptions): () => Logger {
+    return () => this.options.logger.child({ nodeUuid, requestId: options.requestId, purpose: options.purpose });
   }
 
   /**
