@@ -91,8 +91,8 @@ export class HttpRootLayout {
    * where fs.promises' thread-pool round trips cost more than the read.
    * Four system calls (lstat, open, one read, close): a file shorter than
    * the read buffer needs neither readFileSync's fstat nor a read to find
-   * its end, and system calls are most of what a boot request costs a
-   * conductor.
+   * its end, and system calls are about half of what a boot request costs
+   * a conductor.
    */
   readNodeFile(nodeUuid: string, name: string): string | undefined {
     if (!FILE_NAME.test(name)) throw new Error(`not a file name: ${JSON.stringify(name)}`);
