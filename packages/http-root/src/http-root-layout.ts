@@ -64,8 +64,7 @@ export class HttpRootLayout {
 
   /** A file of the node's own, e.g. its boot config (`config`, `grub.cfg`). */
   nodeFile(nodeUuid: string, name: string): string {
-    if (!FILE_NAME.test(name)) throw new Error(`not a file name: ${JSON.stringify(name)}`);
-    return this.nodeDir(nodeUuid) + sep + name;
+    return fileIn(this.nodeDir(nodeUuid), name);
   }
 
   nodeImage(nodeUuid: string, image: BootImageName): string {
@@ -95,12 +94,12 @@ export class HttpRootLayout {
    * a conductor.
    */
   readNodeFile(nodeUuid: string, name: string): string | undefined {
-    if (!FILE_NAME.test(name)) throw new Error(`not a file name: ${JSON.stringify(name)}`);
     const dir = this.nodeDir(nodeUuid);
+    const file = fileIn(dir, name);
     if (!lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()) return undefined;
     let content: string;
     try {
-      content = readSmallFile(dir + sep + name, this.readBuffer);
+      content = readSmallFile(file, this.readBuffer);
     } catch (error) {
       if (isUnreadable(error)) return undefined;
       throw error;
@@ -108,6 +107,12 @@ export class HttpRootLayout {
     // Nothing a boot interface renders is empty (an empty answer would be a FIFO or a stray file).
     return content === '' ? undefined : content;
   }
+}
+
+/** `name` in `dir`: a checked name is one plain segment, so appending it is what join() would give. */
+function fileIn(dir: string, name: string): string {
+  if (!FILE_NAME.test(name)) throw new Error(`not a file name: ${JSON.stringify(name)}`);
+  return dir + sep + name;
 }
 
 /**
