@@ -4,7 +4,11 @@ import type { NodeRoutingKey } from './ring.js';
 export interface ConductorCallOptions {
   /** Request id that travels into the conductor's logs. */
   requestId?: string;
-  /** Per-call timeout in milliseconds; default [json_rpc]timeout. */
+  /**
+   * Per-call timeout in milliseconds; default [json_rpc]timeout. It bounds
+   * the whole call, finding the owner included: by then the call has
+   * answered or failed (RpcTimeout).
+   */
   timeoutMs?: number;
 }
 

@@ -2,6 +2,7 @@ import { createSilentLogger, type Logger } from '@bmaas/common';
 import type { ConductorCallOptions, ConductorClient } from './client.js';
 import type { RpcMethodName, RpcParams, RpcResult } from './methods.js';
 import { type AliveConductorSource, ConductorRing, type NodeRoutingKey } from './ring.js';
+import { withDeadline } from './with-deadline.js';
 
 /** One call the fake received, with the conductor the ring chose for it. */
 export interface RecordedCall<M extends RpcMethodName = RpcMethodName> {
@@ -85,11 +86,26 @@ export class FakeConductorClient implements ConductorClient {
     return this.ring.hostFor(node);
   }
 
-  async callForNode<M extends RpcMethodName>(
+  /** Like the real client, a call given timeoutMs fails with RpcTimeout once it passes (a handler may never answer). */
+  callForNode<M extends RpcMethodName>(
     node: NodeRoutingKey,
     method: M,
     params: RpcParams<M>,
     options: ConductorCallOptions = {},
+  ): Promise<RpcResult<M>> {
+    const answer = this.answer(node, method, params, options);
+    return options.timeoutMs === undefined ? answer : withDeadline(answer, options.timeoutMs, `a fake ${method}`);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+
+  private async answer<M extends RpcMethodName>(
+    node: NodeRoutingKey,
+    method: M,
+    params: RpcParams<M>,
+    options: ConductorCallOptions,
   ): Promise<RpcResult<M>> {
     if (this.closed) throw new Error('FakeConductorClient is closed');
     const host = await this.ring.hostFor(node);
@@ -101,9 +117,5 @@ export class FakeConductorClient implements ConductorClient {
     if (!ANSWERS_NULL.has(method))
       throw new Error(`FakeConductorClient: no answer set for ${method} (use respondWith)`);
     return null as RpcResult<M>;
-  }
-
-  async close(): Promise<void> {
-    this.closed = true;
   }
 }

@@ -86,8 +86,14 @@ const baseConfig: JsonRpcClientConfig = {
   password: null,
 };
 
-function clientFor(host: string, config: Partial<JsonRpcClientConfig> = {}) {
-  const ring = { invalidations: 0, hostFor: async () => host, invalidate: () => ring.invalidations++ };
+/** A client whose ring names `host`; `ringRead` is what hostFor waits for when the ring cannot answer at once. */
+function clientFor(host: string, config: Partial<JsonRpcClientConfig> = {}, ringRead?: Promise<string>) {
+  const ring = {
+    invalidations: 0,
+    hostNow: () => (ringRead ? undefined : host),
+    hostFor: async () => (ringRead ? ringRead : host),
+    invalidate: () => ring.invalidations++,
+  };
   const registry = new Registry();
   const client = new JsonRpcConductorClient({
     ring,
@@ -276,6 +282,38 @@ describe('JsonRpcConductorClient', () => {
     ).rejects.toBeInstanceOf(RpcTimeout);
     // Long before the conductor's answer: the bound is generous for a busy machine.
     expect(Date.now() - started).toBeLessThan(SLOW_CONDUCTOR_MS / 2);
+  });
+
+  it('counts the timeout from the call when the ring must be read first, and bounds that read too', async () => {
+    const fake = createFakeConductor();
+    const { server, port } = await serve(fake.rpc);
+    servers.push(server);
+    const never = new Promise<string>(() => {});
+    const hanging = clientFor(`127.0.0.1:${port}`, {}, never);
+    clients.push(hanging.client);
+    let started = Date.now();
+    await expect(
+      hanging.client.callForNode(NODE, 'get_boot_config', { node_id: 'n', name: 'x' }, { timeoutMs: 200 }),
+    ).rejects.toThrow(/Timed out after 0.2 s waiting for the conductor hash ring/);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(190);
+    expect(Date.now() - started).toBeLessThan(SLOW_CONDUCTOR_MS / 2);
+
+    // A read that takes most of the time leaves the call only the rest of it.
+    const slowRead = clientFor(
+      `127.0.0.1:${port}`,
+      {},
+      new Promise((resolve) => setTimeout(() => resolve(`127.0.0.1:${port}`), 150)),
+    );
+    clients.push(slowRead.client);
+    started = Date.now();
+    await expect(
+      slowRead.client.callForNode(NODE, 'get_boot_config', { node_id: 'slow', name: 'x' }, { timeoutMs: 300 }),
+    ).rejects.toThrow(/Timed out after 0\.\d+ s waiting for an answer from conductor/);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+    expect(Date.now() - started).toBeLessThan(SLOW_CONDUCTOR_MS / 2);
+    expect(await slowRead.client.callForNode(NODE, 'get_boot_config', { node_id: 'n', name: 'x' })).toEqual(
+      await hanging.client.call(`127.0.0.1:${port}`, 'get_boot_config', { node_id: 'n', name: 'x' }),
+    );
   });
 
   it('answers TemporaryFailure and invalidates the ring when the conductor is gone', async () => {

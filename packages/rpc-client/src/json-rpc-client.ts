@@ -17,6 +17,7 @@ import type { ConductorCallOptions, ConductorClient } from './client.js';
 import type { RequestContext, RpcMethodName, RpcParams, RpcResult } from './methods.js';
 import type { ConductorRing, NodeRoutingKey } from './ring.js';
 import type { RpcCallMetrics } from './rpc-call-metrics.js';
+import { withDeadline } from './with-deadline.js';
 
 /** The [json_rpc] options the client reads. */
 export type JsonRpcClientConfig = Pick<
@@ -25,7 +26,7 @@ export type JsonRpcClientConfig = Pick<
 >;
 
 export interface JsonRpcConductorClientOptions {
-  ring: Pick<ConductorRing, 'hostFor' | 'invalidate'>;
+  ring: Pick<ConductorRing, 'hostFor' | 'hostNow' | 'invalidate'>;
   config: JsonRpcClientConfig;
   logger: Logger;
   /** Where each call's method, outcome and latency are recorded. */
@@ -121,18 +122,33 @@ export class JsonRpcConductorClient implements ConductorClient {
     return this.options.ring.hostFor(node);
   }
 
-  async callForNode<M extends RpcMethodName>(
+  callForNode<M extends RpcMethodName>(
     node: NodeRoutingKey,
     method: M,
     params: RpcParams<M>,
     options: ConductorCallOptions = {},
   ): Promise<RpcResult<M>> {
-    const hostname = await this.options.ring.hostFor(node);
-    return this.call(hostname, method, params, options);
+    const { ring, config } = this.options;
+    try {
+      const owner = ring.hostNow(node);
+      if (owner !== undefined) return this.call(owner, method, params, options);
+    } catch (error) {
+      // Not an async function, but it fails like one: callers chain on the promise.
+      return Promise.reject(error);
+    }
+    // The rings must be read first: the timeout counts from here and bounds that read too.
+    const timeoutMs = options.timeoutMs ?? config.timeout * 1000;
+    const started = Date.now();
+    return withDeadline(ring.hostFor(node), timeoutMs, 'the conductor hash ring').then((hostname) =>
+      this.call(hostname, method, params, {
+        ...options,
+        timeoutMs: Math.max(1, timeoutMs - (Date.now() - started)),
+      }),
+    );
   }
 
   /** Calls one named conductor (as registered: host or host:port). */
-  async call<M extends RpcMethodName>(
+  call<M extends RpcMethodName>(
     hostname: string,
     method: M,
     params: RpcParams<M>,
@@ -143,32 +159,53 @@ export class JsonRpcConductorClient implements ConductorClient {
     const context: RequestContext = { request_id: options.requestId ?? `req-${randomUUID()}` };
     const timeoutMs = options.timeoutMs ?? config.timeout * 1000;
     const request = createJSONRPCRequest(++this.nextId, method, { ...params, context });
-    let response: JSONRPCResponse;
-    try {
-      const answer = BATCHED_METHODS.has(method)
-        ? await withDeadline(this.batchFor(hostname).get({ request, timeoutMs }), timeoutMs, hostname)
-        : (await this.exchange(hostname, timeoutMs, [request]))[0];
-      if (!answer) throw new UnexpectedRpcError(`Conductor ${hostname} did not answer request ${request.id}.`);
-      response = answer;
-      if (response.error) {
-        const error = fromErrorPayload(response.error.data, response.error.message);
-        if (error instanceof UnexpectedRpcError) {
-          this.logger.warn('conductor answered with an error outside the allow-list', {
-            conductor: hostname,
-            method,
-            requestId: context.request_id,
-            code: response.error.code,
-            error: response.error.message,
-          });
+    const answer = BATCHED_METHODS.has(method)
+      ? withDeadline(
+          this.batchFor(hostname).get({ request, timeoutMs }),
+          timeoutMs,
+          `an answer from conductor ${hostname}`,
+        )
+      : this.exchange(hostname, timeoutMs, [request]).then((answers) => answers[0]);
+    // Not an async function: one reaction per call (the boot path makes thousands a second).
+    return answer.then(
+      (response) => {
+        let result: unknown;
+        try {
+          result = this.resultOf(hostname, method, request, response);
+        } catch (error) {
+          metrics.observe(method, error, started);
+          throw error;
         }
+        metrics.observe(method, undefined, started);
+        return result as RpcResult<M>;
+      },
+      (error: unknown) => {
+        metrics.observe(method, error, started);
         throw error;
-      }
-    } catch (error) {
-      metrics.observe(method, error, started);
-      throw error;
+      },
+    );
+  }
+
+  /** The conductor's answer to `request`: its result, else the domain error it carries is thrown. */
+  private resultOf(
+    hostname: string,
+    method: RpcMethodName,
+    request: JSONRPCRequest,
+    response: JSONRPCResponse | undefined,
+  ): unknown {
+    if (!response) throw new UnexpectedRpcError(`Conductor ${hostname} did not answer request ${request.id}.`);
+    if (!response.error) return response.result;
+    const error = fromErrorPayload(response.error.data, response.error.message);
+    if (error instanceof UnexpectedRpcError) {
+      this.logger.warn('conductor answered with an error outside the allow-list', {
+        conductor: hostname,
+        method,
+        requestId: (request.params as { context: RequestContext }).context.request_id,
+        code: response.error.code,
+        error: response.error.message,
+      });
     }
-    metrics.observe(method, undefined, started);
-    return response.result as RpcResult<M>;
+    throw error;
   }
 
   async close(): Promise<void> {
@@ -298,33 +335,6 @@ export class JsonRpcConductorClient implements ConductorClient {
       req.end(body);
     });
   }
-}
-
-/**
- * A batched call may wait for the batch before it to come back: its timeout
- * still counts from the call, so firmware waits no longer than timeoutMs.
- */
-function withDeadline<T>(answer: Promise<T>, timeoutMs: number, hostname: string): Promise<T> {
-  // One promise and one reaction per call (a race with a deadline promise and a finally were four, per boot request).
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(
-      () =>
-        reject(
-          new RpcTimeout(`Timed out after ${timeoutMs / 1000} s waiting for an answer from conductor ${hostname}.`),
-        ),
-      timeoutMs,
-    );
-    answer.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
 }
 
 function parseResponse(hostname: string, status: number, text: string): JSONRPCResponse | JSONRPCResponse[] {

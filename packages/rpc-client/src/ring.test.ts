@@ -84,6 +84,24 @@ describe('ConductorRing', () => {
     expect(await ring.hostFor(other)).toBe('b');
   });
 
+  it('names the owner at once only while fresh rings hold the key, as hostFor would', async () => {
+    await register('a');
+    await register('b');
+    const ring = ringOf(15);
+    const node = { uuid: randomUUID(), driver: 'fake-hardware', conductorGroup: '' };
+    // Nothing read yet.
+    expect(ring.hostNow(node)).toBeUndefined();
+    const owner = await ring.hostFor(node);
+    expect(ring.hostNow(node)).toBe(owner);
+    expect(ring.hostNow({ ...node, driver: 'other-hardware' })).toBeUndefined();
+    // Past the reset interval, or invalidated: only hostFor reads the members again.
+    clock += 15_000;
+    expect(ring.hostNow(node)).toBeUndefined();
+    expect(await ring.hostFor(node)).toBe(owner);
+    ring.invalidate();
+    expect(ring.hostNow(node)).toBeUndefined();
+  });
+
   it('keys rings by conductor group (case-insensitive) and hardware type', async () => {
     await register('rack1-conductor', ['fake-hardware'], 'rack1');
     await register('default-conductor', ['fake-hardware'], '');

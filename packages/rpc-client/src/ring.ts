@@ -83,6 +83,16 @@ export class ConductorRing {
     return ring.get(node.uuid);
   }
 
+  /**
+   * The owner at once, when fresh rings hold the node's key; undefined when
+   * only hostFor can tell (rings to read again, a key to look for, or an
+   * error to raise). The boot path asks this first: a promise per request
+   * showed in its profile.
+   */
+  hostNow(node: NodeRoutingKey): string | undefined {
+    return this.fresh()?.rings.get(ringKey(node.conductorGroup, node.driver))?.get(node.uuid);
+  }
+
   /** Members of every ring, for diagnostics and takeover. */
   async members(): Promise<ReadonlyMap<string, string[]>> {
     return (await this.rings()).members;

@@ -72,39 +72,34 @@ export class BootConfigController {
   /**
    * Answers within rpcTimeoutMs whatever the database or the conductor do:
    * a lookup that fails or is still running at the deadline is a refusal
-   * (the uniform 404 firmware retries), never a hang or a 500.
+   * (the uniform 404 firmware retries), never a hang or a 500. A node the
+   * index may serve goes straight to its owner, whose call is bounded by
+   * the client's timeout; only a lookup in PostgreSQL needs a timer here.
    */
-  async answer(rawMac: string, rawName: string, requestId: string | undefined): Promise<BootConfigAnswer> {
+  answer(rawMac: string, rawName: string, requestId: string | undefined): Promise<BootConfigAnswer> {
     const mac = tryParseMac(rawMac);
-    if (mac === undefined) return { ok: false, reason: 'malformed-mac' };
-    if (!CONFIG_NAME.test(rawName)) return { ok: false, reason: 'malformed-name', mac };
-
-    const deadline = Date.now() + this.deps.rpcTimeoutMs;
-    // One timer for the whole answer, lookup and call (a timer per phase was two per request).
-    const late = new Deadline(deadline);
-    try {
-      return await this.answerBefore(mac, rawName, requestId, late);
-    } finally {
-      late.cancel();
+    if (mac === undefined) return Promise.resolve({ ok: false, reason: 'malformed-mac' });
+    if (!CONFIG_NAME.test(rawName)) return Promise.resolve({ ok: false, reason: 'malformed-name', mac });
+    const indexed = this.deps.index?.get(mac);
+    if (indexed && this.servable(indexed)) {
+      // The boot storm's path: no promise or timer beyond the call's own (each showed in its profile).
+      return this.fromOwner(indexed, mac, rawName, requestId, this.deps.rpcTimeoutMs);
     }
+    // Unknown to the index, or not servable there: PostgreSQL decides (it may have changed since the last poll).
+    return this.afterLookup(mac, rawName, requestId, Date.now() + this.deps.rpcTimeoutMs);
   }
 
-  private async answerBefore(
+  private async afterLookup(
     mac: string,
     rawName: string,
     requestId: string | undefined,
-    late: Deadline,
+    deadline: number,
   ): Promise<BootConfigAnswer> {
-    let node = this.deps.index?.get(mac);
-    if (!node || !this.servable(node)) {
-      // Unknown to the index, or not servable there: PostgreSQL decides (it may have changed since the last poll).
-      const looked = await late.race(this.deps.ports.bootLookup(mac));
-      if (looked.kind === 'late') return { ok: false, reason: 'deadline', detail: `lookup of ${mac}`, mac };
-      if (looked.kind === 'failed') {
-        return { ok: false, reason: 'database-unavailable', detail: describe(looked.error), mac };
-      }
-      node = looked.value;
-    }
+    const looked = await settleBy(this.deps.ports.bootLookup(mac), deadline);
+    if (looked.kind === 'late') return { ok: false, reason: 'deadline', detail: `lookup of ${mac}`, mac };
+    if (looked.kind === 'failed')
+      return { ok: false, reason: 'database-unavailable', detail: describe(looked.error), mac };
+    const node = looked.value;
     if (!node) {
       if (rawName === DISCOVERY_SCRIPT_NAME && this.deps.discoveryScript !== undefined) {
         return { ok: true, content: this.deps.discoveryScript, nodeUuid: DISCOVERY_NODE, mac };
@@ -114,16 +109,35 @@ export class BootConfigController {
     if (!this.servable(node)) {
       return { ok: false, reason: 'state-not-allowed', nodeUuid: node.nodeUuid, detail: node.provisionState, mac };
     }
-    const call = this.deps.conductors.callForNode(
-      { uuid: node.nodeUuid, driver: node.driver, conductorGroup: node.conductorGroup },
-      'get_boot_config',
-      { node_id: node.nodeUuid, name: rawName },
-      { requestId, timeoutMs: Math.max(1, late.at - Date.now()) },
-    );
-    const called = await late.race(call);
-    if (called.kind === 'ok') return { ok: true, content: called.value.content, nodeUuid: node.nodeUuid, mac };
-    if (called.kind === 'late') return { ok: false, reason: 'rpc-timeout', nodeUuid: node.nodeUuid, mac };
-    return { ok: false, reason: classify(called.error), nodeUuid: node.nodeUuid, detail: describe(called.error), mac };
+    return this.fromOwner(node, mac, rawName, requestId, Math.max(1, deadline - Date.now()));
+  }
+
+  /** The owning conductor's answer within timeoutMs (the client's bound: routing and call). */
+  private fromOwner(
+    node: BootLookupRecord,
+    mac: string,
+    rawName: string,
+    requestId: string | undefined,
+    timeoutMs: number,
+  ): Promise<BootConfigAnswer> {
+    const { nodeUuid } = node;
+    return this.deps.conductors
+      .callForNode(
+        { uuid: nodeUuid, driver: node.driver, conductorGroup: node.conductorGroup },
+        'get_boot_config',
+        { node_id: nodeUuid, name: rawName },
+        { requestId, timeoutMs },
+      )
+      .then(
+        (value): BootConfigAnswer => ({ ok: true, content: value.content, nodeUuid, mac }),
+        (error: unknown): BootConfigAnswer => ({
+          ok: false,
+          reason: classify(error),
+          nodeUuid,
+          detail: describe(error),
+          mac,
+        }),
+      );
   }
 
   private servable(node: BootLookupRecord): boolean {
@@ -135,44 +149,21 @@ type Settled<T> = { kind: 'ok'; value: T } | { kind: 'failed'; error: unknown } 
 
 const LATE: Settled<never> = { kind: 'late' };
 
-/**
- * The end of one answer: races work against it; work still running then is
- * dropped. One timer for the answer; each race is one promise settled by
- * whichever comes first (Promise.race over mapped promises was several per
- * request).
- */
-class Deadline {
-  private readonly timer: NodeJS.Timeout;
-  private passed = false;
-  /** Settles the race in progress as late when the deadline passes. */
-  private onLate: (() => void) | undefined;
-
-  constructor(readonly at: number) {
-    this.timer = setTimeout(
-      () => {
-        this.passed = true;
-        this.onLate?.();
+/** How `work` ended, or 'late' when it had not by `deadline` (epoch ms); work still running then is dropped. */
+function settleBy<T>(work: Promise<T>, deadline: number): Promise<Settled<T>> {
+  return new Promise<Settled<T>>((resolve) => {
+    const timer = setTimeout(() => resolve(LATE), Math.max(0, deadline - Date.now()));
+    work.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve({ kind: 'ok', value });
       },
-      Math.max(0, at - Date.now()),
+      (error: unknown) => {
+        clearTimeout(timer);
+        resolve({ kind: 'failed', error });
+      },
     );
-  }
-
-  /** How `work` ended, or 'late' when it had not by the deadline. */
-  race<T>(work: Promise<T>): Promise<Settled<T>> {
-    if (this.passed) return Promise.resolve(LATE);
-    return new Promise<Settled<T>>((resolve) => {
-      this.onLate = () => resolve(LATE);
-      work.then(
-        (value) => resolve({ kind: 'ok', value }),
-        (error: unknown) => resolve({ kind: 'failed', error }),
-      );
-    });
-  }
-
-  cancel(): void {
-    clearTimeout(this.timer);
-    this.onLate = undefined;
-  }
+  });
 }
 
 function classify(error: unknown): BootRefusal {

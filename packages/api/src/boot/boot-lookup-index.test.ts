@@ -148,9 +148,12 @@ describe('BootLookupIndex, following the change log', () => {
     const waiting = await storeNode('wait call-back', ['52:54:00:bb:03:01']);
     const conductors = new FakeConductorClient({ conductors: stores.conductors, heartbeatTimeout: 60 });
     const never = new Promise<never>(() => {});
-    const controller = (lookup: 'hangs' | 'answers') =>
+    const { index, feed } = followed();
+    await feed.poll();
+    const controller = (lookup: 'hangs' | 'answers' | 'indexed') =>
       new BootConfigController({
-        ports: { bootLookup: (mac) => (lookup === 'hangs' ? never : stores.ports.bootLookup(mac)) },
+        ports: { bootLookup: (mac) => (lookup === 'answers' ? stores.ports.bootLookup(mac) : never) },
+        index: lookup === 'indexed' ? index : undefined,
         conductors,
         restrictToWaitStates: true,
         rpcTimeoutMs: 300,
@@ -171,6 +174,12 @@ describe('BootLookupIndex, following the change log', () => {
     expect(callHangs.value).toMatchObject({ ok: false, reason: 'rpc-timeout', nodeUuid: waiting.node.uuid });
     expect(callHangs.ms).toBeGreaterThanOrEqual(250);
     expect(callHangs.ms).toBeLessThan(3000);
+
+    // From the index, no lookup at all: the call alone, bounded by its own timeout.
+    const indexedCallHangs = await timed(controller('indexed').answer('52:54:00:bb:03:01', 'boot.ipxe', 'req-4'));
+    expect(indexedCallHangs.value).toMatchObject({ ok: false, reason: 'rpc-timeout', nodeUuid: waiting.node.uuid });
+    expect(indexedCallHangs.ms).toBeGreaterThanOrEqual(250);
+    expect(indexedCallHangs.ms).toBeLessThan(3000);
 
     // Answers that come in time win, and the deadline's timer leaves nothing behind for the next request.
     conductors.respondWith('get_boot_config', async () => ({ content: '#!ipxe\n' }));
