@@ -171,7 +171,7 @@ export class JsonRpcConductorClient implements ConductorClient {
       (response) => {
         let result: unknown;
         try {
-          result = this.resultOf(hostname, method, request, response);
+          result = this.resultOf(hostname, method, request, context.request_id, response);
         } catch (error) {
           metrics.observe(method, error, started);
           throw error;
@@ -191,6 +191,7 @@ export class JsonRpcConductorClient implements ConductorClient {
     hostname: string,
     method: RpcMethodName,
     request: JSONRPCRequest,
+    requestId: string,
     response: JSONRPCResponse | undefined,
   ): unknown {
     if (!response) throw new UnexpectedRpcError(`Conductor ${hostname} did not answer request ${request.id}.`);
@@ -200,7 +201,7 @@ export class JsonRpcConductorClient implements ConductorClient {
       this.logger.warn('conductor answered with an error outside the allow-list', {
         conductor: hostname,
         method,
-        requestId: (request.params as { context: RequestContext }).context.request_id,
+        requestId,
         code: response.error.code,
         error: response.error.message,
       });
