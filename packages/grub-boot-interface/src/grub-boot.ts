@@ -50,7 +50,7 @@ export class GrubBootInterface extends BaseBootInterface {
 
   constructor(deps: InterfaceDeps) {
     super();
-    this.layout = new HttpRootLayout(deps.deploy.http_root);
+    this.layout = new HttpRootLayout(deps.deploy.http_root, { readCacheBytes: deps.deploy.boot_config_cache_bytes });
     this.deploy = deps.deploy;
     this.apiUrl = deps.apiPublicEndpoint;
     this.allowedPaths = deps.fileUrlAllowedPaths;

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rename, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { ConfigError, InvalidMAC, InvalidUUID } from '@bmaas/common';
@@ -106,5 +106,105 @@ describe('HttpRootLayout.readNodeFile', () => {
   it('reads no directory or other non-file', async () => {
     await mkdir(join(layout.nodeDir(NODE), 'config'), { recursive: true });
     expect(layout.readNodeFile(NODE, 'config')).toBeUndefined();
+  });
+});
+
+describe('HttpRootLayout.readNodeFile with the read cache', () => {
+  const LATER = 60_000;
+  let dir: string;
+  /** A clock a minute ahead: every file read is old enough to be kept. */
+  let layout: HttpRootLayout;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'bmaas-layout-cache-'));
+    layout = new HttpRootLayout(join(dir, 'root'), { readCacheBytes: 1024, now: () => Date.now() + LATER });
+    await mkdir(layout.nodeDir(NODE), { recursive: true });
+  });
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  const past = new Date('2026-01-01T00:00:00Z');
+
+  it('serves a file again from memory while it is unchanged', async () => {
+    await writeFile(layout.nodeFile(NODE, 'config'), '#!ipxe\none\n');
+    expect(layout.readNodeFile(NODE, 'config')).toBe('#!ipxe\none\n');
+    expect(layout.cached).toEqual({ files: 1, bytes: 11 });
+    expect(layout.readNodeFile(NODE, 'config')).toBe('#!ipxe\none\n');
+    expect(layout.cached).toEqual({ files: 1, bytes: 11 });
+  });
+
+  it('reads the file again after a rewrite by rename, an edit in place of the same size, or a removal', async () => {
+    const file = layout.nodeFile(NODE, 'config');
+    await writeFile(file, '#!ipxe\none\n');
+    expect(layout.readNodeFile(NODE, 'config')).toBe('#!ipxe\none\n');
+
+    await writeFile(`${file}.new`, '#!ipxe\ntwo\n');
+    await rename(`${file}.new`, file);
+    expect(layout.readNodeFile(NODE, 'config')).toBe('#!ipxe\ntwo\n');
+
+    // Same inode and size, and a modification time set back by hand: the times still differ from the kept ones.
+    await utimes(file, past, past);
+    expect(layout.readNodeFile(NODE, 'config')).toBe('#!ipxe\ntwo\n');
+    await writeFile(file, '#!ipxe\nsix\n');
+    await utimes(file, past, new Date(past.getTime() + 1000));
+    expect(layout.readNodeFile(NODE, 'config')).toBe('#!ipxe\nsix\n');
+
+    await rm(file);
+    expect(layout.readNodeFile(NODE, 'config')).toBeUndefined();
+    expect(layout.cached).toEqual({ files: 0, bytes: 0 });
+  });
+
+  it('serves no file from elsewhere through a link, however alike', async () => {
+    await writeFile(layout.nodeFile(NODE, 'config'), '#!ipxe\none\n');
+    expect(layout.readNodeFile(NODE, 'config')).toBe('#!ipxe\none\n');
+    // The node directory swapped for a link to a directory outside the root holding a file of the same size.
+    await mkdir(join(dir, 'elsewhere'));
+    await writeFile(join(dir, 'elsewhere', 'config'), '#!ipxe\none\n');
+    await rename(layout.nodeDir(NODE), join(dir, 'moved'));
+    await symlink(join(dir, 'elsewhere'), layout.nodeDir(NODE));
+    expect(layout.readNodeFile(NODE, 'config')).toBeUndefined();
+    // The file read before, reached through a link once its entry is gone: the checked read refuses it.
+    await rm(layout.nodeDir(NODE));
+    await symlink(join(dir, 'moved'), layout.nodeDir(NODE));
+    expect(layout.readNodeFile(NODE, 'config')).toBeUndefined();
+  });
+
+  it('does not keep a file changed moments before it was read', async () => {
+    const now = new HttpRootLayout(layout.root, { readCacheBytes: 1024 });
+    await writeFile(layout.nodeFile(NODE, 'config'), '#!ipxe\none\n');
+    expect(now.readNodeFile(NODE, 'config')).toBe('#!ipxe\none\n');
+    expect(now.cached.files).toBe(0);
+    await utimes(layout.nodeFile(NODE, 'config'), past, past);
+    // The change time is still now (utimes sets it): still not kept.
+    expect(now.readNodeFile(NODE, 'config')).toBe('#!ipxe\none\n');
+    expect(now.cached.files).toBe(0);
+  });
+
+  it('keeps at most its bound, dropping the oldest first, and nothing larger than the bound', async () => {
+    const nodes = Array.from({ length: 5 }, (_, i) => `${i}be26c0b-03f2-4d2e-ae87-c02d7f33c123`);
+    for (const node of nodes) {
+      await mkdir(layout.nodeDir(node), { recursive: true });
+      await writeFile(layout.nodeFile(node, 'config'), `${`#!ipxe\n${node}\n`.padEnd(299, '#')}\n`);
+    }
+    for (const node of nodes) expect(layout.readNodeFile(node, 'config')).toHaveLength(300);
+    expect(layout.cached).toEqual({ files: 3, bytes: 900 });
+    for (const node of nodes) expect(layout.readNodeFile(node, 'config')).toContain(node);
+
+    await writeFile(layout.nodeFile(NODE, 'config'), 'x'.repeat(2000));
+    expect(layout.readNodeFile(NODE, 'config')).toHaveLength(2000);
+    expect(layout.cached.bytes).toBeLessThanOrEqual(1024);
+  });
+
+  it('reads every time with a bound of 0', async () => {
+    const uncached = new HttpRootLayout(layout.root, { readCacheBytes: 0, now: () => Date.now() + LATER });
+    await writeFile(layout.nodeFile(NODE, 'config'), '#!ipxe\none\n');
+    expect(uncached.readNodeFile(NODE, 'config')).toBe('#!ipxe\none\n');
+    expect(uncached.cached).toEqual({ files: 0, bytes: 0 });
+  });
+
+  it('answers nothing for a FIFO or a directory, and keeps neither', async () => {
+    execFileSync('mkfifo', [layout.nodeFile(NODE, 'config')]);
+    expect(layout.readNodeFile(NODE, 'config')).toBeUndefined();
+    await mkdir(layout.nodeFile(NODE, 'grub.cfg'));
+    expect(layout.readNodeFile(NODE, 'grub.cfg')).toBeUndefined();
+    expect(layout.cached.files).toBe(0);
   });
 });

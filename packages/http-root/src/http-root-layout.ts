@@ -1,4 +1,4 @@
-import { closeSync, constants, lstatSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync, type Stats } from 'node:fs';
 import { isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
 import { ConfigError, InvalidUUID, macToHyphens, parseMac } from '@bmaas/common';
 
@@ -9,6 +9,16 @@ export type BootImageName = (typeof BOOT_IMAGE_NAMES)[number];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** A file name a boot interface chose (never request input): one plain path segment. */
 const FILE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
+
+export interface HttpRootLayoutOptions {
+  /**
+   * Most bytes of node files readNodeFile keeps to serve again
+   * ([deploy]boot_config_cache_bytes); 0 or absent: every read opens the file.
+   */
+  readCacheBytes?: number;
+  /** The clock that tells a file changed too recently to be trusted from memory (tests move it). */
+  now?: () => number;
+}
 
 /**
  * Where boot files live under [deploy]http_root, for any boot interface:
@@ -30,10 +40,18 @@ export class HttpRootLayout {
   private readonly prefix: string;
   /** Where readNodeFile reads: boot configs are a few hundred bytes; a larger file takes a second pass. */
   private readonly readBuffer = Buffer.allocUnsafe(64 * 1024);
+  private readonly cache: NodeFileCache | undefined;
 
-  constructor(root: string) {
+  constructor(root: string, options: HttpRootLayoutOptions = {}) {
     this.root = resolve(root);
     this.prefix = this.root.endsWith(sep) ? this.root : this.root + sep;
+    const { readCacheBytes = 0, now = Date.now } = options;
+    this.cache = readCacheBytes > 0 ? new NodeFileCache(readCacheBytes, now) : undefined;
+  }
+
+  /** Node files held for readNodeFile, and their size in characters (bytes, for the ASCII boot interfaces write). */
+  get cached(): { files: number; bytes: number } {
+    return this.cache ? this.cache.size() : { files: 0, bytes: 0 };
   }
 
   /**
@@ -88,26 +106,125 @@ export class HttpRootLayout {
    * cannot publish a file from elsewhere. Synchronous on purpose: a boot
    * config is a few hundred bytes in the page cache, on the boot path,
    * where fs.promises' thread-pool round trips cost more than the read.
-   * Four system calls (lstat, open, one read, close): a file shorter than
-   * the read buffer needs neither readFileSync's fstat nor a read to find
-   * its end, and system calls are about half of what a boot request costs
-   * a conductor.
+   *
+   * A read is four system calls (lstat, open, one read, close): a file
+   * shorter than the read buffer needs neither readFileSync's fstat nor a
+   * read to find its end. With the read cache on, a file read before is
+   * served from memory after one lstat shows it is still the very file
+   * that was read (NodeFileCache); system calls were about half of what a
+   * boot request cost a conductor.
    */
   readNodeFile(nodeUuid: string, name: string): string | undefined {
     const dir = this.nodeDir(nodeUuid);
     const file = fileIn(dir, name);
+    const cache = this.cache;
+    if (cache) {
+      const held = cache.get(file);
+      if (held !== undefined) return held;
+    }
     if (!lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()) return undefined;
-    let content: string;
+    let read: SmallFile | undefined;
     try {
-      content = readSmallFile(file, this.readBuffer);
+      read = readSmallFile(file, this.readBuffer, cache !== undefined);
     } catch (error) {
       if (isUnreadable(error)) return undefined;
       throw error;
     }
     // Nothing a boot interface renders is empty (an empty answer would be a FIFO or a stray file).
-    return content === '' ? undefined : content;
+    if (read === undefined || read.content === '') return undefined;
+    if (cache && read.stats) cache.remember(file, read.content, read.stats);
+    return read.content;
   }
 }
+
+/** What lstat shows of a file that tells it apart from any other file or any later content of it. */
+interface FileIdentity {
+  dev: number;
+  ino: number;
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
+}
+
+interface HeldFile extends FileIdentity {
+  content: string;
+}
+
+/**
+ * Files under the root as last read, each kept with its identity, like
+ * nginx's open_file_cache: a later read serves the content from memory
+ * when lstat of the same path shows the same device, inode, size and
+ * modification and change times. Every rewrite by a boot interface is a
+ * rename (a new inode); an edit in place moves the change time, which no
+ * one can set back. A path that now leads elsewhere (the node directory
+ * swapped for a link, the file for a link or another file) shows another
+ * inode, and the checked read runs again: nothing is served that was not
+ * read through a path without links.
+ *
+ * A file changed within RACY_MS of its read is not kept, as git treats a
+ * racily clean index: a second change in the same tick of the file
+ * system's clock would leave both times as they were. The oldest files go
+ * first when the bytes would pass the bound.
+ */
+class NodeFileCache {
+  private readonly files = new Map<string, HeldFile>();
+  private bytes = 0;
+
+  constructor(
+    private readonly maxBytes: number,
+    private readonly now: () => number,
+  ) {}
+
+  /** The content read before, if the path still names that very file; else the entry is dropped. */
+  get(path: string): string | undefined {
+    const held = this.files.get(path);
+    if (held === undefined) return undefined;
+    const stats = lstatSync(path, { throwIfNoEntry: false });
+    if (
+      stats !== undefined &&
+      stats.ino === held.ino &&
+      stats.mtimeMs === held.mtimeMs &&
+      stats.ctimeMs === held.ctimeMs &&
+      stats.size === held.size &&
+      stats.dev === held.dev &&
+      stats.isFile()
+    ) {
+      return held.content;
+    }
+    this.drop(path, held);
+    return undefined;
+  }
+
+  /** Keeps what was just read from an open descriptor, with that descriptor's identity. */
+  remember(path: string, content: string, stats: Stats): void {
+    if (content.length > this.maxBytes || this.now() - Math.max(stats.mtimeMs, stats.ctimeMs) < RACY_MS) return;
+    const { dev, ino, size, mtimeMs, ctimeMs } = stats;
+    const previous = this.files.get(path);
+    if (previous) this.drop(path, previous);
+    this.files.set(path, { content, dev, ino, size, mtimeMs, ctimeMs });
+    this.bytes += content.length;
+    for (const [oldest, file] of this.files) {
+      if (this.bytes <= this.maxBytes) break;
+      this.drop(oldest, file);
+    }
+  }
+
+  size(): { files: number; bytes: number } {
+    return { files: this.files.size, bytes: this.bytes };
+  }
+
+  private drop(path: string, held: HeldFile): void {
+    this.files.delete(path);
+    this.bytes -= held.content.length;
+  }
+}
+
+/**
+ * How recently a file may have changed and still be kept: wider than the
+ * coarsest time stamps a file system here may keep (a jiffy on ext4 and
+ * XFS, two seconds on FAT).
+ */
+const RACY_MS = 3000;
 
 /** `name` in `dir`: a checked name is one plain segment, so appending it is what join() would give. */
 function fileIn(dir: string, name: string): string {
@@ -115,19 +232,32 @@ function fileIn(dir: string, name: string): string {
   return dir + sep + name;
 }
 
+interface SmallFile {
+  content: string;
+  /** The open file's identity, when asked for. */
+  stats?: Stats;
+}
+
 /**
  * The file at `path` as UTF-8, through `buffer`: one read when it is shorter
  * than the buffer. A read that fills the buffer may not have reached the
  * end: the rest follows, and the bytes are decoded together (a character
  * may straddle the buffer's end). A plain read, not pread: a FIFO has no
- * offset to read at.
+ * offset to read at. With `identify`, the descriptor's fstat comes first
+ * (what the content is remembered with; a later change can only make it
+ * look newer) and anything but a regular file is undefined.
  */
-function readSmallFile(path: string, buffer: Buffer): string {
+function readSmallFile(path: string, buffer: Buffer, identify: boolean): SmallFile | undefined {
   const fd = openSync(path, NO_FOLLOW_READ);
   try {
+    const stats = identify ? fstatSync(fd) : undefined;
+    if (stats && !stats.isFile()) return undefined;
     const read = readSync(fd, buffer, 0, buffer.length, null);
-    if (read < buffer.length) return buffer.toString('utf8', 0, read);
-    return Buffer.concat([buffer, readFileSync(fd)]).toString('utf8');
+    const content =
+      read < buffer.length
+        ? buffer.toString('utf8', 0, read)
+        : Buffer.concat([buffer, readFileSync(fd)]).toString('utf8');
+    return stats ? { content, stats } : { content };
   } finally {
     closeSync(fd);
   }

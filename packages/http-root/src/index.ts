@@ -25,7 +25,12 @@ export {
   redactUrl,
   removeBootImage,
 } from './boot-images.js';
-export { BOOT_IMAGE_NAMES, type BootImageName, HttpRootLayout } from './http-root-layout.js';
+export {
+  BOOT_IMAGE_NAMES,
+  type BootImageName,
+  HttpRootLayout,
+  type HttpRootLayoutOptions,
+} from './http-root-layout.js';
 export {
   type CheckedRamdisks,
   type PlaceRamdiskOptions,

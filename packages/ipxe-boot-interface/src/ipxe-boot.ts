@@ -45,7 +45,8 @@ export async function writeRootBootScript(config: IpxeConfig): Promise<boolean> 
 }
 
 function ipxeFilesOf(config: IpxeConfig): IpxeFiles {
-  return new IpxeFiles(new HttpRootLayout(config.deploy.http_root), config.pxe.pxe_config_subdir);
+  const layout = new HttpRootLayout(config.deploy.http_root, { readCacheBytes: config.deploy.boot_config_cache_bytes });
+  return new IpxeFiles(layout, config.pxe.pxe_config_subdir);
 }
 
 export interface IpxeBootOptions {

@@ -553,6 +553,12 @@ export const configSchema = {
       default: false,
       env: 'BMAAS_DEPLOY__SERVE_HTTP_ROOT',
     },
+    boot_config_cache_bytes: {
+      doc: "Most bytes of nodes' rendered boot configurations (boot.ipxe, grub.cfg) a conductor keeps in memory for the boot configuration API; one is served from memory only while lstat shows its file unchanged, else the file is read again. 0 = read the file for every request.",
+      format: 'nat',
+      default: 16777216,
+      env: 'BMAAS_DEPLOY__BOOT_CONFIG_CACHE_BYTES',
+    },
     erase_devices_priority: {
       doc: "Priority of the agent's erase_devices clean step in automated cleaning (0 = skip); unset = the agent's own.",
       format: 'optional-nat',
