@@ -114,6 +114,33 @@ describe('ConductorRing', () => {
     );
   });
 
+  it('names in hostNow the owner hostFor names, for every node, whatever the case of groups', async () => {
+    await register('rack1-a', ['fake-hardware', 'ipmi'], 'Rack1');
+    await register('rack1-b', ['fake-hardware'], 'rack1');
+    await register('default-a', ['fake-hardware'], '');
+    await register('default-b', ['fake-hardware', 'ipmi'], '');
+    const ring = ringOf();
+    await ring.members();
+    const owners = new Map<string, number>();
+    for (let i = 0; i < 400; i++) {
+      const node = {
+        uuid: randomUUID(),
+        driver: i % 2 ? 'ipmi' : 'fake-hardware',
+        conductorGroup: ['', 'rack1', 'RACK1'][i % 3] as string,
+      };
+      const owner = await ring.hostFor(node);
+      owners.set(owner, (owners.get(owner) ?? 0) + 1);
+      // A group in another case than the conductors' is left to hostFor, which folds it.
+      expect(ring.hostNow(node)).toBe(node.conductorGroup === 'RACK1' ? undefined : owner);
+      expect(await ring.hostFor(node)).toBe(owner);
+    }
+    expect([...owners.keys()].sort()).toEqual(['default-a', 'default-b', 'rack1-a', 'rack1-b']);
+    // The ipmi rings have one member each.
+    const ipmi = { uuid: randomUUID(), driver: 'ipmi' };
+    expect(ring.hostNow({ ...ipmi, conductorGroup: 'rack1' })).toBe('rack1-a');
+    expect(ring.hostNow({ ...ipmi, conductorGroup: '' })).toBe('default-b');
+  });
+
   it('drops a conductor whose heartbeat is older than the timeout, or that went offline', async () => {
     await register('a');
     await register('b');

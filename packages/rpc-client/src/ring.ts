@@ -37,14 +37,38 @@ export function ringKey(conductorGroup: string, driver: string): string {
 const VNODES_PER_CONDUCTOR = 160;
 
 /**
- * Node uuids each ring remembers the owner of (hashring's LRU; its default
- * is 5,000). A boot storm or a periodic task over more nodes than that would
- * evict every entry before its next use and hash each lookup again.
+ * Node uuids each ring remembers the owner of. A boot storm or a periodic
+ * task over more nodes than that would hash each lookup again.
  */
 const OWNERS_REMEMBERED = 100_000;
 
+/**
+ * One ring and the owners it named, in a Map: hashring's own cache (an LRU
+ * kept in a plain object, relinked on every hit) cost more on the boot path
+ * than the lookup it saves, and it is kept at one entry.
+ */
+class NodeOwners {
+  private readonly owners = new Map<string, string>();
+
+  constructor(private readonly ring: HashRing) {}
+
+  ownerOf(uuid: string): string {
+    let owner = this.owners.get(uuid);
+    if (owner === undefined) {
+      owner = this.ring.get(uuid);
+      // Bounded: forgetting them all at worst hashes each node once more.
+      if (this.owners.size >= OWNERS_REMEMBERED) this.owners.clear();
+      this.owners.set(uuid, owner);
+    }
+    return owner;
+  }
+}
+
 interface RingSet {
-  rings: Map<string, HashRing>;
+  /** Ring of each `<group>:<hardware type>` key (ringKey). */
+  rings: Map<string, NodeOwners>;
+  /** The same rings by group, then hardware type: the boot path's lookup builds no key string. */
+  byGroup: Map<string, Map<string, NodeOwners>>;
   members: Map<string, string[]>;
   conductorCount: number;
   builtAt: number;
@@ -80,7 +104,7 @@ export class ConductorRing {
         `No conductor service registered which supports driver ${node.driver} for conductor group "${node.conductorGroup}".`,
       );
     }
-    return ring.get(node.uuid);
+    return ring.ownerOf(node.uuid);
   }
 
   /**
@@ -90,7 +114,10 @@ export class ConductorRing {
    * showed in its profile.
    */
   hostNow(node: NodeRoutingKey): string | undefined {
-    return this.fresh()?.rings.get(ringKey(node.conductorGroup, node.driver))?.get(node.uuid);
+    const byDriver = this.fresh()?.byGroup.get(node.conductorGroup);
+    // Groups are kept in lower case; a node's may not be (ringKey folds it).
+    const ring = byDriver ? byDriver.get(node.driver) : undefined;
+    return ring ? ring.ownerOf(node.uuid) : undefined;
   }
 
   /** Members of every ring, for diagnostics and takeover. */
@@ -133,19 +160,35 @@ export class ConductorRing {
     }
     for (const hosts of members.values()) hosts.sort();
     const previous = this.current;
-    let rings = previous?.rings;
     // Unchanged members: the same rings, whose owners remembered stay valid.
-    if (!previous || !rings || !sameMembers(previous.members, members)) {
-      rings = new Map();
-      for (const [key, hosts] of members) {
-        rings.set(
-          key,
-          new HashRing(hosts, 'md5', { 'vnode count': VNODES_PER_CONDUCTOR, 'max cache size': OWNERS_REMEMBERED }),
-        );
-      }
-      this.options.logger.info('hash ring rebuilt', { rings: Object.fromEntries(members) });
+    if (previous && sameMembers(previous.members, members)) {
+      this.current = { ...previous, members, conductorCount: alive.length, builtAt };
+      return this.current;
     }
-    this.current = { rings, members, conductorCount: alive.length, builtAt };
+    const rings = new Map<string, NodeOwners>();
+    const byGroup = new Map<string, Map<string, NodeOwners>>();
+    for (const conductor of alive) {
+      for (const driver of conductor.drivers) {
+        const key = ringKey(conductor.conductorGroup, driver);
+        let ring = rings.get(key);
+        if (!ring) {
+          const hosts = members.get(key) ?? [];
+          ring = new NodeOwners(
+            new HashRing(hosts, 'md5', { 'vnode count': VNODES_PER_CONDUCTOR, 'max cache size': 1 }),
+          );
+          rings.set(key, ring);
+        }
+        const group = conductor.conductorGroup.toLowerCase();
+        let byDriver = byGroup.get(group);
+        if (!byDriver) {
+          byDriver = new Map();
+          byGroup.set(group, byDriver);
+        }
+        byDriver.set(driver, ring);
+      }
+    }
+    this.options.logger.info('hash ring rebuilt', { rings: Object.fromEntries(members) });
+    this.current = { rings, byGroup, members, conductorCount: alive.length, builtAt };
     return this.current;
   }
 }

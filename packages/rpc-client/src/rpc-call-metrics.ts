@@ -38,9 +38,12 @@ const RPC_SECONDS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
  */
 export class RpcCallMetrics {
   private readonly durations: Histogram<'method' | 'outcome'>;
-  /** Children bound per method and outcome, so recording builds no label object. */
-  private readonly bound: Record<string, Partial<Record<RpcCallOutcome, Histogram.Internal<'method' | 'outcome'>>>> =
-    {};
+  /**
+   * Children bound per method and outcome, so recording builds no label
+   * object. Maps, not objects keyed by name: lookups by many names in
+   * objects went megamorphic in a process that had made many kinds of calls.
+   */
+  private readonly bound = new Map<string, Map<RpcCallOutcome, Histogram.Internal<'method' | 'outcome'>>>();
 
   constructor(registry: Registry, side: 'client' | 'server') {
     this.durations = new Histogram({
@@ -58,9 +61,16 @@ export class RpcCallMetrics {
   /** One call that ended with `error` (undefined when it succeeded), started at `started` (performance.now()). */
   observe(method: RpcMethodName, error: unknown, started: number): void {
     const outcome = error === undefined ? 'ok' : rpcOutcomeOf(error);
-    this.bound[method] ??= {};
-    const byOutcome = this.bound[method];
-    byOutcome[outcome] ??= this.durations.labels(method, outcome);
-    byOutcome[outcome].observe(secondsSince(started));
+    let byOutcome = this.bound.get(method);
+    if (byOutcome === undefined) {
+      byOutcome = new Map();
+      this.bound.set(method, byOutcome);
+    }
+    let child = byOutcome.get(outcome);
+    if (child === undefined) {
+      child = this.durations.labels(method, outcome);
+      byOutcome.set(outcome, child);
+    }
+    child.observe(secondsSince(started));
   }
 }
