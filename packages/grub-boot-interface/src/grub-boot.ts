@@ -90,6 +90,7 @@ export class GrubBootInterface extends BaseBootInterface {
       logger: log,
     });
     if (await writeFileIfChanged(this.layout.nodeFile(uuid, NODE_CONFIG_NAME), config)) log.debug('grub.cfg written');
+    this.layout.noteWritten(uuid, NODE_CONFIG_NAME, config);
     log.info(`GRUB ${mode} ramdisk prepared`);
   }
 
@@ -114,6 +115,7 @@ export class GrubBootInterface extends BaseBootInterface {
     const { uuid } = task.node;
     const config = renderNodeConfig(this.nodeConfigOptions(task, 'boot_instance'));
     await writeFileIfChanged(this.layout.nodeFile(uuid, NODE_CONFIG_NAME), config);
+    this.layout.noteWritten(uuid, NODE_CONFIG_NAME, config);
     await removeRamdiskImages(this.layout, uuid);
     this.nodeLogger(task).info('GRUB set to boot the instance from the local disk');
   }

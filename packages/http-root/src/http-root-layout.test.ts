@@ -193,6 +193,33 @@ describe('HttpRootLayout.readNodeFile with the read cache', () => {
     expect(layout.cached.bytes).toBeLessThanOrEqual(1024);
   });
 
+  it('serves what the boot interface noted as written without reading it, once its times are old enough', async () => {
+    const file = layout.nodeFile(NODE, 'config');
+    await writeFile(file, '#!ipxe\none\n');
+    // Noted as another content of the same size: what is served shows where it came from.
+    layout.noteWritten(NODE, 'config', '#!ipxe\nTWO\n');
+    expect(layout.cached).toEqual({ files: 1, bytes: 11 });
+    expect(layout.readNodeFile(NODE, 'config')).toBe('#!ipxe\nTWO\n');
+    // Not a file of that size there: nothing kept.
+    layout.noteWritten(NODE, 'config', '#!ipxe\nlonger\n');
+    expect(layout.cached.files).toBe(0);
+    layout.noteWritten(NODE, 'missing', '#!ipxe\n');
+    expect(layout.cached.files).toBe(0);
+  });
+
+  it('reads and compares a file noted as written while its times are recent, and keeps it while it reads the same', async () => {
+    const now = new HttpRootLayout(layout.root, { readCacheBytes: 1024 });
+    const file = layout.nodeFile(NODE, 'config');
+    await writeFile(file, '#!ipxe\none\n');
+    now.noteWritten(NODE, 'config', '#!ipxe\none\n');
+    expect(now.readNodeFile(NODE, 'config')).toBe('#!ipxe\none\n');
+    expect(now.cached.files).toBe(1);
+    // Changed in place within the same tick, same size: the recent times make the read go to the file.
+    now.noteWritten(NODE, 'config', '#!ipxe\nTWO\n');
+    expect(now.readNodeFile(NODE, 'config')).toBe('#!ipxe\none\n');
+    expect(now.cached.files).toBe(0);
+  });
+
   it('reads every time with a bound of 0', async () => {
     const uncached = new HttpRootLayout(layout.root, { readCacheBytes: 0, now: () => Date.now() + LATER });
     await writeFile(layout.nodeFile(NODE, 'config'), '#!ipxe\none\n');

@@ -41,11 +41,13 @@ export class HttpRootLayout {
   /** Where readNodeFile reads: boot configs are a few hundred bytes; a larger file takes a second pass. */
   private readonly readBuffer = Buffer.allocUnsafe(64 * 1024);
   private readonly cache: NodeFileCache | undefined;
+  private readonly now: () => number;
 
   constructor(root: string, options: HttpRootLayoutOptions = {}) {
     this.root = resolve(root);
     this.prefix = this.root.endsWith(sep) ? this.root : this.root + sep;
     const { readCacheBytes = 0, now = Date.now } = options;
+    this.now = now;
     this.cache = readCacheBytes > 0 ? new NodeFileCache(readCacheBytes, now) : undefined;
   }
 
@@ -109,19 +111,17 @@ export class HttpRootLayout {
    *
    * A read is four system calls (lstat, open, one read, close): a file
    * shorter than the read buffer needs neither readFileSync's fstat nor a
-   * read to find its end. With the read cache on, a file read before is
-   * served from memory after one lstat shows it is still the very file
-   * that was read (NodeFileCache); system calls were about half of what a
-   * boot request cost a conductor.
+   * read to find its end. With the read cache on, a file read or written
+   * before is served from memory after one lstat shows it is still that
+   * very file (NodeFileCache); system calls were about half of what a boot
+   * request cost a conductor.
    */
   readNodeFile(nodeUuid: string, name: string): string | undefined {
     const dir = this.nodeDir(nodeUuid);
     const file = fileIn(dir, name);
     const cache = this.cache;
-    if (cache) {
-      const held = cache.get(file);
-      if (held !== undefined) return held;
-    }
+    const held = cache?.matching(file);
+    if (held !== undefined && held.trustedFrom <= this.now()) return held.content;
     if (!lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()) return undefined;
     let read: SmallFile | undefined;
     try {
@@ -132,8 +132,19 @@ export class HttpRootLayout {
     }
     // Nothing a boot interface renders is empty (an empty answer would be a FIFO or a stray file).
     if (read === undefined || read.content === '') return undefined;
-    if (cache && read.stats) cache.remember(file, read.content, read.stats);
+    // A file written moments ago is read until its times are old enough; while it reads the same, it stays held.
+    if (cache && read.stats && held?.content !== read.content) cache.remember(file, read.content, read.stats);
     return read.content;
+  }
+
+  /**
+   * Tells the read cache that the boot interface just wrote `content` as
+   * the node's file `name` (or found it there): the first boot request for
+   * it need not read it. Until the file's times are RACY_MS old, a request
+   * still reads the file and compares. A no-op with the cache off.
+   */
+  noteWritten(nodeUuid: string, name: string, content: string): void {
+    this.cache?.rememberWritten(this.nodeFile(nodeUuid, name), content);
   }
 }
 
@@ -148,23 +159,29 @@ interface FileIdentity {
 
 interface HeldFile extends FileIdentity {
   content: string;
+  /** When the content may be served without reading the file: RACY_MS after its last change. */
+  trustedFrom: number;
 }
 
 /**
- * Files under the root as last read, each kept with its identity, like
- * nginx's open_file_cache: a later read serves the content from memory
- * when lstat of the same path shows the same device, inode, size and
- * modification and change times. Every rewrite by a boot interface is a
- * rename (a new inode); an edit in place moves the change time, which no
- * one can set back. A path that now leads elsewhere (the node directory
- * swapped for a link, the file for a link or another file) shows another
- * inode, and the checked read runs again: nothing is served that was not
- * read through a path without links.
+ * Files under the root as last read or written, each kept with its
+ * identity, like nginx's open_file_cache: a later read serves the content
+ * from memory when lstat of the same path shows the same device, inode,
+ * size and modification and change times. Every rewrite by a boot
+ * interface is a rename (a new inode); an edit in place moves the change
+ * time, which no one can set back. A path that now leads elsewhere (the
+ * node directory swapped for a link, the file for a link or another file)
+ * shows another inode, and the checked read runs again: nothing is served
+ * that was not read through a path without links, or written there.
  *
- * A file changed within RACY_MS of its read is not kept, as git treats a
- * racily clean index: a second change in the same tick of the file
- * system's clock would leave both times as they were. The oldest files go
- * first when the bytes would pass the bound.
+ * Time stamps are as fine as the file system's clock tick: a second change
+ * within the tick of the first could leave both times as they were. So, as
+ * git treats a racily clean index, a file read within RACY_MS of its last
+ * change is not kept, and one noted as written is not trusted until then
+ * (each request reads and compares it meanwhile). Linux 6.13 and later
+ * give a change after a stat a time of its own on ext4, XFS, btrfs and
+ * tmpfs, which closes the rest. The oldest files go first when the bytes
+ * would pass the bound.
  */
 class NodeFileCache {
   private readonly files = new Map<string, HeldFile>();
@@ -175,8 +192,8 @@ class NodeFileCache {
     private readonly now: () => number,
   ) {}
 
-  /** The content read before, if the path still names that very file; else the entry is dropped. */
-  get(path: string): string | undefined {
+  /** The entry of `path` if the path still names that very file; else the entry is dropped. */
+  matching(path: string): HeldFile | undefined {
     const held = this.files.get(path);
     if (held === undefined) return undefined;
     const stats = lstatSync(path, { throwIfNoEntry: false });
@@ -189,19 +206,36 @@ class NodeFileCache {
       stats.dev === held.dev &&
       stats.isFile()
     ) {
-      return held.content;
+      return held;
     }
     this.drop(path, held);
     return undefined;
   }
 
-  /** Keeps what was just read from an open descriptor, with that descriptor's identity. */
+  /** What was just read from an open descriptor, with that descriptor's identity: kept unless it changed too recently. */
   remember(path: string, content: string, stats: Stats): void {
-    if (content.length > this.maxBytes || this.now() - Math.max(stats.mtimeMs, stats.ctimeMs) < RACY_MS) return;
+    this.dropPath(path);
+    const trustedFrom = Math.max(stats.mtimeMs, stats.ctimeMs) + RACY_MS;
+    if (trustedFrom > this.now()) return;
+    this.keep(path, content, stats, trustedFrom);
+  }
+
+  /** What this process just wrote at `path` (a regular file of that many bytes there now). */
+  rememberWritten(path: string, content: string): void {
+    this.dropPath(path);
+    const stats = lstatSync(path, { throwIfNoEntry: false });
+    if (stats === undefined || !stats.isFile() || stats.size !== Buffer.byteLength(content)) return;
+    this.keep(path, content, stats, Math.max(stats.mtimeMs, stats.ctimeMs) + RACY_MS);
+  }
+
+  size(): { files: number; bytes: number } {
+    return { files: this.files.size, bytes: this.bytes };
+  }
+
+  private keep(path: string, content: string, stats: Stats, trustedFrom: number): void {
+    if (content.length > this.maxBytes) return;
     const { dev, ino, size, mtimeMs, ctimeMs } = stats;
-    const previous = this.files.get(path);
-    if (previous) this.drop(path, previous);
-    this.files.set(path, { content, dev, ino, size, mtimeMs, ctimeMs });
+    this.files.set(path, { content, dev, ino, size, mtimeMs, ctimeMs, trustedFrom });
     this.bytes += content.length;
     for (const [oldest, file] of this.files) {
       if (this.bytes <= this.maxBytes) break;
@@ -209,8 +243,9 @@ class NodeFileCache {
     }
   }
 
-  size(): { files: number; bytes: number } {
-    return { files: this.files.size, bytes: this.bytes };
+  private dropPath(path: string): void {
+    const held = this.files.get(path);
+    if (held) this.drop(path, held);
   }
 
   private drop(path: string, held: HeldFile): void {

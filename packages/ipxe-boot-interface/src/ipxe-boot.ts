@@ -199,6 +199,8 @@ export class IpxeBootInterface extends BaseBootInterface {
     } else if (await writeFileIfChanged(path, script)) {
       log.debug('node script written');
     }
+    // The boot request that follows (a machine asks about once per boot) need not read the script back.
+    this.layout.noteWritten(task.node.uuid, NODE_SCRIPT_NAME, script);
     await this.linkPxePorts(task, log);
   }
 
