@@ -2,6 +2,6 @@ export { BOOT_PATH_PATTERN, bootPath, macForIndex, sample, toHyphens } from './m
 export { renderNginxConfig } from './nginx.js';
 export { type BenchOptions, parseBenchOptions } from './options.js';
 export { cpuSeconds, ResourceMonitor, rssKilobytes } from './process-stats.js';
-export { ratiosOf, renderReport } from './report.js';
+export { median, ratiosOf, renderReport, summariesOf } from './report.js';
 export { createStaticBootFileServer } from './static-file-server.js';
 export { parseWrkOutput, renderWrkScript } from './wrk-script.js';

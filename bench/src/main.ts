@@ -20,7 +20,7 @@ import { findNginx, nginxVersion, startNginx, unprivilegedUser } from './nginx.j
 import { BENCH_USAGE, type BenchOptions, BenchUsageError, parseBenchOptions } from './options.js';
 import { ProcessTable, ResourceMonitor } from './process-stats.js';
 import { provisionNodes } from './provisioning.js';
-import { type BenchReport, ratiosOf, renderEnrolment, renderReport } from './report.js';
+import { type BenchReport, ratiosOf, renderEnrolment, renderReport, summariesOf } from './report.js';
 import type { ServedProcess } from './served-process.js';
 import { startStaticFileServer } from './static-file-server.js';
 import { renderWrkScript } from './wrk-script.js';
@@ -140,6 +140,7 @@ async function measure(options: BenchOptions, started: Started, cleanup: Cleanup
       provisioning: null,
       bodyCheck: null,
       runs: [],
+      summaries: [],
       ratios: [],
       lookupScaling: { query: null, api: null },
       imageStorm: null,
@@ -249,7 +250,10 @@ async function measure(options: BenchOptions, started: Started, cleanup: Cleanup
   const macs = enrolment.nodes.map((n) => n.mac);
   if (options.hold) await holdUntilInterrupted(workDir, servers, processGroups, macs);
   if (!options.imageStormOnly)
-    log(`load: ${servers.map((s) => s.name).join(', ')} at c=${options.concurrency.join(', ')}…`);
+    log(
+      `load: ${servers.map((s) => s.name).join(', ')} at c=${options.concurrency.join(', ')}, ` +
+        `${options.rounds} round(s) of ${options.durationSeconds} s each…`,
+    );
   const runs = options.imageStormOnly
     ? []
     : await runLoadMatrix({
@@ -258,6 +262,7 @@ async function measure(options: BenchOptions, started: Started, cleanup: Cleanup
         macs,
         durationSeconds: options.durationSeconds,
         warmupSeconds: options.warmupSeconds,
+        rounds: options.rounds,
         generator,
         processGroups,
         progress: log,
@@ -329,6 +334,7 @@ async function measure(options: BenchOptions, started: Started, cleanup: Cleanup
     provisioning,
     bodyCheck,
     runs,
+    summaries: summariesOf(runs),
     ratios: ratiosOf(runs),
     lookupScaling: { query: querySpan, api: apiSpan },
     imageStorm,

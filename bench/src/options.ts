@@ -6,6 +6,11 @@ export interface BenchOptions {
   durationSeconds: number;
   /** Seconds of unrecorded load before each measured run (JIT, pools, page cache). */
   warmupSeconds: number;
+  /**
+   * Rounds of load runs: each round runs every server once, so the servers
+   * take turns and share the machine's noise; figures are the medians.
+   */
+  rounds: number;
   /** Load generator connections, one run per value and server. */
   concurrency: number[];
   conductors: number;
@@ -43,7 +48,7 @@ export interface BenchOptions {
   resultsDir: string;
 }
 
-export const BENCH_USAGE = `usage: npm run bench -- [--quick] [--nodes N] [--duration S] [--warmup S]
+export const BENCH_USAGE = `usage: npm run bench -- [--quick] [--nodes N] [--duration S] [--warmup S] [--rounds N]
                        [--concurrency 64,256] [--conductors N] [--client-concurrency N]
                        [--lookup-nodes N] [--sample N] [--load-generator auto|wrk|autocannon]
                        [--cpu-prof DIR] [--keep] [--hold] [--results DIR]
@@ -57,8 +62,12 @@ directory, enrols and deploys the nodes through the REST API, then loads
 /v1/boot/<MAC>/boot.ipxe, nginx and a node:http file server serving the same files,
 and prints one table (also written as JSON under bench/results/).
 
-  --quick   1,000 nodes, 5 s runs, 1 s warm-up, 20,000 nodes for lookup scaling,
-            a 2 MiB kernel and 64 MiB ramdisk in the image storm (else 10 and 400 MiB)
+  --quick   1,000 nodes, one round of 5 s runs, 1 s warm-up, 20,000 nodes for lookup
+            scaling, a 2 MiB kernel and 64 MiB ramdisk in the image storm (else three
+            rounds of 10 s runs, 10 and 400 MiB)
+  --rounds  rounds of load runs, each server once per round in turn (default 3);
+            the figures are each server's medians, the ratios the medians of each
+            round's ratio
   --storm-machines     machines downloading their deploy kernel and ramdisk at once
                        from their conductors, then from nginx (0: no image storm)
   --storm-clients      load generator processes for the storm (default 2)
@@ -84,8 +93,9 @@ export function parseBenchOptions(argv: readonly string[], defaultResultsDir: st
   const quick = argv.includes('--quick');
   const options: BenchOptions = {
     nodes: quick ? 1000 : 10_000,
-    durationSeconds: quick ? 5 : 15,
+    durationSeconds: quick ? 5 : 10,
     warmupSeconds: quick ? 1 : 3,
+    rounds: quick ? 1 : 3,
     concurrency: [64, 256],
     conductors: 3,
     clientConcurrency: 32,
@@ -125,6 +135,9 @@ export function parseBenchOptions(argv: readonly string[], defaultResultsDir: st
         break;
       case '--warmup':
         options.warmupSeconds = wholeNumber('warmup', value(), 0, 60);
+        break;
+      case '--rounds':
+        options.rounds = wholeNumber('rounds', value(), 1, 20);
         break;
       case '--concurrency':
         options.concurrency = (value() ?? '').split(',').map((c) => wholeNumber('concurrency', c, 1, 10_000));

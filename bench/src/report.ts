@@ -8,9 +8,25 @@ import type { ProvisioningResult } from './provisioning.js';
 
 export interface RunRatio {
   concurrency: number;
-  /** Boot API req/s divided by nginx's, measured in the same run. */
+  /**
+   * Boot API req/s divided by nginx's in the same round: the median of the
+   * rounds' ratios (each boot-API run is paired with the nginx run after it).
+   */
   bootApiToNginx: number | null;
   bootApiToNodeStatic: number | null;
+  /** Each round's ratio, in round order. */
+  bootApiToNginxRounds: number[];
+  bootApiToNodeStaticRounds: number[];
+}
+
+/** One server at one concurrency over every round: the medians, and the errors of all rounds. */
+export interface RunSummary {
+  server: string;
+  concurrency: number;
+  rounds: number;
+  requestsPerSecond: number;
+  latencyMs: { p50: number; p99: number };
+  errors: number;
 }
 
 export interface BenchReport {
@@ -31,7 +47,10 @@ export interface BenchReport {
   /** Null with --enrolment-only, as is everything after it. */
   provisioning: ProvisioningResult | null;
   bodyCheck: BodyCheckResult | null;
+  /** Every measured run, each round's. */
   runs: LoadRunRecord[];
+  /** Per server and concurrency, the medians of its rounds. */
+  summaries: RunSummary[];
   ratios: RunRatio[];
   lookupScaling: {
     query: { small: QueryScalePoint; large: QueryScalePoint } | null;
@@ -43,15 +62,64 @@ export interface BenchReport {
   skipped: string[];
 }
 
+/** The middle value (the mean of the two middle ones for an even count); NaN for none. */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  if (sorted.length === 0) return Number.NaN;
+  return sorted.length % 2
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+}
+
+const levelsOf = (runs: readonly LoadRunRecord[]) => [...new Set(runs.map((r) => r.concurrency))];
+
+export function summariesOf(runs: readonly LoadRunRecord[]): RunSummary[] {
+  const summaries: RunSummary[] = [];
+  for (const concurrency of levelsOf(runs)) {
+    for (const server of new Set(runs.map((r) => r.server))) {
+      const mine = runs.filter((r) => r.server === server && r.concurrency === concurrency);
+      if (mine.length === 0) continue;
+      summaries.push({
+        server,
+        concurrency,
+        rounds: mine.length,
+        requestsPerSecond: median(mine.map((r) => r.result.requestsPerSecond)),
+        latencyMs: {
+          p50: median(mine.map((r) => r.result.latencyMs.p50)),
+          p99: median(mine.map((r) => r.result.latencyMs.p99)),
+        },
+        errors: mine.reduce((sum, r) => sum + r.result.errors.total, 0),
+      });
+    }
+  }
+  return summaries;
+}
+
 export function ratiosOf(runs: readonly LoadRunRecord[]): RunRatio[] {
-  const levels = [...new Set(runs.map((r) => r.concurrency))];
-  return levels.map((concurrency) => {
-    const rate = (server: string) =>
-      runs.find((r) => r.server === server && r.concurrency === concurrency)?.result.requestsPerSecond;
-    const api = rate('boot-api');
-    const ratio = (other: number | undefined) =>
-      api !== undefined && other ? Math.round((api / other) * 1000) / 1000 : null;
-    return { concurrency, bootApiToNginx: ratio(rate('nginx')), bootApiToNodeStatic: ratio(rate('node-static')) };
+  return levelsOf(runs).map((concurrency) => {
+    const rounds = [...new Set(runs.filter((r) => r.concurrency === concurrency).map((r) => r.round))].sort(
+      (a, b) => a - b,
+    );
+    const rate = (server: string, round: number) =>
+      runs.find((r) => r.server === server && r.concurrency === concurrency && r.round === round)?.result
+        .requestsPerSecond;
+    const ratios = (other: string) =>
+      rounds.flatMap((round) => {
+        const api = rate('boot-api', round);
+        const them = rate(other, round);
+        return api !== undefined && them ? [Math.round((api / them) * 1000) / 1000] : [];
+      });
+    const nginx = ratios('nginx');
+    const nodeStatic = ratios('node-static');
+    const middle = (values: number[]) => (values.length ? Math.round(median(values) * 1000) / 1000 : null);
+    return {
+      concurrency,
+      bootApiToNginx: middle(nginx),
+      bootApiToNodeStatic: middle(nodeStatic),
+      bootApiToNginxRounds: nginx,
+      bootApiToNodeStaticRounds: nodeStatic,
+    };
   });
 }
 
@@ -95,6 +163,7 @@ export function renderReport(report: BenchReport, conductorNames: readonly strin
   const header = [
     'server',
     'conc',
+    'round',
     'req/s',
     'p50 ms',
     'p99 ms',
@@ -105,6 +174,7 @@ export function renderReport(report: BenchReport, conductorNames: readonly strin
   const rows = report.runs.map((run) => [
     run.server,
     String(run.concurrency),
+    String(run.round),
     String(Math.round(run.result.requestsPerSecond)),
     fixed(run.result.latencyMs.p50, 2),
     fixed(run.result.latencyMs.p99, 2),
@@ -121,7 +191,7 @@ export function renderReport(report: BenchReport, conductorNames: readonly strin
   const lines: string[] = [];
   const m = report.machine;
   lines.push(
-    `boot-storm benchmark: ${report.enrolment.nodes} nodes, ${report.options.durationSeconds} s runs, ` +
+    `boot-storm benchmark: ${report.enrolment.nodes} nodes, ${report.options.rounds} round(s) of ${report.options.durationSeconds} s runs, ` +
       `${m.loadGenerator}, ${m.cpus} CPUs, load average ${m.loadAverageBefore.map((l) => l.toFixed(2)).join(' ')} ` +
       `before, ${m.loadAverageAfter.map((l) => l.toFixed(2)).join(' ')} after`,
     '',
@@ -133,10 +203,33 @@ export function renderReport(report: BenchReport, conductorNames: readonly strin
       '',
     );
   }
+  if (report.summaries.length > 0) {
+    lines.push(
+      `medians of ${report.options.rounds} round(s):`,
+      table(
+        ['server', 'conc', 'req/s', 'p50 ms', 'p99 ms', 'errors'],
+        report.summaries.map((s) => [
+          s.server,
+          String(s.concurrency),
+          String(Math.round(s.requestsPerSecond)),
+          fixed(s.latencyMs.p50, 2),
+          fixed(s.latencyMs.p99, 2),
+          String(s.errors),
+        ]),
+      ),
+      '(errors: all rounds together)',
+      '',
+    );
+  }
+  const ratioText = (value: number | null, rounds: number[]) =>
+    value === null
+      ? 'n/a'
+      : `${fixed(value, 3)}${rounds.length > 1 ? ` (rounds ${rounds.map((r) => fixed(r, 3)).join(' ')})` : ''}`;
   for (const ratio of report.ratios) {
-    const nginx = ratio.bootApiToNginx === null ? 'n/a' : fixed(ratio.bootApiToNginx, 3);
-    const nodeStatic = ratio.bootApiToNodeStatic === null ? 'n/a' : fixed(ratio.bootApiToNodeStatic, 3);
-    lines.push(`c=${ratio.concurrency}: boot-API / nginx = ${nginx}, boot-API / node-static = ${nodeStatic}`);
+    lines.push(
+      `c=${ratio.concurrency}: boot-API / nginx = ${ratioText(ratio.bootApiToNginx, ratio.bootApiToNginxRounds)}, ` +
+        `boot-API / node-static = ${ratioText(ratio.bootApiToNodeStatic, ratio.bootApiToNodeStaticRounds)}`,
+    );
   }
   lines.push('', ...renderEnrolment(report.enrolment));
   if (report.provisioning) {

@@ -10,7 +10,7 @@ import { BOOT_PATH_PATTERN, bootPath, macForIndex, sample, toHyphens } from '../
 import { findNginx, renderNginxConfig, startNginx, unprivilegedUser } from '../../bench/src/nginx.js';
 import { BenchUsageError, parseBenchOptions } from '../../bench/src/options.js';
 import { cpuSeconds, ResourceMonitor, rssKilobytes } from '../../bench/src/process-stats.js';
-import { ratiosOf } from '../../bench/src/report.js';
+import { median, ratiosOf, summariesOf } from '../../bench/src/report.js';
 import { createStaticBootFileServer } from '../../bench/src/static-file-server.js';
 import { parseWrkOutput, renderWrkScript } from '../../bench/src/wrk-script.js';
 
@@ -70,6 +70,10 @@ describe('bench pieces', () => {
       quick: true,
       resultsDir: '/r',
     });
+    expect(quick).toMatchObject({ rounds: 1 });
+    expect(parseBenchOptions([], '/r')).toMatchObject({ durationSeconds: 10, rounds: 3 });
+    expect(parseBenchOptions(['--rounds', '5'], '/r')).toMatchObject({ rounds: 5 });
+    expect(() => parseBenchOptions(['--rounds', '0'], '/r')).toThrow(/--rounds/);
     expect(parseBenchOptions(['--nodes=2500', '--duration', '20'], '/r')).toMatchObject({
       nodes: 2500,
       durationSeconds: 20,
@@ -194,25 +198,76 @@ describe('bench pieces', () => {
     expect(use?.peakRssMb).toBeGreaterThan(1);
   });
 
-  it('computes the ratios of the boot API to the static servers per concurrency', () => {
-    const run = (server: string, concurrency: number, requestsPerSecond: number) => ({
+  it('computes the ratios of the boot API to the static servers per concurrency, round by round', () => {
+    const run = (server: string, concurrency: number, requestsPerSecond: number, round = 1, p99 = 10) => ({
       server,
       concurrency,
+      round,
       resources: {},
       result: {
         requests: 0,
         durationSeconds: 1,
         requestsPerSecond,
-        latencyMs: { p50: 0, p90: 0, p99: 0, max: 0 },
-        errors: { socket: 0, status: 0, timeout: 0, total: 0 },
+        latencyMs: { p50: 1, p90: 0, p99, max: 0 },
+        errors: { socket: 0, status: 0, timeout: 0, total: round === 2 ? 1 : 0 },
       },
     });
     expect(ratiosOf([run('boot-api', 64, 1000), run('nginx', 64, 20_000), run('node-static', 64, 4000)])).toEqual([
-      { concurrency: 64, bootApiToNginx: 0.05, bootApiToNodeStatic: 0.25 },
+      {
+        concurrency: 64,
+        bootApiToNginx: 0.05,
+        bootApiToNodeStatic: 0.25,
+        bootApiToNginxRounds: [0.05],
+        bootApiToNodeStaticRounds: [0.25],
+      },
     ]);
     expect(ratiosOf([run('boot-api', 8, 10)])).toEqual([
-      { concurrency: 8, bootApiToNginx: null, bootApiToNodeStatic: null },
+      {
+        concurrency: 8,
+        bootApiToNginx: null,
+        bootApiToNodeStatic: null,
+        bootApiToNginxRounds: [],
+        bootApiToNodeStaticRounds: [],
+      },
     ]);
+    // Three rounds: each boot-API run is paired with nginx's of its round, and the median ratio is reported.
+    const rounds = [
+      run('boot-api', 64, 3000, 1, 30),
+      run('nginx', 64, 10_000, 1, 9),
+      run('boot-api', 64, 1000, 2, 50),
+      run('nginx', 64, 2000, 2, 20),
+      run('boot-api', 64, 4000, 3, 20),
+      run('nginx', 64, 10_000, 3, 8),
+    ];
+    expect(ratiosOf(rounds)).toEqual([
+      {
+        concurrency: 64,
+        bootApiToNginx: 0.4,
+        bootApiToNodeStatic: null,
+        bootApiToNginxRounds: [0.3, 0.5, 0.4],
+        bootApiToNodeStaticRounds: [],
+      },
+    ]);
+    expect(summariesOf(rounds)).toEqual([
+      {
+        server: 'boot-api',
+        concurrency: 64,
+        rounds: 3,
+        requestsPerSecond: 3000,
+        latencyMs: { p50: 1, p99: 30 },
+        errors: 1,
+      },
+      {
+        server: 'nginx',
+        concurrency: 64,
+        rounds: 3,
+        requestsPerSecond: 10_000,
+        latencyMs: { p50: 1, p99: 9 },
+        errors: 1,
+      },
+    ]);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(median([])).toBeNaN();
   });
 });
 
