@@ -11,6 +11,7 @@ import { renderNginxMain, runNginx } from './nginx.js';
 import type { ProcessTable } from './process-stats.js';
 import { ResourceMonitor } from './process-stats.js';
 import { checkRanges, type RangeCase } from './range-check.js';
+import { median } from './report.js';
 import type { ServedProcess } from './served-process.js';
 
 /**
@@ -31,6 +32,8 @@ export interface ImageStormOptions {
   ramdiskBytes: number;
   /** Load generator processes the machines are dealt over. */
   clients: number;
+  /** Rounds at each machine count; each runs the conductors' storm, then nginx's. */
+  rounds: number;
 }
 
 export interface StormOwner {
@@ -61,6 +64,8 @@ export function stormOwners(
 export interface ImageStormRun {
   server: 'conductors' | 'nginx';
   machines: number;
+  /** 1 to `rounds`. */
+  round: number;
   bytes: number;
   seconds: number;
   gigabytesPerSecond: number;
@@ -81,8 +86,12 @@ export interface ImageStormReport {
   clients: number;
   nginxWorkers: number | null;
   runs: ImageStormRun[];
-  /** conductors GB/s ÷ nginx GB/s, per machine count. */
-  ratios: Array<{ machines: number; conductorsToNginx: number | null }>;
+  /**
+   * conductors GB/s ÷ nginx GB/s per machine count: the median of the
+   * rounds' ratios (each conductors' storm against nginx's right after it),
+   * and each round's.
+   */
+  ratios: Array<{ machines: number; conductorsToNginx: number | null; rounds: number[] }>;
   rangeChecks: Array<{ server: string; cases: RangeCase[] }>;
 }
 
@@ -176,13 +185,14 @@ function runClient(machines: StormMachine[], started: (pid: number) => void): Pr
 const percentile = (sorted: readonly number[], p: number) =>
   sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number);
 const round = (n: number, digits: number) => Math.round(n * 10 ** digits) / 10 ** digits;
+const round3 = (n: number) => round(n, 3);
 
 async function measureStorm(
   server: ImageStormRun['server'],
   machines: StormMachine[],
   serverPids: () => number[],
   clients: number,
-): Promise<ImageStormRun> {
+): Promise<Omit<ImageStormRun, 'round'>> {
   const clientPids: number[] = [];
   const monitor = new ResourceMonitor(
     new Map([
@@ -299,32 +309,29 @@ export async function runImageStorm(options: ImageStormOptions, context: ImageSt
   const nginxPids = () => (nginx ? [nginx.pid, ...context.processes.childrenOf(nginx.pid)] : []);
   const runs: ImageStormRun[] = [];
   for (const n of options.machines) {
-    const plan: Array<[ImageStormRun['server'], StormMachine[], () => number[]]> = [
-      ['conductors', machinesFor(n, (o) => o.port), conductorPids],
-    ];
-    if (nginx) plan.push(['nginx', machinesFor(n, (o) => nginxPorts.get(o) as number), nginxPids]);
-    for (const [server, machines, pids] of plan) {
-      // Each SIGUSR2 starts or ends a CPU profile (see cpu-profile-preload.ts).
-      const profiled = context.profileConductors === true && server === 'conductors';
-      const toggleProfiles = () => {
-        for (const pid of profiled ? pids() : []) process.kill(pid, 'SIGUSR2');
-      };
-      toggleProfiles();
-      const run = await measureStorm(server, machines, pids, options.clients).finally(toggleProfiles);
-      progress(
-        `image storm, ${server}, ${n} machines: ${run.gigabytesPerSecond} GB/s, TTFB p99 ${run.ttfbMs.p99} ms, ` +
-          `${run.serverCpuSecondsPerGigabyte} CPU s/GB, ${run.errors} errors`,
-      );
-      runs.push(run);
+    for (let round = 1; round <= options.rounds; round++) {
+      const plan: Array<[ImageStormRun['server'], StormMachine[], () => number[]]> = [
+        ['conductors', machinesFor(n, (o) => o.port), conductorPids],
+      ];
+      if (nginx) plan.push(['nginx', machinesFor(n, (o) => nginxPorts.get(o) as number), nginxPids]);
+      for (const [server, machines, pids] of plan) {
+        // Each SIGUSR2 starts or ends a CPU profile (see cpu-profile-preload.ts).
+        const profiled = context.profileConductors === true && server === 'conductors';
+        const toggleProfiles = () => {
+          for (const pid of profiled ? pids() : []) process.kill(pid, 'SIGUSR2');
+        };
+        toggleProfiles();
+        const run = await measureStorm(server, machines, pids, options.clients).finally(toggleProfiles);
+        const of = options.rounds > 1 ? ` (round ${round}/${options.rounds})` : '';
+        progress(
+          `image storm, ${server}, ${n} machines${of}: ${run.gigabytesPerSecond} GB/s, TTFB p99 ${run.ttfbMs.p99} ms, ` +
+            `${run.serverCpuSecondsPerGigabyte} CPU s/GB, ${run.errors} errors`,
+        );
+        runs.push({ ...run, round });
+      }
     }
   }
-  const ratios = options.machines.map((machines) => {
-    const rate = (server: string) =>
-      runs.find((r) => r.server === server && r.machines === machines)?.gigabytesPerSecond;
-    const ours = rate('conductors');
-    const theirs = rate('nginx');
-    return { machines, conductorsToNginx: ours !== undefined && theirs ? round(ours / theirs, 3) : null };
-  });
+  const ratios = stormRatios(runs, options.machines);
   return {
     kernelBytes: options.kernelBytes,
     ramdiskBytes: options.ramdiskBytes,
@@ -336,11 +343,33 @@ export async function runImageStorm(options: ImageStormOptions, context: ImageSt
   };
 }
 
+/**
+ * conductors GB/s ÷ nginx GB/s per machine count: each round's (the
+ * conductors' storm against nginx's of the same round) and their median.
+ */
+export function stormRatios(
+  runs: readonly Pick<ImageStormRun, 'server' | 'machines' | 'round' | 'gigabytesPerSecond'>[],
+  machineCounts: readonly number[],
+): ImageStormReport['ratios'] {
+  return machineCounts.map((machines) => {
+    const mine = runs.filter((r) => r.machines === machines);
+    const rounds: number[] = [];
+    for (const round of [...new Set(mine.map((r) => r.round))].sort((a, b) => a - b)) {
+      const rate = (server: string) => mine.find((r) => r.server === server && r.round === round)?.gigabytesPerSecond;
+      const ours = rate('conductors');
+      const theirs = rate('nginx');
+      if (ours !== undefined && theirs) rounds.push(round3(ours / theirs));
+    }
+    return { machines, conductorsToNginx: rounds.length ? round3(median(rounds)) : null, rounds };
+  });
+}
+
 /** The storm's lines of the printed report. */
 export function renderImageStorm(report: ImageStormReport): string {
   const header = [
     'server',
     'machines',
+    'round',
     'GB/s',
     'seconds',
     'TTFB p50 ms',
@@ -354,6 +383,7 @@ export function renderImageStorm(report: ImageStormReport): string {
   const rows = report.runs.map((r) => [
     r.server,
     String(r.machines),
+    String(r.round),
     r.gigabytesPerSecond.toFixed(3),
     r.seconds.toFixed(1),
     r.ttfbMs.p50.toFixed(2),
@@ -379,8 +409,9 @@ export function renderImageStorm(report: ImageStormReport): string {
     '',
   ];
   for (const ratio of report.ratios) {
+    const each = ratio.rounds.length > 1 ? ` (rounds ${ratio.rounds.map((r) => r.toFixed(3)).join(' ')})` : '';
     lines.push(
-      `image storm, ${ratio.machines} machines: conductors / nginx = ${ratio.conductorsToNginx === null ? 'n/a' : ratio.conductorsToNginx.toFixed(3)}`,
+      `image storm, ${ratio.machines} machines: conductors / nginx = ${ratio.conductorsToNginx === null ? 'n/a' : ratio.conductorsToNginx.toFixed(3)}${each}`,
     );
   }
   for (const { server, cases } of report.rangeChecks) {

@@ -303,6 +303,7 @@ async function measure(options: BenchOptions, started: Started, cleanup: Cleanup
         kernelBytes: options.stormKernelMib * 1024 * 1024,
         ramdiskBytes: options.stormRamdiskMib * 1024 * 1024,
         clients: options.stormClients,
+        rounds: options.rounds,
       },
       {
         workDir,

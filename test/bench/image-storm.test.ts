@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRootLogger } from '@bmaas/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { renderStormNginxConfig, startStormNginx, writeImageFile } from '../../bench/src/image-storm.js';
+import { renderStormNginxConfig, startStormNginx, stormRatios, writeImageFile } from '../../bench/src/image-storm.js';
 import { runStorm } from '../../bench/src/image-storm-client.js';
 import { findNginx, unprivilegedUser } from '../../bench/src/nginx.js';
 import { BenchUsageError, parseBenchOptions } from '../../bench/src/options.js';
@@ -85,6 +85,28 @@ describe('image storm pieces', () => {
     );
     expect(cases.filter((c) => c.failures.length > 0)).toEqual([]);
     expect(cases.length).toBeGreaterThan(10);
+  });
+
+  it('pairs each round of the conductors storm with the nginx storm after it and takes the median ratio', () => {
+    const run = (server: 'conductors' | 'nginx', machines: number, round: number, gigabytesPerSecond: number) => ({
+      server,
+      machines,
+      round,
+      gigabytesPerSecond,
+    });
+    const runs = [
+      run('conductors', 64, 1, 2),
+      run('nginx', 64, 1, 2.5),
+      run('conductors', 64, 2, 1),
+      run('nginx', 64, 2, 2),
+      run('conductors', 64, 3, 3),
+      run('nginx', 64, 3, 3),
+      run('conductors', 256, 1, 2),
+    ];
+    expect(stormRatios(runs, [64, 256])).toEqual([
+      { machines: 64, conductorsToNginx: 0.8, rounds: [0.8, 0.5, 1] },
+      { machines: 256, conductorsToNginx: null, rounds: [] },
+    ]);
   });
 
   it('parses the storm options: machine counts, sizes (smaller with --quick), 0 for none', () => {
