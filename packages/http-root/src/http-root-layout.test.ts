@@ -220,6 +220,21 @@ describe('HttpRootLayout.readNodeFile with the read cache', () => {
     expect(now.cached.files).toBe(0);
   });
 
+  it('forgets a noted file that the checked read refuses, so it is not served through a link later', async () => {
+    let offset = 0;
+    const clocked = new HttpRootLayout(layout.root, { readCacheBytes: 1024, now: () => Date.now() + offset });
+    await writeFile(clocked.nodeFile(NODE, 'config'), '#!ipxe\none\n');
+    clocked.noteWritten(NODE, 'config', '#!ipxe\none\n');
+    expect(clocked.cached.files).toBe(1);
+    // The very file, its directory now reached through a link: the identity matches, the checked read refuses.
+    await rename(clocked.nodeDir(NODE), join(dir, 'moved'));
+    await symlink(join(dir, 'moved'), clocked.nodeDir(NODE));
+    expect(clocked.readNodeFile(NODE, 'config')).toBeUndefined();
+    expect(clocked.cached.files).toBe(0);
+    offset = LATER;
+    expect(clocked.readNodeFile(NODE, 'config')).toBeUndefined();
+  });
+
   it('reads every time with a bound of 0', async () => {
     const uncached = new HttpRootLayout(layout.root, { readCacheBytes: 0, now: () => Date.now() + LATER });
     await writeFile(layout.nodeFile(NODE, 'config'), '#!ipxe\none\n');

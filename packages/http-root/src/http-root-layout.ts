@@ -122,16 +122,18 @@ export class HttpRootLayout {
     const cache = this.cache;
     const held = cache?.matching(file);
     if (held !== undefined && held.trustedFrom <= this.now()) return held.content;
-    if (!lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()) return undefined;
+    // What the checked read refuses is not served from memory later either.
+    const refused = (): undefined => (held ? cache?.forget(file) : undefined);
+    if (!lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()) return refused();
     let read: SmallFile | undefined;
     try {
       read = readSmallFile(file, this.readBuffer, cache !== undefined);
     } catch (error) {
-      if (isUnreadable(error)) return undefined;
+      if (isUnreadable(error)) return refused();
       throw error;
     }
     // Nothing a boot interface renders is empty (an empty answer would be a FIFO or a stray file).
-    if (read === undefined || read.content === '') return undefined;
+    if (read === undefined || read.content === '') return refused();
     // A file written moments ago is read until its times are old enough; while it reads the same, it stays held.
     if (cache && read.stats && held?.content !== read.content) cache.remember(file, read.content, read.stats);
     return read.content;
@@ -214,7 +216,7 @@ class NodeFileCache {
 
   /** What was just read from an open descriptor, with that descriptor's identity: kept unless it changed too recently. */
   remember(path: string, content: string, stats: Stats): void {
-    this.dropPath(path);
+    this.forget(path);
     const trustedFrom = Math.max(stats.mtimeMs, stats.ctimeMs) + RACY_MS;
     if (trustedFrom > this.now()) return;
     this.keep(path, content, stats, trustedFrom);
@@ -222,7 +224,7 @@ class NodeFileCache {
 
   /** What this process just wrote at `path` (a regular file of that many bytes there now). */
   rememberWritten(path: string, content: string): void {
-    this.dropPath(path);
+    this.forget(path);
     const stats = lstatSync(path, { throwIfNoEntry: false });
     if (stats === undefined || !stats.isFile() || stats.size !== Buffer.byteLength(content)) return;
     this.keep(path, content, stats, Math.max(stats.mtimeMs, stats.ctimeMs) + RACY_MS);
@@ -243,9 +245,11 @@ class NodeFileCache {
     }
   }
 
-  private dropPath(path: string): void {
+  /** Drops the entry of `path`, if any. */
+  forget(path: string): undefined {
     const held = this.files.get(path);
     if (held) this.drop(path, held);
+    return undefined;
   }
 
   private drop(path: string, held: HeldFile): void {
