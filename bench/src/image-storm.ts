@@ -11,7 +11,7 @@ import { renderNginxMain, runNginx } from './nginx.js';
 import type { ProcessTable } from './process-stats.js';
 import { ResourceMonitor } from './process-stats.js';
 import { checkRanges, type RangeCase } from './range-check.js';
-import { median } from './report.js';
+import { pairedRatios, table } from './report.js';
 import type { ServedProcess } from './served-process.js';
 
 /**
@@ -185,7 +185,6 @@ function runClient(machines: StormMachine[], started: (pid: number) => void): Pr
 const percentile = (sorted: readonly number[], p: number) =>
   sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number);
 const round = (n: number, digits: number) => Math.round(n * 10 ** digits) / 10 ** digits;
-const round3 = (n: number) => round(n, 3);
 
 async function measureStorm(
   server: ImageStormRun['server'],
@@ -352,15 +351,13 @@ export function stormRatios(
   machineCounts: readonly number[],
 ): ImageStormReport['ratios'] {
   return machineCounts.map((machines) => {
-    const mine = runs.filter((r) => r.machines === machines);
-    const rounds: number[] = [];
-    for (const round of [...new Set(mine.map((r) => r.round))].sort((a, b) => a - b)) {
-      const rate = (server: string) => mine.find((r) => r.server === server && r.round === round)?.gigabytesPerSecond;
-      const ours = rate('conductors');
-      const theirs = rate('nginx');
-      if (ours !== undefined && theirs) rounds.push(round3(ours / theirs));
-    }
-    return { machines, conductorsToNginx: rounds.length ? round3(median(rounds)) : null, rounds };
+    const { median, rounds } = pairedRatios(
+      runs.filter((r) => r.machines === machines),
+      (r) => r.gigabytesPerSecond,
+      'conductors',
+      'nginx',
+    );
+    return { machines, conductorsToNginx: median, rounds };
   });
 }
 
@@ -394,17 +391,12 @@ export function renderImageStorm(report: ImageStormReport): string {
     r.loadgenCpuSeconds.toFixed(1),
     (r.bytesPerRead / 1024).toFixed(0),
   ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
-  const line = (cells: string[]) =>
-    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
   const lines = [
     `image storm: every machine GETs its deploy kernel (${report.kernelBytes} bytes) then its ramdisk ` +
       `(${report.ramdiskBytes} bytes) from its owner, all at once; nginx: ${report.nginxWorkers ?? 'not run'} workers; ` +
       `load generator: ${report.clients} process${report.clients === 1 ? '' : 'es'}`,
     '',
-    line(header),
-    line(widths.map((w) => '-'.repeat(w))),
-    ...rows.map(line),
+    table(header, rows),
     '(cpu s: the serving processes, all conductors or nginx master + workers; loadgen: the storm client process; KiB/read: its average socket read)',
     '',
   ];

@@ -96,34 +96,47 @@ export function summariesOf(runs: readonly LoadRunRecord[]): RunSummary[] {
   return summaries;
 }
 
+/**
+ * `ours` ÷ `theirs` per round, each run against the other server's of its
+ * own round (3 decimals, in round order, rounds where both ran), and their
+ * median (null when there is none). `runs`: one concurrency or storm size.
+ */
+export function pairedRatios<R extends { server: string; round: number }>(
+  runs: readonly R[],
+  value: (run: R) => number,
+  ours: string,
+  theirs: string,
+): { median: number | null; rounds: number[] } {
+  const ratios: number[] = [];
+  for (const round of [...new Set(runs.map((r) => r.round))].sort((a, b) => a - b)) {
+    const of = (server: string) => runs.find((r) => r.server === server && r.round === round);
+    const mine = of(ours);
+    const other = of(theirs);
+    if (mine !== undefined && other !== undefined && value(other)) ratios.push(round3(value(mine) / value(other)));
+  }
+  return { median: ratios.length ? round3(median(ratios)) : null, rounds: ratios };
+}
+
+const round3 = (n: number) => Math.round(n * 1000) / 1000;
+
 export function ratiosOf(runs: readonly LoadRunRecord[]): RunRatio[] {
   return levelsOf(runs).map((concurrency) => {
-    const rounds = [...new Set(runs.filter((r) => r.concurrency === concurrency).map((r) => r.round))].sort(
-      (a, b) => a - b,
-    );
-    const rate = (server: string, round: number) =>
-      runs.find((r) => r.server === server && r.concurrency === concurrency && r.round === round)?.result
-        .requestsPerSecond;
-    const ratios = (other: string) =>
-      rounds.flatMap((round) => {
-        const api = rate('boot-api', round);
-        const them = rate(other, round);
-        return api !== undefined && them ? [Math.round((api / them) * 1000) / 1000] : [];
-      });
-    const nginx = ratios('nginx');
-    const nodeStatic = ratios('node-static');
-    const middle = (values: number[]) => (values.length ? Math.round(median(values) * 1000) / 1000 : null);
+    const level = runs.filter((r) => r.concurrency === concurrency);
+    const rate = (run: LoadRunRecord) => run.result.requestsPerSecond;
+    const nginx = pairedRatios(level, rate, 'boot-api', 'nginx');
+    const nodeStatic = pairedRatios(level, rate, 'boot-api', 'node-static');
     return {
       concurrency,
-      bootApiToNginx: middle(nginx),
-      bootApiToNodeStatic: middle(nodeStatic),
-      bootApiToNginxRounds: nginx,
-      bootApiToNodeStaticRounds: nodeStatic,
+      bootApiToNginx: nginx.median,
+      bootApiToNodeStatic: nodeStatic.median,
+      bootApiToNginxRounds: nginx.rounds,
+      bootApiToNodeStaticRounds: nodeStatic.rounds,
     };
   });
 }
 
-function table(header: string[], rows: string[][]): string {
+/** Columns padded to their widest cell, the first left-aligned, with a rule under the header. */
+export function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) =>
     cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
