@@ -65,9 +65,10 @@ class NodeOwners {
 }
 
 interface RingSet {
-  /** Ring of each `<group>:<hardware type>` key (ringKey). */
-  rings: Map<string, NodeOwners>;
-  /** The same rings by group, then hardware type: the boot path's lookup builds no key string. */
+  /**
+   * The ring of each `<group>:<hardware type>` (ringKey), by group in lower
+   * case, then hardware type: a lookup builds no key string.
+   */
   byGroup: Map<string, Map<string, NodeOwners>>;
   members: Map<string, string[]>;
   conductorCount: number;
@@ -90,15 +91,16 @@ export class ConductorRing {
 
   /** Hostname of the conductor owning the node. TemporaryFailure when none is alive, NoValidHost when none serves its key. */
   async hostFor(node: NodeRoutingKey): Promise<string> {
-    const key = ringKey(node.conductorGroup, node.driver);
+    const group = node.conductorGroup.toLowerCase();
     // Fresh rings without a wait: an await per call showed in the boot path's profile.
     let set = this.fresh() ?? (await this.rebuild());
-    if (!set.rings.has(key) && set.builtAt < this.now()) {
+    let ring = ringOf(set, group, node.driver);
+    if (!ring && set.builtAt < this.now()) {
       // A conductor may have joined since the last build: look once more.
       set = await this.rebuild();
+      ring = ringOf(set, group, node.driver);
     }
     if (set.conductorCount === 0) throw new TemporaryFailure('No alive conductor is registered.');
-    const ring = set.rings.get(key);
     if (!ring) {
       throw new NoValidHost(
         `No conductor service registered which supports driver ${node.driver} for conductor group "${node.conductorGroup}".`,
@@ -114,9 +116,9 @@ export class ConductorRing {
    * showed in its profile.
    */
   hostNow(node: NodeRoutingKey): string | undefined {
-    const byDriver = this.fresh()?.byGroup.get(node.conductorGroup);
-    // Groups are kept in lower case; a node's may not be (ringKey folds it).
-    const ring = byDriver ? byDriver.get(node.driver) : undefined;
+    const set = this.fresh();
+    // Groups are kept in lower case; a node's in another case is left to hostFor, which folds it.
+    const ring = set ? ringOf(set, node.conductorGroup, node.driver) : undefined;
     return ring ? ring.ownerOf(node.uuid) : undefined;
   }
 
@@ -188,9 +190,14 @@ export class ConductorRing {
       }
     }
     this.options.logger.info('hash ring rebuilt', { rings: Object.fromEntries(members) });
-    this.current = { rings, byGroup, members, conductorCount: alive.length, builtAt };
+    this.current = { byGroup, members, conductorCount: alive.length, builtAt };
     return this.current;
   }
+}
+
+/** The ring of `group` (in lower case) and `driver`, if any. */
+function ringOf(set: RingSet, group: string, driver: string): NodeOwners | undefined {
+  return set.byGroup.get(group)?.get(driver);
 }
 
 function sameMembers(a: ReadonlyMap<string, string[]>, b: ReadonlyMap<string, string[]>): boolean {
