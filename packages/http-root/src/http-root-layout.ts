@@ -217,9 +217,7 @@ class NodeFileCache {
   /** What was just read from an open descriptor, with that descriptor's identity: kept unless it changed too recently. */
   remember(path: string, content: string, stats: Stats): void {
     this.forget(path);
-    const trustedFrom = Math.max(stats.mtimeMs, stats.ctimeMs) + RACY_MS;
-    if (trustedFrom > this.now()) return;
-    this.keep(path, content, stats, trustedFrom);
+    if (trustedFrom(stats) <= this.now()) this.keep(path, content, stats);
   }
 
   /** What this process just wrote at `path` (a regular file of that many bytes there now). */
@@ -227,17 +225,17 @@ class NodeFileCache {
     this.forget(path);
     const stats = lstatSync(path, { throwIfNoEntry: false });
     if (stats === undefined || !stats.isFile() || stats.size !== Buffer.byteLength(content)) return;
-    this.keep(path, content, stats, Math.max(stats.mtimeMs, stats.ctimeMs) + RACY_MS);
+    this.keep(path, content, stats);
   }
 
   size(): { files: number; bytes: number } {
     return { files: this.files.size, bytes: this.bytes };
   }
 
-  private keep(path: string, content: string, stats: Stats, trustedFrom: number): void {
+  private keep(path: string, content: string, stats: Stats): void {
     if (content.length > this.maxBytes) return;
     const { dev, ino, size, mtimeMs, ctimeMs } = stats;
-    this.files.set(path, { content, dev, ino, size, mtimeMs, ctimeMs, trustedFrom });
+    this.files.set(path, { content, dev, ino, size, mtimeMs, ctimeMs, trustedFrom: trustedFrom(stats) });
     this.bytes += content.length;
     for (const [oldest, file] of this.files) {
       if (this.bytes <= this.maxBytes) break;
@@ -264,6 +262,11 @@ class NodeFileCache {
  * XFS, two seconds on FAT).
  */
 const RACY_MS = 3000;
+
+/** When a file with these times may be served without reading it: RACY_MS after its last change. */
+function trustedFrom(stats: Stats): number {
+  return Math.max(stats.mtimeMs, stats.ctimeMs) + RACY_MS;
+}
 
 /** `name` in `dir`: a checked name is one plain segment, so appending it is what join() would give. */
 function fileIn(dir: string, name: string): string {
