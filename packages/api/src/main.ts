@@ -20,9 +20,9 @@ import { ApiMetrics } from './metrics/api-metrics.js';
 async function main(argv: readonly string[]): Promise<void> {
   // V8 allocates an allocation site's objects straight into the old generation once most of
   // them have outlived a young collection. Provisioning's slow RPC calls teach that to sites
-  // the boot path shares (the RPC client, node:http); every boot request's short-lived objects
-  // then fill the old generation: young collections twice as long and ~20 % more CPU per boot
-  // request (docs/performance.md). Set before any request is served.
+  // the boot path shares (the RPC client, node:http); every boot request's short-lived
+  // objects then fill the old generation: young collections twice as long and a quarter
+  // more CPU per boot request (docs/performance.md). Set before any request is served.
   setFlagsFromString('--no-allocation-site-pretenuring');
   // The API loads no plug-in: their sections ([pxe], …) are the conductors' to check.
   const config = loadConfig({ configFiles: configFilesFromArgs(argv), pluginSections: 'ignore' });
