@@ -89,8 +89,7 @@ export class GrubBootInterface extends BaseBootInterface {
       allowedPaths: this.allowedPaths,
       logger: log,
     });
-    if (await writeFileIfChanged(this.layout.nodeFile(uuid, NODE_CONFIG_NAME), config)) log.debug('grub.cfg written');
-    this.layout.noteWritten(uuid, NODE_CONFIG_NAME, config);
+    if (await this.layout.writeNodeFile(uuid, NODE_CONFIG_NAME, config)) log.debug('grub.cfg written');
     log.info(`GRUB ${mode} ramdisk prepared`);
   }
 
@@ -114,8 +113,7 @@ export class GrubBootInterface extends BaseBootInterface {
   async prepareInstance(task: Task): Promise<void> {
     const { uuid } = task.node;
     const config = renderNodeConfig(this.nodeConfigOptions(task, 'boot_instance'));
-    await writeFileIfChanged(this.layout.nodeFile(uuid, NODE_CONFIG_NAME), config);
-    this.layout.noteWritten(uuid, NODE_CONFIG_NAME, config);
+    await this.layout.writeNodeFile(uuid, NODE_CONFIG_NAME, config);
     await removeRamdiskImages(this.layout, uuid);
     this.nodeLogger(task).info('GRUB set to boot the instance from the local disk');
   }

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, rename, rm, symlink, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rename, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { ConfigError, InvalidMAC, InvalidUUID } from '@bmaas/common';
@@ -205,6 +205,25 @@ describe('HttpRootLayout.readNodeFile with the read cache', () => {
     expect(layout.cached.files).toBe(0);
     layout.noteWritten(NODE, 'missing', '#!ipxe\n');
     expect(layout.cached.files).toBe(0);
+  });
+
+  it('writes a node file by rename unless it holds the same, and notes it for the read cache', async () => {
+    const file = layout.nodeFile(NODE, 'config');
+    await writeFile(file, '#!ipxe\none\n');
+    expect(await layout.writeNodeFile(NODE, 'config', '#!ipxe\none\n')).toBe(false);
+    expect(layout.cached).toEqual({ files: 1, bytes: 11 });
+    expect(await layout.writeNodeFile(NODE, 'config', '#!ipxe\ntwo\n')).toBe(true);
+    expect(await readFile(file, 'utf8')).toBe('#!ipxe\ntwo\n');
+    expect(layout.cached).toEqual({ files: 1, bytes: 11 });
+    // The clock is a minute ahead: served from the note, as written.
+    expect(layout.readNodeFile(NODE, 'config')).toBe('#!ipxe\ntwo\n');
+
+    // A new node directory: written without a read, noted the same.
+    const other = '2be26c0b-03f2-4d2e-ae87-c02d7f33c123';
+    await mkdir(layout.nodeDir(other));
+    expect(await layout.writeNodeFile(other, 'config', '#!ipxe\nnew\n', { newDirectory: true })).toBe(true);
+    expect(await readFile(layout.nodeFile(other, 'config'), 'utf8')).toBe('#!ipxe\nnew\n');
+    expect(layout.cached.files).toBe(2);
   });
 
   it('reads and compares a file noted as written while its times are recent, and keeps it while it reads the same', async () => {

@@ -1,6 +1,7 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync, type Stats } from 'node:fs';
 import { isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
 import { ConfigError, InvalidUUID, macToHyphens, parseMac } from '@bmaas/common';
+import { writeFileAtomically, writeFileIfChanged } from './atomic-files.js';
 
 /** The images a node directory may hold: the kernel and initrd of each ramdisk. */
 export const BOOT_IMAGE_NAMES = ['deploy_kernel', 'deploy_ramdisk', 'rescue_kernel', 'rescue_ramdisk'] as const;
@@ -137,6 +138,27 @@ export class HttpRootLayout {
     // A file written moments ago is read until its times are old enough; while it reads the same, it stays held.
     if (cache && read.stats && held?.content !== read.content) cache.remember(file, read.content, read.stats);
     return read.content;
+  }
+
+  /**
+   * Writes the node's file `name` by rename unless it already holds
+   * `content`, and notes it for the read cache (noteWritten). With
+   * `newDirectory` (the node directory was just made, so it holds nothing
+   * to compare with) the file is written without reading it first. Returns
+   * whether it wrote.
+   */
+  async writeNodeFile(
+    nodeUuid: string,
+    name: string,
+    content: string,
+    options: { newDirectory?: boolean } = {},
+  ): Promise<boolean> {
+    const path = this.nodeFile(nodeUuid, name);
+    let written = true;
+    if (options.newDirectory) await writeFileAtomically(path, content, { directoryExists: true });
+    else written = await writeFileIfChanged(path, content);
+    this.noteWritten(nodeUuid, name, content);
+    return written;
   }
 
   /**

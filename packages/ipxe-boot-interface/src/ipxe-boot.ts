@@ -18,7 +18,6 @@ import {
   removeRamdiskImages,
   ValidatedRamdiskImages,
   validateRamdiskImages,
-  writeFileAtomically,
   writeFileIfChanged,
 } from '@bmaas/http-root';
 import { type IpxeConfig, ipxeConfigOf, PXE_OPTIONS, type PxeSettings } from './ipxe-config.js';
@@ -192,15 +191,11 @@ export class IpxeBootInterface extends BaseBootInterface {
 
   /** `directory`: the node directory as placeRamdiskImages left it (a new one holds no script to compare with). */
   private async writeNodeScript(task: Task, script: string, log: Logger, directory?: DestDirectory): Promise<void> {
-    const path = this.files.nodeScript(task.node.uuid);
-    if (directory === 'new') {
-      await writeFileAtomically(path, script, { directoryExists: true });
-      log.debug('node script written');
-    } else if (await writeFileIfChanged(path, script)) {
+    // Noted for the read cache: the boot request that follows (a machine asks about once per boot) need not read it back.
+    const newDirectory = directory === 'new';
+    if (await this.layout.writeNodeFile(task.node.uuid, NODE_SCRIPT_NAME, script, { newDirectory })) {
       log.debug('node script written');
     }
-    // The boot request that follows (a machine asks about once per boot) need not read the script back.
-    this.layout.noteWritten(task.node.uuid, NODE_SCRIPT_NAME, script);
     await this.linkPxePorts(task, log);
   }
 
