@@ -13,7 +13,22 @@ export class ApiClient {
     this.origin = new URL(baseUrl);
   }
 
-  request<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+  /**
+   * One request; sent again once when a pooled connection turns out to have
+   * been closed by the API meanwhile (its keep-alive timeout ran out between
+   * two steps of the bench): that request never reached it.
+   */
+  async request<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+    try {
+      return await this.requestOnce<T>(method, path, body);
+    } catch (error) {
+      const { reusedSocket, code } = error as { reusedSocket?: boolean; code?: string };
+      if (reusedSocket && code === 'ECONNRESET') return this.requestOnce<T>(method, path, body);
+      throw error;
+    }
+  }
+
+  private requestOnce<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const headers: http.OutgoingHttpHeaders = { 'X-OpenStack-Ironic-API-Version': 'latest' };
     if (payload !== undefined) {
@@ -46,7 +61,7 @@ export class ApiClient {
         },
       );
       req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no answer within 30 s`)));
-      req.on('error', reject);
+      req.on('error', (error) => reject(Object.assign(error, { reusedSocket: req.reusedSocket })));
       req.end(payload);
     });
   }
