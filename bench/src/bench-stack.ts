@@ -44,7 +44,8 @@ export class BenchStack {
         '[conductor]',
         'automated_clean = false',
         `file_url_allowed_paths = ${join(options.workDir, 'images')}`,
-        'deploy_callback_timeout = 0',
+        // The periodic wait-timeout pass runs as with the defaults, but no node times out, even on a stack held for hours.
+        'deploy_callback_timeout = 86400',
         '[database]',
         `embedded_port = ${await freePort()}`,
         '',

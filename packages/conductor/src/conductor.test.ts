@@ -394,10 +394,22 @@ describe('conductor', () => {
       .update({ updated_at: database.db.raw("now() - interval '1 hour'") });
     const orphan = await createNode(stores, {}, { provisionState: 'cleaning' });
     await stores.nodes.reserve(orphan.id, 'dead-one');
+    const lateInMaintenance = await createNode(
+      stores,
+      { deployInterface: 'direct' },
+      { provisionState: 'wait call-back', provisionUpdatedAt: new Date(Date.now() - 120_000), maintenance: true },
+    );
+    const leftUnlocked = await createNode(stores, {}, { provisionState: 'deploying' });
+    await stores.conductors.register({ hostname: 'live-one', conductorGroup: '', drivers: [], interfaces: [] });
+    const busy = await createNode(stores, {}, { provisionState: 'deploying' });
+    await stores.nodes.reserve(busy.id, 'live-one');
 
     await conductor.runPeriodicChecks();
     expect((await reload(late)).provisionState).toBe('deploy failed');
     expect((await reload(fresh)).provisionState).toBe('wait call-back');
+    expect((await reload(lateInMaintenance)).provisionState).toBe('wait call-back');
     expect(await reload(orphan)).toMatchObject({ provisionState: 'clean failed', reservation: null });
+    expect(await reload(leftUnlocked)).toMatchObject({ provisionState: 'deploy failed', reservation: null });
+    expect(await reload(busy)).toMatchObject({ provisionState: 'deploying', reservation: 'live-one' });
   });
 });

@@ -92,12 +92,12 @@ export async function recoverOrphanedNodes(deps: NodeCheckDeps): Promise<number>
       }
     }
   }
-  const unlocked = await deps.stores.nodes.listInStates(TRANSIENT_STATES, {
-    drivers: deps.self.hardwareTypes,
-    conductorGroup: deps.self.conductorGroup,
+  const unlocked = await deps.stores.nodes.listForPeriodicTask(deps.self.conductorGroup, deps.self.hardwareTypes, {
+    unreserved: true,
+    provisionStateIn: TRANSIENT_STATES,
   });
   for (const node of unlocked) {
-    if (node.reservation !== null || !(await ownedByMe(deps, node))) continue;
+    if (!(await ownedByMe(deps, node))) continue;
     try {
       await deps.tasks.withTask(node.uuid, { purpose: 'recover a transient state' }, async (task) => {
         // Under the lock: nobody else works on it, so the state is a leftover.

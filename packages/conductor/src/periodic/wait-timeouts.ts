@@ -12,23 +12,23 @@ export function waitTimeouts(config: NodeCheckDeps['config']): Record<string, nu
 
 /**
  * Fails the nodes this conductor owns whose wait outlasted its timeout
- * (provision_updated_at is when the wait began). Locked nodes are left for
- * the next run. Returns how many were failed.
+ * (provision_updated_at is when the wait began). Only overdue nodes are
+ * listed, in SQL: in a boot storm thousands of nodes wait at once, and
+ * reading and parsing all of them on every pass stopped the conductor for
+ * a few hundred milliseconds each minute, in the middle of the storm
+ * (docs/performance.md). The runner checks the node again under its lock.
+ * Locked nodes are left for the next run. Returns how many were failed.
  */
 export async function failTimedOutWaits(deps: NodeCheckDeps): Promise<number> {
   const timeouts = waitTimeouts(deps.config);
-  const states = Object.keys(timeouts).filter((state) => (timeouts[state] ?? 0) > 0);
-  if (states.length === 0) return 0;
-  const nodes = await deps.stores.nodes.listInStates(states, {
-    drivers: deps.self.hardwareTypes,
-    conductorGroup: deps.self.conductorGroup,
+  const timed = Object.fromEntries(Object.entries(timeouts).filter(([, seconds]) => seconds > 0));
+  if (Object.keys(timed).length === 0) return 0;
+  const nodes = await deps.stores.nodes.listForPeriodicTask(deps.self.conductorGroup, deps.self.hardwareTypes, {
+    maintenance: false,
+    inStateLongerThan: { seconds: timed, now: deps.now() },
   });
-  const now = deps.now().getTime();
   let failed = 0;
   for (const node of nodes) {
-    const since = node.provisionUpdatedAt ?? node.updatedAt ?? node.createdAt;
-    const limit = timeouts[node.provisionState] ?? 0;
-    if (node.maintenance || now - since.getTime() <= limit * 1000) continue;
     if (!(await ownedByMe(deps, node))) continue;
     try {
       if (await deps.runner.failTimedOutWait(node.uuid, (state) => timeouts[state] ?? 0)) failed++;

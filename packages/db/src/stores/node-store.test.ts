@@ -141,8 +141,13 @@ describe('NodeStore', () => {
   it('finds nodes by state and by (group, drivers)', async () => {
     const node = await nodes.create(newNode({ conductorGroup: 'state-q' }));
     await nodes.update(node.id, { provisionState: 'wait call-back' });
-    const waiting = await nodes.listInStates(['wait call-back'], { conductorGroup: 'state-q' });
+    const waiting = await nodes.listForPeriodicTask('state-q', ['fake-hardware'], {
+      provisionStateIn: ['wait call-back'],
+    });
     expect(waiting.map((n) => n.uuid)).toEqual([node.uuid]);
+    expect(await nodes.listForPeriodicTask('state-q', ['fake-hardware'], { provisionStateIn: ['deploying'] })).toEqual(
+      [],
+    );
     expect(await nodes.listForPeriodicTask('state-q', ['fake-hardware'])).toEqual([
       { id: node.id, uuid: node.uuid, driver: 'fake-hardware', conductorGroup: 'state-q' },
     ]);
@@ -188,6 +193,58 @@ describe('NodeStore', () => {
     expect(await uuids({})).toEqual(
       [active, waiting, locked, changingPower, failedPower, otherMaintenance, preparedHere, preparedElsewhere].sort(),
     );
+  });
+
+  it('lists the nodes that stayed in a state longer than its own limit, counted as the wait timeouts count', async () => {
+    const group = 'overdue-q';
+    const now = new Date();
+    const minutesAgo = (minutes: number) => new Date(now.getTime() - minutes * 60_000);
+    const make = async (changes: NodeChanges) => {
+      const node = await nodes.create(newNode({ conductorGroup: group }));
+      await nodes.update(node.id, changes);
+      return node.uuid;
+    };
+    const lateDeploy = await make({ provisionState: 'wait call-back', provisionUpdatedAt: minutesAgo(31) });
+    const freshDeploy = await make({ provisionState: 'wait call-back', provisionUpdatedAt: minutesAgo(29) });
+    const lateClean = await make({ provisionState: 'clean wait', provisionUpdatedAt: minutesAgo(11) });
+    const freshClean = await make({ provisionState: 'clean wait', provisionUpdatedAt: minutesAgo(9) });
+    const lateInMaintenance = await make({
+      provisionState: 'wait call-back',
+      provisionUpdatedAt: minutesAgo(60),
+      maintenance: true,
+    });
+    const lateButUntimed = await make({ provisionState: 'inspect wait', provisionUpdatedAt: minutesAgo(600) });
+    const lateElsewhere = await make({ provisionState: 'active', provisionUpdatedAt: minutesAgo(600) });
+    // Never stamped: counted from updated_at.
+    const unstampedLate = await make({ provisionState: 'wait call-back', provisionUpdatedAt: null });
+    await t
+      .db('nodes')
+      .where({ uuid: unstampedLate })
+      .update({ updated_at: minutesAgo(31) });
+    await make({ provisionState: 'wait call-back', provisionUpdatedAt: null }); // updated just now: never listed
+    const overdue = async (seconds: Record<string, number>, maintenance?: boolean) =>
+      (
+        await nodes.listForPeriodicTask(group, ['fake-hardware'], {
+          ...(maintenance === undefined ? {} : { maintenance }),
+          inStateLongerThan: { seconds, now },
+        })
+      )
+        .map((n) => n.uuid)
+        .sort();
+
+    expect(await overdue({ 'wait call-back': 1800, 'clean wait': 600 }, false)).toEqual(
+      [lateDeploy, lateClean, unstampedLate].sort(),
+    );
+    expect(await overdue({ 'wait call-back': 1800, 'clean wait': 600 })).toEqual(
+      [lateDeploy, lateClean, lateInMaintenance, unstampedLate].sort(),
+    );
+    expect(await overdue({ 'wait call-back': 1739 }, false)).toEqual([lateDeploy, freshDeploy, unstampedLate].sort());
+    expect(await overdue({ 'wait call-back': 3600 }, false)).toEqual([]);
+    expect(await overdue({}, false)).toEqual([]);
+    expect(await overdue({ 'clean wait': 539, 'inspect wait': 35_999, active: 36_001 }, false)).toEqual(
+      [lateClean, freshClean, lateButUntimed].sort(),
+    );
+    expect(await overdue({ active: 35_999 })).toEqual([lateElsewhere]);
   });
 
   it('reads, among given nodes, those a conductor prepared that are in given states, with their ports', async () => {

@@ -96,9 +96,15 @@ export interface PeriodicNodeFilter {
   unreserved?: boolean;
   /** No power change under way. */
   noTargetPowerState?: boolean;
+  provisionStateIn?: readonly string[];
   provisionStateNotIn?: readonly string[];
   /** Prepared by a conductor (conductor_affinity), and not by this one (its id). */
   preparedByOtherThan?: number;
+  /**
+   * In one of these states for longer than its number of seconds as of `now`,
+   * counted from provision_updated_at (else updated_at, else created_at).
+   */
+  inStateLongerThan?: { seconds: Readonly<Record<string, number>>; now: Date };
 }
 
 /** A node as a periodic task lists it: enough to route it to its conductor. */
@@ -511,14 +517,6 @@ export class NodeStore {
     return this.db('nodes').where({ reservation: host }).update({ reservation: null });
   }
 
-  /** Nodes in any of the given states, for periodic tasks and takeover. */
-  async listInStates(states: readonly string[], filter: { drivers?: readonly string[]; conductorGroup?: string } = {}) {
-    const q = this.db('nodes').whereIn('provision_state', states as string[]);
-    if (filter.drivers) q.whereIn('driver', filter.drivers as string[]);
-    if (filter.conductorGroup !== undefined) q.where('conductor_group', filter.conductorGroup);
-    return (await q.orderBy('id')).map((row) => rowToRecord<NodeRecord>(row));
-  }
-
   /**
    * What a periodic task needs of the nodes of one conductor group and its
    * hardware types that pass `filter`, in id order: enough to route each one
@@ -539,9 +537,26 @@ export class NodeStore {
     if (filter.fault !== undefined) q.where('fault', filter.fault);
     if (filter.unreserved) q.whereNull('reservation');
     if (filter.noTargetPowerState) q.whereNull('target_power_state');
+    if (filter.provisionStateIn) q.whereIn('provision_state', filter.provisionStateIn as string[]);
     if (filter.provisionStateNotIn?.length) q.whereNotIn('provision_state', filter.provisionStateNotIn as string[]);
     if (filter.preparedByOtherThan !== undefined) {
       q.whereNotNull('conductor_affinity').whereNot('conductor_affinity', filter.preparedByOtherThan);
+    }
+    if (filter.inStateLongerThan) {
+      const { seconds, now } = filter.inStateLongerThan;
+      const limits = Object.entries(seconds);
+      if (limits.length === 0) q.whereRaw('false');
+      else
+        q.where((late) => {
+          for (const [state, limit] of limits) {
+            const since = new Date(now.getTime() - limit * 1000);
+            late.orWhere((one) =>
+              one
+                .where('provision_state', state)
+                .whereRaw('coalesce(provision_updated_at, updated_at, created_at) < ?', [since]),
+            );
+          }
+        });
     }
     return q.orderBy('id');
   }
