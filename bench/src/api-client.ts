@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { markConnectionReuse, retryOnStaleConnection } from '@bmaas/common';
 
 /**
  * The REST API as the bench uses it: JSON in and out, at the newest
@@ -16,16 +17,10 @@ export class ApiClient {
   /**
    * One request; sent again once when a pooled connection turns out to have
    * been closed by the API meanwhile (its keep-alive timeout ran out between
-   * two steps of the bench): that request never reached it.
+   * two steps of the bench).
    */
-  async request<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
-    try {
-      return await this.requestOnce<T>(method, path, body);
-    } catch (error) {
-      const { reusedSocket, code } = error as { reusedSocket?: boolean; code?: string };
-      if (reusedSocket && code === 'ECONNRESET') return this.requestOnce<T>(method, path, body);
-      throw error;
-    }
+  request<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+    return retryOnStaleConnection(() => this.requestOnce<T>(method, path, body));
   }
 
   private requestOnce<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
@@ -61,7 +56,7 @@ export class ApiClient {
         },
       );
       req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no answer within 30 s`)));
-      req.on('error', (error) => reject(Object.assign(error, { reusedSocket: req.reusedSocket })));
+      req.on('error', (error) => reject(markConnectionReuse(error, req)));
       req.end(payload);
     });
   }

@@ -17,6 +17,7 @@ export * from './records.js';
 export * from './repeating-task.js';
 export * from './resource-errors.js';
 export * from './resource-records.js';
+export * from './stale-connection.js';
 export * from './states.js';
 export * from './turn-batcher.js';
 export * from './vmedia.js';

@@ -7,7 +7,9 @@ import {
   type ConfigSection,
   fromErrorPayload,
   type Logger,
+  markConnectionReuse,
   RpcTimeout,
+  retryOnStaleConnection,
   TemporaryFailure,
   TurnBatcher,
   UnexpectedRpcError,
@@ -283,18 +285,8 @@ export class JsonRpcConductorClient implements ConductorClient {
   }
 
   /** One POST; retried once when a pooled connection turns out to have been closed by the server. */
-  private async post(call: CallState, body: string): Promise<JSONRPCResponse | JSONRPCResponse[]> {
-    try {
-      return await this.postOnce(call, body);
-    } catch (error) {
-      if (
-        (error as { reusedSocket?: boolean }).reusedSocket &&
-        (error as NodeJS.ErrnoException).code === 'ECONNRESET'
-      ) {
-        return this.postOnce(call, body);
-      }
-      throw error;
-    }
+  private post(call: CallState, body: string): Promise<JSONRPCResponse | JSONRPCResponse[]> {
+    return retryOnStaleConnection(() => this.postOnce(call, body));
   }
 
   private postOnce(call: CallState, body: string): Promise<JSONRPCResponse | JSONRPCResponse[]> {
@@ -329,8 +321,7 @@ export class JsonRpcConductorClient implements ConductorClient {
       }, call.timeoutMs);
       function fail(error: Error): void {
         clearTimeout(timer);
-        Object.assign(error, { reusedSocket: req.reusedSocket });
-        reject(error);
+        reject(markConnectionReuse(error, req));
       }
       req.on('error', fail);
       req.end(body);
