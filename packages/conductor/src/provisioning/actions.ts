@@ -11,6 +11,7 @@ import {
   mergeDeploySteps,
   requestedCleanSteps,
   runSteps,
+  stepRecord,
   stepText,
   USER_DEPLOY_STEPS_KEY,
   userDeployStepsOf,
@@ -130,7 +131,36 @@ export async function deployStepsOf(task: ConductorTask): Promise<ProvisionStep[
 async function deploy(task: ConductorTask, ctx: ActionContext): Promise<void> {
   const steps = await deployStepsOf(task);
   task.logger.debug('deploy steps chosen', { steps: steps.map((s) => `${s.interface}.${s.step}`) });
-  if ((await runSteps(task, ctx, DEPLOY_STEPS, steps, 0)) === 'done') await finishDeploy(task, ctx);
+  await runDeploySteps(task, ctx, steps, false);
+}
+
+async function runDeploySteps(
+  task: ConductorTask,
+  ctx: ActionContext,
+  steps: readonly ProvisionStep[],
+  startRecorded: boolean,
+): Promise<void> {
+  if ((await runSteps(task, ctx, DEPLOY_STEPS, steps, 0, { startRecorded })) === 'done') await finishDeploy(task, ctx);
+}
+
+/**
+ * deploying, prepared when the action is accepted: the steps are chosen
+ * then, and the first is recorded as running in the statement that moves
+ * the node into deploying (one statement less per deploy start). Steps that
+ * cannot be chosen now are chosen again by the background work, which fails
+ * the deploy as before.
+ */
+async function prepareDeploy(task: ConductorTask): Promise<ActionWork> {
+  let steps: ProvisionStep[];
+  try {
+    steps = await deployStepsOf(task);
+  } catch {
+    return deploy;
+  }
+  if (steps.length === 0) return deploy;
+  task.logger.debug('deploy steps chosen', { steps: steps.map((s) => `${s.interface}.${s.step}`) });
+  task.writeWithNext(stepRecord(task.node, DEPLOY_STEPS, steps, 0));
+  return (t, ctx) => runDeploySteps(t, ctx, steps, true);
 }
 
 /** deleting: tear the instance down, then clean on the way to available. */
@@ -178,6 +208,19 @@ export const WORK_BY_STATE: Readonly<Partial<Record<ProvisionState, ActionWork>>
   [S.RESCUING]: rescue,
   [S.UNRESCUING]: unrescue,
   [S.SERVICING]: (task, ctx) => service(task, ctx.now),
+};
+
+/**
+ * Work whose first write goes with the transition that starts it: run under
+ * the lock when the action is accepted, with the transition applied to
+ * `task.node` but not yet written (Task.writeWithNext). It records its first
+ * write the same way and returns the work to run in the background.
+ */
+export type PreparedWork = (task: ConductorTask, ctx: ActionContext) => Promise<ActionWork>;
+
+/** The states whose work is prepared so (WORK_BY_STATE runs the others). */
+export const PREPARED_WORK_BY_STATE: Readonly<Partial<Record<ProvisionState, PreparedWork>>> = {
+  [S.DEPLOYING]: prepareDeploy,
 };
 
 /**

@@ -7,7 +7,7 @@ import {
   MissingParameterValue,
   type NodeRecord,
 } from '@bmaas/common';
-import { createStores, type Stores } from '@bmaas/db';
+import { createStores, type NodeChanges, type Stores } from '@bmaas/db';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { directDeployInterface } from '@bmaas/direct-deploy-interface';
 import {
@@ -19,9 +19,10 @@ import {
   fakeManagementInterface,
   fakePowerInterface,
   noInspectInterface,
+  type ProvisionStep,
   type Task,
 } from '@bmaas/driver-api';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { agentInspectInterface } from '../inspection/agent-inspect.js';
 import { InventoryProcessor } from '../inspection/inventory-processor.js';
 import type { DriverCatalog } from '../registry/catalog.js';
@@ -41,11 +42,21 @@ class ExplodingDeploy extends FakeDeployInterface {
     throw new Error('disk on fire');
   }
 }
+class StepLessDeploy extends FakeDeployInterface {
+  override async getDeploySteps(): Promise<ProvisionStep[]> {
+    throw new Error('no steps today');
+  }
+}
 
 const CATALOG: DriverCatalog = {
   interfaces: {
     boot: [fakeBootInterface],
-    deploy: [fakeDeployInterface, directDeployInterface, { name: 'exploding', create: () => new ExplodingDeploy() }],
+    deploy: [
+      fakeDeployInterface,
+      directDeployInterface,
+      { name: 'exploding', create: () => new ExplodingDeploy() },
+      { name: 'stepless', create: () => new StepLessDeploy() },
+    ],
     power: [fakePowerInterface, { name: 'unreachable', create: () => new UnreachablePower() }],
     management: [fakeManagementInterface],
     inspect: [fakeInspectInterface, noInspectInterface, agentInspectInterface],
@@ -55,7 +66,7 @@ const CATALOG: DriverCatalog = {
       name: 'fake-hardware',
       supported: {
         boot: ['fake'],
-        deploy: ['fake', 'direct', 'exploding'],
+        deploy: ['fake', 'direct', 'exploding', 'stepless'],
         power: ['fake', 'unreachable'],
         management: ['fake'],
         inspect: ['fake', 'no-inspect', 'agent'],
@@ -71,7 +82,7 @@ let stores: Stores;
 function setUp(automatedClean: boolean): { runner: ProvisioningRunner; tasks: TaskManager } {
   const config = testConfig({
     DEFAULT: {
-      enabled_deploy_interfaces: ['fake', 'direct', 'exploding'],
+      enabled_deploy_interfaces: ['fake', 'direct', 'exploding', 'stepless'],
       enabled_power_interfaces: ['fake', 'unreachable'],
     },
     agent: {
@@ -245,6 +256,44 @@ describe('ProvisioningRunner with the fake interfaces', () => {
     });
     await stores.nodes.update(node.id, { deployInterface: 'fake' });
     expect(await act(plain, node, 'deploy')).toMatchObject({ provisionState: 'active', lastError: null });
+  });
+
+  it('moves the node into deploying and records its first deploy step in one statement', async () => {
+    const node = await createNode(stores, {}, { provisionState: 'available' });
+    const writes: NodeChanges[] = [];
+    const write = stores.nodes.updateReservedBy.bind(stores.nodes);
+    const spy = vi.spyOn(stores.nodes, 'updateReservedBy').mockImplementation(async (id, host, changes) => {
+      if (id === node.id) writes.push(changes);
+      return write(id, host, changes);
+    });
+    try {
+      expect(await act(plain, node, 'deploy')).toMatchObject({
+        provisionState: 'active',
+        deployStep: {},
+        driverInternalInfo: { fake_deploy_steps: ['deploy.deploy'] },
+      });
+    } finally {
+      spy.mockRestore();
+    }
+    expect(writes[0]).toMatchObject({
+      provisionState: 'deploying',
+      targetProvisionState: 'active',
+      deployStep: { interface: 'deploy', step: 'deploy' },
+      driverInternalInfo: { deploy_steps: [{ step: 'deploy' }], deploy_step_index: 0 },
+    });
+    // The step is not recorded again before it runs.
+    expect(
+      writes.filter((changes) => (changes.deployStep as { step?: string } | undefined)?.step === 'deploy'),
+    ).toHaveLength(1);
+  });
+
+  it('fails the deploy in the background, as before, when its steps cannot be chosen as it is accepted', async () => {
+    const node = await createNode(stores, { deployInterface: 'stepless' }, { provisionState: 'available' });
+    expect(await act(plain, node, 'deploy')).toMatchObject({
+      provisionState: 'deploy failed',
+      lastError: `Failed to deploy node ${node.uuid}: no steps today`,
+      reservation: null,
+    });
   });
 
   it('changes the power state in the background', async () => {

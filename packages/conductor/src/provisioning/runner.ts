@@ -24,6 +24,8 @@ import {
   type ActionWork,
   CLEANING_DISABLE_RAMDISK_KEY,
   CONTINUE_BY_WAIT,
+  PREPARED_WORK_BY_STATE,
+  type PreparedWork,
   tearDownWait,
   WORK_BY_STATE,
 } from './actions.js';
@@ -165,10 +167,18 @@ export class ProvisioningRunner {
         if (event === 'abort') {
           changes.lastError = `By request, the ${WAIT_OPERATION[node.provisionState] ?? 'current'} operation was aborted.`;
         }
-        await task.updateNode(changes);
-        task.logger.info('provision action accepted', { action: event, from: node.provisionState, to: transition.to });
-        const work = this.workAfter(event, node.provisionState, transition.to);
-        if (work) task.spawnAfter((t) => this.runWork(t, work));
+        const from = node.provisionState;
+        let { work, prepare } = this.workAfter(event, from, transition.to);
+        if (prepare) {
+          task.writeWithNext(changes);
+          work = await prepare(task, this.ctx);
+          await task.updateNode({});
+        } else {
+          await task.updateNode(changes);
+        }
+        task.logger.info('provision action accepted', { action: event, from, to: transition.to });
+        const accepted = work;
+        if (accepted) task.spawnAfter((t) => this.runWork(t, accepted));
       },
     );
   }
@@ -426,12 +436,16 @@ export class ProvisioningRunner {
     }
   }
 
-  /** The background work of an accepted event, moving the node from `from` to `to`. */
-  private workAfter(event: string, from: string, to: string): ActionWork | undefined {
-    if (event === 'abort') return this.abortWork(from);
+  /**
+   * The background work of an accepted event, moving the node from `from` to
+   * `to`, or how to prepare it when its first write can go with the transition.
+   */
+  private workAfter(event: string, from: string, to: string): { work?: ActionWork; prepare?: PreparedWork } {
+    if (event === 'abort') return { work: this.abortWork(from) };
     // Unhold of a service goes on with its next step at once, as Ironic's continue_node_service.
-    if (event === 'unhold' && from === S.SERVICE_HOLD) return (task, ctx) => continueService(task, ctx.now);
-    return WORK_BY_STATE[to as S];
+    if (event === 'unhold' && from === S.SERVICE_HOLD) return { work: (task, ctx) => continueService(task, ctx.now) };
+    const prepare = PREPARED_WORK_BY_STATE[to as S];
+    return prepare ? { prepare } : { work: WORK_BY_STATE[to as S] };
   }
 
   private abortWork(waitState: string): ActionWork {

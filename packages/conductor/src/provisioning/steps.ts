@@ -1,5 +1,6 @@
 import { AgentInProgress } from '@bmaas/agent-client';
-import { InvalidParameterValue, type JsonObject } from '@bmaas/common';
+import { InvalidParameterValue, type JsonObject, type NodeRecord } from '@bmaas/common';
+import type { NodeChanges } from '@bmaas/db';
 
 import type { ProvisionStep, StepOutcome } from '@bmaas/driver-api';
 import type { ConductorTask } from '../task-manager.js';
@@ -47,12 +48,31 @@ export function withoutSteps(info: JsonObject, kind: StepKind): JsonObject {
   return Object.fromEntries(Object.entries(info).filter(([key]) => !drop.has(key)));
 }
 
+/** The changes recording `steps[index]` as the running step of `kind`. */
+export function stepRecord(
+  node: Pick<NodeRecord, 'driverInternalInfo'>,
+  kind: StepKind,
+  steps: readonly ProvisionStep[],
+  index: number,
+): NodeChanges {
+  return {
+    [kind.field]: steps[index] as ProvisionStep,
+    driverInternalInfo: {
+      ...withoutSteps(node.driverInternalInfo, kind),
+      [kind.listKey]: steps,
+      [kind.indexKey]: index,
+    },
+  };
+}
+
 /**
  * Runs `steps` from `start` in order, recording each in the node's
- * deploy_step / clean_step while it runs. A step answering 'wait' parks the
- * node in the wait state with that step recorded; an agent that is busy
- * parks it too, and the step is sent again at the next heartbeat. Returns
- * 'done' after the last step, with the bookkeeping cleared.
+ * deploy_step / clean_step while it runs (`startRecorded`: the caller
+ * already recorded the first, with the write that started the work). A step
+ * answering 'wait' parks the node in the wait state with that step recorded;
+ * an agent that is busy parks it too, and the step is sent again at the
+ * next heartbeat. Returns 'done' after the last step, with the bookkeeping
+ * cleared.
  */
 export async function runSteps(
   task: ConductorTask,
@@ -60,17 +80,11 @@ export async function runSteps(
   kind: StepKind,
   steps: readonly ProvisionStep[],
   start: number,
+  options: { startRecorded?: boolean } = {},
 ): Promise<StepOutcome> {
   for (let index = start; index < steps.length; index++) {
     const step = steps[index] as ProvisionStep;
-    await task.updateNode({
-      [kind.field]: step,
-      driverInternalInfo: {
-        ...withoutSteps(task.node.driverInternalInfo, kind),
-        [kind.listKey]: steps,
-        [kind.indexKey]: index,
-      },
-    });
+    if (!(options.startRecorded && index === start)) await task.updateNode(stepRecord(task.node, kind, steps, index));
     task.logger.info('step started', { step: `${step.interface}.${step.step}`, index });
     let outcome: StepOutcome;
     try {
