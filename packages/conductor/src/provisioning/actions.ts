@@ -121,17 +121,17 @@ async function finishDeploy(task: ConductorTask, ctx: ActionContext): Promise<vo
   await advance(task, 'done', ctx.now, { driverInternalInfo: withoutAgentSession(info) });
 }
 
-/** The deploy steps to run: the interface's, merged with those the user gave (1.69). */
-export async function deployStepsOf(task: ConductorTask): Promise<ProvisionStep[]> {
+/** The deploy steps to run: the interface's, merged with those the user gave (1.69), highest priority first. */
+async function chooseDeploySteps(task: ConductorTask): Promise<ProvisionStep[]> {
   const userSteps = userDeployStepsOf(task.node.driverInternalInfo[USER_DEPLOY_STEPS_KEY]);
-  return mergeDeploySteps(await task.driver.deploy.getDeploySteps(task), userSteps);
+  const steps = mergeDeploySteps(await task.driver.deploy.getDeploySteps(task), userSteps);
+  task.logger.debug('deploy steps chosen', { steps: steps.map((s) => `${s.interface}.${s.step}`) });
+  return steps;
 }
 
-/** deploying (deploy, rebuild): the deploy interface's steps merged with the user's, highest priority first. */
+/** deploying (deploy, rebuild) when its steps were not chosen as the action was accepted. */
 async function deploy(task: ConductorTask, ctx: ActionContext): Promise<void> {
-  const steps = await deployStepsOf(task);
-  task.logger.debug('deploy steps chosen', { steps: steps.map((s) => `${s.interface}.${s.step}`) });
-  await runDeploySteps(task, ctx, steps, false);
+  await runDeploySteps(task, ctx, await chooseDeploySteps(task), false);
 }
 
 async function runDeploySteps(
@@ -153,14 +153,13 @@ async function runDeploySteps(
 async function prepareDeploy(task: ConductorTask): Promise<ActionWork> {
   let steps: ProvisionStep[];
   try {
-    steps = await deployStepsOf(task);
+    steps = await chooseDeploySteps(task);
   } catch {
     return deploy;
   }
-  if (steps.length === 0) return deploy;
-  task.logger.debug('deploy steps chosen', { steps: steps.map((s) => `${s.interface}.${s.step}`) });
-  task.writeWithNext(stepRecord(task.node, DEPLOY_STEPS, steps, 0));
-  return (t, ctx) => runDeploySteps(t, ctx, steps, true);
+  const recorded = steps.length > 0;
+  if (recorded) task.writeWithNext(stepRecord(task.node, DEPLOY_STEPS, steps, 0));
+  return (t, ctx) => runDeploySteps(t, ctx, steps, recorded);
 }
 
 /** deleting: tear the instance down, then clean on the way to available. */

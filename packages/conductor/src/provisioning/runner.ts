@@ -172,6 +172,7 @@ export class ProvisioningRunner {
         if (prepare) {
           task.writeWithNext(changes);
           work = await prepare(task, this.ctx);
+          // Writes what is pending: the transition and the work's first write, in one statement.
           await task.updateNode({});
         } else {
           await task.updateNode(changes);
