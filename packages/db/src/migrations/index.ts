@@ -5,6 +5,7 @@ import * as resources from './20261201000100_resources.js';
 import * as deployCleanSteps from './20261201000200_deploy_clean_steps.js';
 import * as inspection from './20261201000300_inspection.js';
 import * as bootPathChanges from './20261201000500_boot_path_changes.js';
+import * as nodesHotUpdates from './20261202000000_nodes_hot_updates.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -22,6 +23,7 @@ const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261201000200_deploy_clean_steps', deployCleanSteps],
   ['20261201000300_inspection', inspection],
   ['20261201000500_boot_path_changes', bootPathChanges],
+  ['20261202000000_nodes_hot_updates', nodesHotUpdates],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

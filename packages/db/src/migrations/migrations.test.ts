@@ -9,6 +9,7 @@ const ALL = [
   '20261201000200_deploy_clean_steps',
   '20261201000300_inspection',
   '20261201000500_boot_path_changes',
+  '20261202000000_nodes_hot_updates',
 ];
 const LATEST = (ALL.at(-1) as string).slice(0, 14);
 

@@ -61,6 +61,40 @@ describe('NodeStore', () => {
     expect((await nodes.getById(node.id))?.reservation).toBeNull();
   });
 
+  it('takes and releases locks as heap-only updates: no index entry is written', async () => {
+    /**
+     * This database's cumulative update counts for nodes once they stop moving:
+     * a backend flushes its counters within about a second of going idle.
+     */
+    const settledUpdateCounts = async () => {
+      const read = async () => {
+        const { rows } = await t.db.raw<{ rows: { updated: string; hot: string }[] }>(
+          "select n_tup_upd as updated, n_tup_hot_upd as hot from pg_stat_user_tables where relname = 'nodes'",
+        );
+        return { updated: Number(rows[0]?.updated), hot: Number(rows[0]?.hot) };
+      };
+      let last = await read();
+      for (let quiet = 0, rounds = 0; quiet < 15 && rounds < 100; rounds++) {
+        await new Promise((r) => setTimeout(r, 100));
+        const now = await read();
+        quiet = now.updated === last.updated ? quiet + 1 : 0;
+        last = now;
+      }
+      return last;
+    };
+    const node = await nodes.create(newNode());
+    const before = await settledUpdateCounts();
+    for (let i = 0; i < 5; i++) {
+      expect(await nodes.reserveByUuidWithPorts(node.uuid, 'conductor-hot')).toBeDefined();
+      expect(await nodes.release(node.id, 'conductor-hot')).toBe(true);
+      expect(await nodes.reserve(node.id, 'conductor-hot')).toBe(true);
+      expect(await nodes.release(node.id, 'conductor-hot')).toBe(true);
+    }
+    const after = await settledUpdateCounts();
+    expect(after.updated - before.updated).toBe(20);
+    expect(after.hot - before.hot).toBe(20);
+  });
+
   it('reserves by uuid and reads the node with its ports in one statement; one of many concurrent acquirers wins', async () => {
     const node = await nodes.create(newNode());
     const ports = new PortStore(t.db);
