@@ -1,7 +1,7 @@
-import { createSilentLogger, NodeLocked, NodeNotFound, type NodeRecord } from '@bmaas/common';
+import { createSilentLogger, InvalidParameterValue, NodeLocked, NodeNotFound, type NodeRecord } from '@bmaas/common';
 import { createStores, type Stores } from '@bmaas/db';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DriverRegistry } from './registry/driver-registry.js';
 import { DRIVER_CATALOG } from './registry/enabled-interfaces.js';
 import { TaskManager, type TaskManagerOptions } from './task-manager.js';
@@ -287,6 +287,134 @@ describe('TaskManager', () => {
     ).rejects.toBeInstanceOf(NodeLocked);
     expect(await stores.nodes.getById(node.id)).toMatchObject({ powerState: null, reservation: null });
     expect(tasks.heldCount).toBe(0);
+  });
+
+  describe('a lock taken by the first write (lockWithFirstWrite)', () => {
+    const FIRST_WRITE = { purpose: 'first write', lockWithFirstWrite: true } as const;
+
+    /** Calls of the store's lock statements while `fn` runs. */
+    async function lockStatements(fn: () => Promise<void>): Promise<Record<string, number>> {
+      const names = ['reserveByUuidWithPorts', 'reserve', 'release', 'updateReservedBy', 'updateIfUnreservedVersion'];
+      const spies = names.map((name) => vi.spyOn(stores.nodes, name as 'reserve'));
+      try {
+        await fn();
+        return Object.fromEntries(names.map((name, i) => [name, spies[i]?.mock.calls.length ?? 0]));
+      } finally {
+        for (const spy of spies) spy.mockRestore();
+      }
+    }
+
+    it('takes the lock in the statement of the first write, and none before it', async () => {
+      const node = await createNode(stores);
+      const tasks = manager('c1');
+      const calls = await lockStatements(async () => {
+        await tasks.withTask(node.uuid, FIRST_WRITE, async (task) => {
+          expect(await reservationOf(node)).toBeNull();
+          expect(tasks.heldCount).toBe(0);
+          await task.updateNode({ lastError: 'first write' });
+          expect(await stores.nodes.getById(node.id)).toMatchObject({ reservation: 'c1', lastError: 'first write' });
+          expect(tasks.heldCount).toBe(1);
+          await task.updateNode({ lastError: 'second write' });
+        });
+      });
+      expect(calls).toEqual({
+        reserveByUuidWithPorts: 0,
+        reserve: 0,
+        updateIfUnreservedVersion: 1,
+        updateReservedBy: 1,
+        release: 1,
+      });
+      expect(await stores.nodes.getById(node.id)).toMatchObject({ reservation: null, lastError: 'second write' });
+      expect(tasks.heldCount).toBe(0);
+    });
+
+    it('runs the work again on a lock taken first when the node changed between the read and the first write', async () => {
+      const node = await createNode(stores, {}, { extra: { seen: 'before' } });
+      const tasks = manager('c1');
+      const runs: string[] = [];
+      await tasks.withTask(node.uuid, FIRST_WRITE, async (task) => {
+        runs.push(String(task.node.extra.seen));
+        if (runs.length === 1) await stores.nodes.update(node.id, { extra: { seen: 'after' } });
+        await task.updateNode({ lastError: `decided on ${String(task.node.extra.seen)}` });
+      });
+      expect(runs).toEqual(['before', 'after']);
+      expect(await stores.nodes.getById(node.id)).toMatchObject({ reservation: null, lastError: 'decided on after' });
+    });
+
+    it('waits for a node locked by someone else as the usual lock does, then NodeLocked', async () => {
+      const node = await createNode(stores);
+      await stores.nodes.reserve(node.id, 'other');
+      let ran = false;
+      await expect(
+        manager('c1').withTask(node.uuid, FIRST_WRITE, async () => {
+          ran = true;
+        }),
+      ).rejects.toBeInstanceOf(NodeLocked);
+      expect(ran).toBe(false);
+      const patient = manager('c1', { attempts: 50, intervalMs: 10 });
+      setTimeout(() => void stores.nodes.release(node.id, 'other'), 50);
+      await patient.withTask(node.uuid, FIRST_WRITE, async (task) => {
+        expect(await reservationOf(node)).toBe('c1');
+        await task.updateNode({ lastError: 'after the wait' });
+      });
+      expect(await stores.nodes.getById(node.id)).toMatchObject({ reservation: null, lastError: 'after the wait' });
+    });
+
+    it('writes what is pending without ever locking when the task ends before writing; nothing when it throws', async () => {
+      const node = await createNode(stores);
+      const tasks = manager('c1');
+      const calls = await lockStatements(async () => {
+        await tasks.withTask(node.uuid, FIRST_WRITE, async (task) => {
+          task.writeWithNext({ lastError: 'pending only' });
+        });
+      });
+      expect(calls).toMatchObject({ updateIfUnreservedVersion: 1, release: 0, updateReservedBy: 0 });
+      expect(await stores.nodes.getById(node.id)).toMatchObject({ reservation: null, lastError: 'pending only' });
+      const refused = await lockStatements(async () => {
+        await expect(
+          tasks.withTask(node.uuid, FIRST_WRITE, async () => {
+            throw new InvalidParameterValue('bad node');
+          }),
+        ).rejects.toBeInstanceOf(InvalidParameterValue);
+      });
+      expect(Object.values(refused).every((count) => count === 0)).toBe(true);
+      expect(tasks.heldCount).toBe(0);
+    });
+
+    it('takes the lock before background work starts when the task has not written yet', async () => {
+      const node = await createNode(stores);
+      const tasks = manager('c1');
+      let lockedInBackground: string | null | undefined;
+      await tasks.withTask(node.uuid, FIRST_WRITE, async (task) => {
+        task.spawnAfter(async (t) => {
+          lockedInBackground = await reservationOf(node);
+          await t.updateNode({ lastError: 'background' });
+        });
+      });
+      expect(await tasks.drain(30_000)).toBe(true);
+      expect(lockedInBackground).toBe('c1');
+      expect(await stores.nodes.getById(node.id)).toMatchObject({ reservation: null, lastError: 'background' });
+    });
+
+    it('loses no update among concurrent tasks of several conductors on one node', async () => {
+      const node = await createNode(stores, {}, { extra: { count: 0 } });
+      const managers = ['c1', 'c2', 'c3'].map((host) => manager(host, { attempts: 200, intervalMs: 2 }));
+      await Promise.all(
+        managers.flatMap((tasks) =>
+          Array.from({ length: 6 }, async () => {
+            // Spread out, so that the lock is often free between a read and its write.
+            await new Promise((resolve) => setTimeout(resolve, Math.random() * 40));
+            await tasks.withTask(node.uuid, FIRST_WRITE, async (task) => {
+              const count = Number(task.node.extra.count);
+              // Long enough for other tasks to lock, write and release meanwhile.
+              await new Promise((resolve) => setTimeout(resolve, Math.random() * 8));
+              await task.updateNode({ extra: { count: count + 1 } });
+            });
+          }),
+        ),
+      );
+      expect(await stores.nodes.getById(node.id)).toMatchObject({ reservation: null, extra: { count: 18 } });
+    });
   });
 
   it('refuses writeWithNext under a shared lock', async () => {

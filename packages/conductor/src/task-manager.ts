@@ -37,6 +37,14 @@ export interface AcquireOptions {
   purpose: string;
   /** Shared only: the node may come from the boot path's cache, at most one change-log poll old. */
   cached?: boolean;
+  /**
+   * Exclusive only: the lock is taken by the task's first write, in the same
+   * statement, where the node is still unlocked and unchanged since it was
+   * read; one statement fewer per action. When it was locked or changed
+   * meanwhile, `fn` runs again, on a lock taken first as usual. So `fn` must
+   * change nothing outside the node before its first write (checks, choices).
+   */
+  lockWithFirstWrite?: boolean;
   requestId?: string | undefined;
 }
 
@@ -70,11 +78,22 @@ export interface NodeWrite {
   carries: readonly NodeChange[];
 }
 
+/** A lock taken by the first write found the node locked or changed since it was read (lockWithFirstWrite). */
+class LockRaced extends Error {
+  constructor(nodeUuid: string) {
+    super(`node ${nodeUuid} was locked or changed before its lock was taken`);
+  }
+}
+
 class NodeTask implements ConductorTask {
   background: BackgroundWork | undefined;
   released = false;
   /** Changes written with the next write under the lock, or with the release (writeWithNext). */
   pending: NodeWrite | undefined;
+  /** The row version read, while the lock is still to be taken by the first write (lockWithFirstWrite). */
+  lockVersion: string | undefined;
+  /** The first write found the node locked or changed since it was read: the task's work is void. */
+  raced = false;
   private taskLogger: Logger | undefined;
 
   constructor(
@@ -105,7 +124,7 @@ class NodeTask implements ConductorTask {
     if (!this.exclusive || this.released) {
       throw new Error(`node ${this.current.uuid}: updateNode needs the exclusive lock`);
     }
-    this.current = await this.manager.writeUnderLock(this.current, this.takePending(changes));
+    this.current = await this.manager.writeUnderLock(this, this.takePending(changes));
     return this.current;
   }
 
@@ -222,10 +241,32 @@ export class TaskManager {
    * runs after `fn`'s result is returned and releases the lock when done.
    */
   async withTask<T>(nodeUuid: string, options: AcquireOptions, fn: (task: ConductorTask) => Promise<T>): Promise<T> {
+    if (options.lockWithFirstWrite && !options.shared) {
+      const task = await this.taskLockedByFirstWrite(nodeUuid, options);
+      if (task) {
+        const outcome = await this.runTask(task, fn).then(
+          (value) => ({ value }),
+          (error: unknown) => ({ error }),
+        );
+        if (!task.raced) {
+          if ('error' in outcome) throw outcome.error;
+          return outcome.value;
+        }
+        // Locked or changed between the read and the first write: again, on a lock taken first.
+      }
+    }
     const task = this.taskOfHeldNode(nodeUuid, options) ?? ((await this.acquire(nodeUuid, options)) as NodeTask);
+    return this.runTask(task, fn);
+  }
+
+  /** withTask's work on a task built: `fn`, then its background work or the release. */
+  private async runTask<T>(task: NodeTask, fn: (task: ConductorTask) => Promise<T>): Promise<T> {
     let result: T;
     try {
       result = await fn(task);
+      if (task.raced) throw new LockRaced(task.node.uuid);
+      // Background work holds the lock: a task that has not written yet takes it now.
+      if (task.background && task.lockVersion !== undefined) await task.updateNode({});
     } catch (error) {
       await this.releaseQuietly(task);
       throw error;
@@ -238,6 +279,29 @@ export class TaskManager {
       task.released = true; // a shared lock holds nothing to give back
     else await this.releaseQuietly(task);
     return result;
+  }
+
+  /**
+   * An exclusive task on the node as read with its row version, its lock to
+   * be taken by its first write (lockWithFirstWrite); undefined when the node
+   * is locked now, for the usual way and its retries.
+   */
+  private async taskLockedByFirstWrite(nodeUuid: string, options: AcquireOptions): Promise<NodeTask | undefined> {
+    const read = await this.options.nodes.getVersionedByUuidWithPorts(nodeUuid);
+    if (!read) throw new NodeNotFound(nodeUuid);
+    if (read.node.reservation !== null) return undefined;
+    const makeLogger = this.taskLogger(nodeUuid, options);
+    const task = new NodeTask(
+      this,
+      read.node,
+      read.ports,
+      this.driverOf(read.node),
+      true,
+      makeLogger,
+      options.requestId,
+    );
+    task.lockVersion = read.version;
+    return task;
   }
 
   /**
@@ -310,10 +374,24 @@ export class TaskManager {
     throw new NodeLocked(node.uuid, holder ?? 'another host');
   }
 
-  /** @internal One statement, compare-and-set on our reservation; then the history and state events of what it carried. */
-  async writeUnderLock(node: NodeRecord, write: NodeWrite): Promise<NodeRecord> {
-    const updated = await this.options.nodes.updateReservedBy(node.id, this.options.hostname, write.changes);
+  /**
+   * @internal One statement, compare-and-set on our reservation (or, for a
+   * lock not taken yet, on the node unlocked and unchanged, taking it); then
+   * the history and state events of what it carried.
+   */
+  async writeUnderLock(task: NodeTask, write: NodeWrite): Promise<NodeRecord> {
+    const { nodes, hostname } = this.options;
+    const node = task.node;
+    const version = task.lockVersion;
+    const updated =
+      version === undefined
+        ? await nodes.updateReservedBy(node.id, hostname, write.changes)
+        : await nodes.updateIfUnreservedVersion(node.id, version, hostname, write.changes);
     if (updated) {
+      if (version !== undefined) {
+        task.lockVersion = undefined;
+        if (updated.reservation === hostname) this.track(task);
+      }
       for (const { before, changes } of write.carries) {
         for (const event of historyOfChange(before, changes)) this.options.history?.record(event);
         const to = changes.provisionState;
@@ -323,7 +401,11 @@ export class TaskManager {
       }
       return updated;
     }
-    const now = await this.options.nodes.getById(node.id);
+    if (version !== undefined) {
+      task.raced = true;
+      throw new LockRaced(node.uuid);
+    }
+    const now = await nodes.getById(node.id);
     if (!now) throw new NodeNotFound(node.uuid);
     // Our reservation was cleared under us (stop, or an orphan cleanup): stop writing.
     throw new NodeLocked(node.uuid, now.reservation ?? 'nobody (lock lost)');
@@ -331,15 +413,17 @@ export class TaskManager {
 
   /**
    * @internal The release, in the same statement as what was left to write
-   * with it (writeWithNext); NodeLocked when that finds the lock lost.
+   * with it (writeWithNext); NodeLocked when that finds the lock lost. A lock
+   * still to be taken by the first write holds nothing: only what is pending
+   * is written.
    */
   async releaseLock(task: NodeTask): Promise<void> {
-    this.held.delete(task.node.id);
+    if (this.held.get(task.node.id) === task) this.held.delete(task.node.id);
     if (!task.pending) {
-      await this.options.nodes.release(task.node.id, this.options.hostname);
+      if (task.lockVersion === undefined) await this.options.nodes.release(task.node.id, this.options.hostname);
       return;
     }
-    await this.writeUnderLock(task.node, task.takePending({ reservation: null }));
+    await this.writeUnderLock(task, task.takePending({ reservation: null }));
   }
 
   private runInBackground(task: NodeTask, work: BackgroundWork): void {
@@ -360,6 +444,7 @@ export class TaskManager {
     try {
       await task.release();
     } catch (error) {
+      if (task.raced) return; // it never held the lock; withTask runs it again
       task.logger.error('could not release the node lock', { error: (error as Error).message });
     }
   }

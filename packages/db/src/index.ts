@@ -38,6 +38,7 @@ export {
   NodeStore,
   type PeriodicNodeFilter,
   type PeriodicNodeRow,
+  type VersionedNode,
 } from './stores/node-store.js';
 export { NodeTraitStore } from './stores/node-trait-store.js';
 export {

@@ -19,7 +19,8 @@ export interface HardwareInterface {
   /**
    * Checks the node's fields are usable by this interface.
    * Called before provisioning actions. Throws InvalidParameterValue or
-   * MissingParameterValue. Must not change anything.
+   * MissingParameterValue. Must not change anything: it may run before the
+   * node's lock is taken, and more than once for one action.
    */
   validate(task: Task): Promise<void>;
 }

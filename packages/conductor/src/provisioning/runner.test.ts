@@ -258,24 +258,34 @@ describe('ProvisioningRunner with the fake interfaces', () => {
     expect(await act(plain, node, 'deploy')).toMatchObject({ provisionState: 'active', lastError: null });
   });
 
-  it('moves the node into deploying and records its first deploy step in one statement', async () => {
+  it('takes the lock, moves the node into deploying and records its first deploy step in one statement', async () => {
     const node = await createNode(stores, {}, { provisionState: 'available' });
     const writes: NodeChanges[] = [];
     const write = stores.nodes.updateReservedBy.bind(stores.nodes);
-    const spy = vi.spyOn(stores.nodes, 'updateReservedBy').mockImplementation(async (id, host, changes) => {
-      if (id === node.id) writes.push(changes);
-      return write(id, host, changes);
-    });
+    const writeTakingLock = stores.nodes.updateIfUnreservedVersion.bind(stores.nodes);
+    const spies = [
+      vi.spyOn(stores.nodes, 'updateReservedBy').mockImplementation(async (id, host, changes) => {
+        if (id === node.id) writes.push(changes);
+        return write(id, host, changes);
+      }),
+      vi.spyOn(stores.nodes, 'updateIfUnreservedVersion').mockImplementation(async (id, version, host, changes) => {
+        if (id === node.id) writes.push({ ...changes, reservation: host });
+        return writeTakingLock(id, version, host, changes);
+      }),
+    ];
+    const reserve = vi.spyOn(stores.nodes, 'reserveByUuidWithPorts');
     try {
       expect(await act(plain, node, 'deploy')).toMatchObject({
         provisionState: 'active',
         deployStep: {},
         driverInternalInfo: { fake_deploy_steps: ['deploy.deploy'] },
       });
+      expect(reserve).not.toHaveBeenCalled();
     } finally {
-      spy.mockRestore();
+      for (const spy of [...spies, reserve]) spy.mockRestore();
     }
     expect(writes[0]).toMatchObject({
+      reservation: 'c1',
       provisionState: 'deploying',
       targetProvisionState: 'active',
       deployStep: { interface: 'deploy', step: 'deploy' },

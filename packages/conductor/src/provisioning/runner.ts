@@ -108,10 +108,11 @@ function message(error: unknown): string {
 }
 
 /**
- * Runs the provision state machine on this conductor: checks and records
- * the transition under the node's exclusive lock, answers, then does the
- * work in the background under the same lock. A failure ends the action in
- * its failed state with last_error.
+ * Runs the provision state machine on this conductor: checks the action on
+ * the node as read and records the transition with the write that takes the
+ * node's exclusive lock (checked again under a lock taken first when the node
+ * changed meanwhile), answers, then does the work in the background under the
+ * same lock. A failure ends the action in its failed state with last_error.
  */
 export class ProvisioningRunner {
   private readonly ctx: ActionContext;
@@ -129,7 +130,8 @@ export class ProvisioningRunner {
     const extra = this.eventParameters(event, request);
     await this.options.tasks.withTask(
       nodeUuid,
-      { purpose: `provision action ${event}`, requestId: request.requestId },
+      // The checks and choices below change nothing before the first write, which takes the lock.
+      { purpose: `provision action ${event}`, requestId: request.requestId, lockWithFirstWrite: true },
       async (task) => {
         const { node } = task;
         const transition = findTransition(node.provisionState, event);

@@ -36,6 +36,11 @@ const PREPARED_BY_WITH_PORTS_SQL = NODE_WITH_PORTS_SQL.replace(
   'where n.uuid = $1',
   'where n.id = any($1::int[]) and n.conductor_affinity = $2 and n.provision_state = any($3::text[])',
 );
+/** Nodes with their ports and their row version (xmin: every update of a row changes it), by uuid. */
+const VERSIONED_NODES_WITH_PORTS_SQL = NODES_WITH_PORTS_SQL.replace(
+  'select n.*,',
+  'select n.*, n.xmin::text as bmaas_version,',
+);
 /** The exclusive lock taken and the node read with its ports, in one statement (reserveByUuidWithPorts). */
 const RESERVE_WITH_PORTS_SQL = `with n as (
     update nodes set reservation = $2, updated_at = now() where uuid = $1 and reservation is null returning *
@@ -168,6 +173,14 @@ const DISCOVERY_LOCK_KEY = '7092590460232443747';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A node row carrying its ports as JSON (bmaas_ports) → the node and its port records. */
+/** A node, its ports and the version of its row when read: what a lock taken by its first write checks. */
+export interface VersionedNode {
+  node: NodeRecord;
+  ports: PortRecord[];
+  /** The row's xmin, as text: any update of the node since the read changes it. */
+  version: string;
+}
+
 function withPorts(row: Record<string, unknown>): { node: NodeRecord; ports: PortRecord[] } {
   const { bmaas_ports: portRows, ...nodeRow } = row;
   const node = rowToRecord<NodeRecord>(nodeRow);
@@ -178,6 +191,10 @@ function withPorts(row: Record<string, unknown>): { node: NodeRecord; ports: Por
 export class NodeStore {
   /** Reads of a node with its ports asked for while the previous one runs go together, as one query. */
   private readonly withPortsReads = new TurnBatcher((uuids: string[]) => this.getManyByUuidWithPorts(uuids), {
+    maxInFlight: 1,
+  });
+  /** The same for the reads of locks taken by their first write (getVersionedByUuidWithPorts). */
+  private readonly versionedReads = new TurnBatcher((uuids: string[]) => this.getManyVersionedByUuidWithPorts(uuids), {
     maxInFlight: 1,
   });
 
@@ -344,6 +361,36 @@ export class NodeStore {
   }
 
   /**
+   * A node with its ports and its row's version, for an exclusive lock taken
+   * by the task's first write (updateIfUnreservedVersion). Reads asked for
+   * while the previous one runs go together, as one query: provisioning
+   * actions arrive in bursts.
+   */
+  getVersionedByUuidWithPorts(uuid: string): Promise<VersionedNode | undefined> {
+    return this.versionedReads.get(uuid);
+  }
+
+  /** getVersionedByUuidWithPorts for several nodes in one query: one answer per uuid, in order. */
+  async getManyVersionedByUuidWithPorts(uuids: readonly string[]): Promise<Array<VersionedNode | undefined>> {
+    const wanted = uuids.filter((uuid) => UUID.test(uuid));
+    const rows =
+      wanted.length === 0
+        ? []
+        : await queryPrepared<Record<string, unknown>>(
+            this.db,
+            'bmaas_versioned_nodes_with_ports',
+            VERSIONED_NODES_WITH_PORTS_SQL,
+            [wanted],
+          );
+    const byUuid = new Map<string, VersionedNode>();
+    for (const { bmaas_version: version, ...row } of rows) {
+      const read = withPorts(row);
+      byUuid.set(read.node.uuid, { ...read, version: String(version) });
+    }
+    return uuids.map((uuid) => byUuid.get(uuid.toLowerCase()));
+  }
+
+  /**
    * Those of the nodes `ids` whose boot files conductor `conductorId`
    * prepared (conductor_affinity) and that are in one of `states`, with
    * their ports: what a conductor may soon be asked to serve.
@@ -418,6 +465,11 @@ export class NodeStore {
   async update(id: number, changes: NodeChanges, expect: NodeChanges = {}): Promise<NodeRecord | undefined> {
     const where: Record<string, unknown> = { id };
     for (const [key, value] of Object.entries(expect)) where[toSnake(key)] = value;
+    return this.updateWhere(where, changes);
+  }
+
+  /** update() where the columns of `where` (snake_case) hold its values. */
+  private async updateWhere(where: Record<string, unknown>, changes: NodeChanges): Promise<NodeRecord | undefined> {
     const write = async (db: Knex | Knex.Transaction, extra: Record<string, unknown> = {}) => {
       const [row] = await db('nodes')
         .where(where)
@@ -431,7 +483,7 @@ export class NodeStore {
         changes.instanceUuid === null
           ? await this.db.transaction(async (trx) => {
               const updated = await write(trx, { allocation_uuid: null });
-              if (updated) await trx('allocations').where({ node_id: id }).delete();
+              if (updated) await trx('allocations').where({ node_id: updated.id }).delete();
               return updated;
             })
           : await write(this.db);
@@ -484,14 +536,36 @@ export class NodeStore {
    * undefined when `host` no longer holds the node.
    */
   async updateReservedBy(id: number, host: string, changes: NodeChanges): Promise<NodeRecord | undefined> {
-    // Losing the instance also drops the allocation, in a transaction: update() does that.
-    if (changes.instanceUuid === null) return this.update(id, changes, { reservation: host });
+    return this.writeWhere({ id, reservation: host }, changes);
+  }
+
+  /**
+   * The write that takes the exclusive lock (a lock taken by the task's first
+   * write): `changes` and `host`'s reservation in one statement, only where
+   * the node is unreserved and its row still the `version` read
+   * (getVersionedByUuidWithPorts). When `changes` clears the reservation
+   * itself, the node is written and left unlocked. Undefined when the node
+   * was locked or changed meanwhile, or is gone.
+   */
+  async updateIfUnreservedVersion(
+    id: number,
+    version: string,
+    host: string,
+    changes: NodeChanges,
+  ): Promise<NodeRecord | undefined> {
+    return this.writeWhere({ id, reservation: null, xmin: version }, { reservation: host, ...changes });
+  }
+
+  /** A conditional write of a lock holder, as a named statement per column list (see updatePrepared). */
+  private async writeWhere(where: Record<string, unknown>, changes: NodeChanges): Promise<NodeRecord | undefined> {
+    // Losing the instance also drops the allocation, in a transaction: updateWhere does that.
+    if (changes.instanceUuid === null) return this.updateWhere(where, changes);
     try {
       const [row] = await updatePrepared<Record<string, unknown>>(
         this.db,
         'nodes',
         recordToColumns(changes, JSON_COLUMNS),
-        { id, reservation: host },
+        where,
         { setSql: '"updated_at" = now()' },
       );
       return row ? rowToRecord<NodeRecord>(row) : undefined;
