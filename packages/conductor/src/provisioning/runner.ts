@@ -313,7 +313,8 @@ export class ProvisioningRunner {
     }
     await this.options.tasks.withTask(
       nodeUuid,
-      { purpose: `power ${target}`, requestId: request.requestId },
+      // Validation changes nothing: the first write takes the lock.
+      { purpose: `power ${target}`, requestId: request.requestId, lockWithFirstWrite: true },
       async (task) => {
         await task.driver.power.validate(task);
         await task.updateNode({
