@@ -15,7 +15,8 @@ export interface BenchStackOptions {
   cpuProfileDir?: string | undefined;
 }
 
-const TAIL_LINES = 300;
+/** Lines kept per process (and for the stack itself): one chatty process must not push the others' out. */
+const TAIL_LINES = 100;
 const PROFILE_PRELOAD = fileURLToPath(new URL('./cpu-profile-preload.js', import.meta.url));
 
 /**
@@ -25,7 +26,8 @@ const PROFILE_PRELOAD = fileURLToPath(new URL('./cpu-profile-preload.js', import
  * cleaning (nodes go straight to available) and no deploy call-back timeout.
  */
 export class BenchStack {
-  private readonly tail: string[] = [];
+  /** The last lines of each process, by the name they are prefixed with (`[api] …`); '' for the stack's own. */
+  private readonly tails = new Map<string, string[]>();
 
   private constructor(
     readonly stack: Stack,
@@ -127,7 +129,7 @@ export class BenchStack {
 
   /** The last lines the stack and its processes wrote, for failure reports. */
   recentOutput(): string {
-    return this.tail.join('\n');
+    return [...this.tails.values()].map((lines) => lines.join('\n')).join('\n');
   }
 
   async stop(): Promise<void> {
@@ -135,7 +137,10 @@ export class BenchStack {
   }
 
   private remember(line: string): void {
-    this.tail.push(line);
-    if (this.tail.length > TAIL_LINES) this.tail.shift();
+    const name = /^\[([^\]]+)\]/.exec(line)?.[1] ?? '';
+    const tail = this.tails.get(name) ?? [];
+    if (tail.length === 0) this.tails.set(name, tail);
+    tail.push(line);
+    if (tail.length > TAIL_LINES) tail.shift();
   }
 }

@@ -13,6 +13,7 @@ import type { StackOptions } from './options.js';
 import { processStartTime } from './pid-lock.js';
 import { assertPortsFree, type PortClaim } from './port-check.js';
 import { RestartBackoff } from './restart-backoff.js';
+import { whyRootFilesNotServed } from './root-files-check.js';
 
 const require = createRequire(import.meta.url);
 const DATABASE_SCRIPT = fileURLToPath(new URL('./database-process.js', import.meta.url));
@@ -348,26 +349,16 @@ export class Stack {
     const notAlive = [...expected].filter((hostname) => !aliveNames.has(hostname));
     if (notAlive.length) return `conductors not alive: ${notAlive.join(', ')}`;
     const noFiles = [];
-    for (const c of this.conductors) if (!(await this.servesRootFiles(c))) noFiles.push(c.name);
+    for (const c of this.conductors) {
+      const failure = await whyRootFilesNotServed(c.httpUrl, this.rootFiles);
+      if (failure) noFiles.push(`${c.name} (${failure})`);
+    }
     return noFiles.length ? `file servers not serving ${this.rootFiles.join(', ')}: ${noFiles.join(', ')}` : '';
   }
 
   /** The files every machine may fetch from a conductor, as the enabled boot interfaces' descriptors list them. */
   get rootFiles(): string[] {
     return bootRootFiles(enabledBootDescriptors(this.deps.config));
-  }
-
-  private async servesRootFiles(conductor: ConductorEndpoint): Promise<boolean> {
-    for (const file of this.rootFiles) {
-      try {
-        const response = await fetch(`${conductor.httpUrl}/${file}`, { signal: AbortSignal.timeout(2000) });
-        await response.body?.cancel();
-        if (!response.ok) return false;
-      } catch {
-        return false;
-      }
-    }
-    return true;
   }
 
   /**
