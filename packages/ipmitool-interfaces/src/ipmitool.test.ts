@@ -188,7 +188,8 @@ exit $rc
     await writeFile(
       busy,
       `#!/bin/bash
-n=$(cat ${count} 2>/dev/null || echo 0); echo $((n + 1)) > ${count}
+# Counted with a rename: a try killed at the deadline leaves the count whole, never an empty file.
+n=$(cat ${count} 2>/dev/null || echo 0); echo $((n + 1)) > ${count}.$$ && mv ${count}.$$ ${count}
 if [ "$n" -lt "$BUSY_TIMES" ]; then
   echo "\${BUSY_LINE:-Error in open session response message : insufficient resources for session}" >&2
   echo "Error: Unable to establish IPMI v2 / RMCP+ session" >&2
