@@ -172,7 +172,6 @@ const DISCOVERY_LOCK_KEY = '7092590460232443747';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** A node row carrying its ports as JSON (bmaas_ports) → the node and its port records. */
 /** A node, its ports and the version of its row when read: what a lock taken by its first write checks. */
 export interface VersionedNode {
   node: NodeRecord;
@@ -181,6 +180,7 @@ export interface VersionedNode {
   version: string;
 }
 
+/** A node row carrying its ports as JSON (bmaas_ports) → the node and its port records. */
 function withPorts(row: Record<string, unknown>): { node: NodeRecord; ports: PortRecord[] } {
   const { bmaas_ports: portRows, ...nodeRow } = row;
   const node = rowToRecord<NodeRecord>(nodeRow);
@@ -346,15 +346,25 @@ export class NodeStore {
       );
       return [row ? withPorts(row) : undefined];
     }
-    const rows =
-      wanted.length === 0
-        ? []
-        : await queryPrepared<Record<string, unknown>>(this.db, 'bmaas_nodes_with_ports', NODES_WITH_PORTS_SQL, [
-            wanted,
-          ]);
-    const byUuid = new Map<string, { node: NodeRecord; ports: PortRecord[] }>();
+    return this.readManyByUuid(uuids, 'bmaas_nodes_with_ports', NODES_WITH_PORTS_SQL, withPorts);
+  }
+
+  /**
+   * The nodes `uuids` read by one named statement taking them as `$1`
+   * (strings that are not UUIDs find nothing), each row made into an answer
+   * by `answer`: one answer per uuid, in order.
+   */
+  private async readManyByUuid<T extends { node: NodeRecord }>(
+    uuids: readonly string[],
+    name: string,
+    sql: string,
+    answer: (row: Record<string, unknown>) => T,
+  ): Promise<Array<T | undefined>> {
+    const wanted = uuids.filter((uuid) => UUID.test(uuid));
+    const rows = wanted.length === 0 ? [] : await queryPrepared<Record<string, unknown>>(this.db, name, sql, [wanted]);
+    const byUuid = new Map<string, T>();
     for (const row of rows) {
-      const read = withPorts(row);
+      const read = answer(row);
       byUuid.set(read.node.uuid, read);
     }
     return uuids.map((uuid) => byUuid.get(uuid.toLowerCase()));
@@ -371,23 +381,13 @@ export class NodeStore {
   }
 
   /** getVersionedByUuidWithPorts for several nodes in one query: one answer per uuid, in order. */
-  async getManyVersionedByUuidWithPorts(uuids: readonly string[]): Promise<Array<VersionedNode | undefined>> {
-    const wanted = uuids.filter((uuid) => UUID.test(uuid));
-    const rows =
-      wanted.length === 0
-        ? []
-        : await queryPrepared<Record<string, unknown>>(
-            this.db,
-            'bmaas_versioned_nodes_with_ports',
-            VERSIONED_NODES_WITH_PORTS_SQL,
-            [wanted],
-          );
-    const byUuid = new Map<string, VersionedNode>();
-    for (const { bmaas_version: version, ...row } of rows) {
-      const read = withPorts(row);
-      byUuid.set(read.node.uuid, { ...read, version: String(version) });
-    }
-    return uuids.map((uuid) => byUuid.get(uuid.toLowerCase()));
+  getManyVersionedByUuidWithPorts(uuids: readonly string[]): Promise<Array<VersionedNode | undefined>> {
+    return this.readManyByUuid(
+      uuids,
+      'bmaas_versioned_nodes_with_ports',
+      VERSIONED_NODES_WITH_PORTS_SQL,
+      ({ bmaas_version: version, ...row }) => ({ ...withPorts(row), version: String(version) }),
+    );
   }
 
   /**
