@@ -10,5 +10,5 @@ export type { DriverCatalog, HardwareTypeDescriptor, InterfaceCatalog } from './
 export { DriverRegistry } from './registry/driver-registry.js';
 export { DRIVER_CATALOG, INTERFACES } from './registry/enabled-interfaces.js';
 export { loadConductorConfig, pluginConfigSections } from './registry/plugin-config.js';
-export { type ConductorRpcHandlers, ConductorRpcServer } from './rpc/json-rpc-server.js';
+export { type ConductorRpcHandlers, ConductorRpcServer, jsonResponseHeaders } from './rpc/json-rpc-server.js';
 export { type AcquireOptions, type ConductorTask, TaskManager } from './task-manager.js';

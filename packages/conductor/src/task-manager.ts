@@ -140,7 +140,7 @@ class NodeTask implements ConductorTask {
       throw new Error(`node ${this.current.uuid}: writeWithNext needs the exclusive lock`);
     }
     this.pending = this.takePending(changes);
-    this.current = { ...this.current, ...changes };
+    this.current = Object.assign({}, this.current, changes);
   }
 
   /** What is pending and `changes` (after it) as one write; nothing is pending afterwards. */
@@ -149,7 +149,7 @@ class NodeTask implements ConductorTask {
     this.pending = undefined;
     const change = { before: this.current, changes };
     if (!pending) return { changes, carries: [change] };
-    return { changes: { ...pending.changes, ...changes }, carries: [...pending.carries, change] };
+    return { changes: Object.assign({}, pending.changes, changes), carries: [...pending.carries, change] };
   }
 
   async upgradeLock(): Promise<void> {
@@ -347,7 +347,7 @@ export class TaskManager {
     for (const task of tasks) {
       task.released = true;
       this.held.delete(task.node.id);
-      const changes = { ...task.pending?.changes, ...changesFor(task.node), reservation: null };
+      const changes = Object.assign({}, task.pending?.changes, changesFor(task.node), { reservation: null });
       await this.options.nodes.update(task.node.id, changes, { reservation: this.options.hostname });
       task.logger.warn('lock abandoned on stop', {
         provisionState: changes.provisionState ?? task.node.provisionState,

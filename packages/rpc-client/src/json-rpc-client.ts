@@ -84,6 +84,19 @@ export function conductorUrl(hostname: string, defaultPort: number, useSsl: bool
 }
 
 /**
+ * The params a call sends: the caller's, with the request context. Built
+ * with Object.assign, not `{ ...params, context }`: on node 20's V8 an
+ * object literal that starts with a spread and goes on gets a map of its
+ * own every time once warm, and the boot path builds one per request (a
+ * new map per request filled the old generation; docs/performance.md).
+ * Our params are built by our callers, never parsed from JSON, so no
+ * `__proto__` key can reach Object.assign's setter.
+ */
+export function requestParams<P extends object>(params: P, context: RequestContext): P & { context: RequestContext } {
+  return Object.assign({}, params, { context });
+}
+
+/**
  * The ConductorClient over JSON-RPC 2.0: the ring names the owner, then one
  * HTTP POST on a pooled keep-alive connection to that conductor. node:http's
  * keep-alive Agent was measured against undici's and was as fast or faster
@@ -142,10 +155,12 @@ export class JsonRpcConductorClient implements ConductorClient {
     const timeoutMs = options.timeoutMs ?? config.timeout * 1000;
     const started = Date.now();
     return withDeadline(ring.hostFor(node), timeoutMs, 'the conductor hash ring').then((hostname) =>
-      this.call(hostname, method, params, {
-        ...options,
-        timeoutMs: Math.max(1, timeoutMs - (Date.now() - started)),
-      }),
+      this.call(
+        hostname,
+        method,
+        params,
+        Object.assign({}, options, { timeoutMs: Math.max(1, timeoutMs - (Date.now() - started)) }),
+      ),
     );
   }
 
@@ -160,7 +175,7 @@ export class JsonRpcConductorClient implements ConductorClient {
     const started = performance.now();
     const context: RequestContext = { request_id: options.requestId ?? `req-${randomUUID()}` };
     const timeoutMs = options.timeoutMs ?? config.timeout * 1000;
-    const request = createJSONRPCRequest(++this.nextId, method, { ...params, context });
+    const request = createJSONRPCRequest(++this.nextId, method, requestParams(params, context));
     const answer = BATCHED_METHODS.has(method)
       ? withDeadline(
           this.batchFor(hostname).get({ request, timeoutMs }),

@@ -41,7 +41,7 @@ export class NodeHistoryWriter {
       this.dropped++;
       return;
     }
-    this.queue.push({ ...event, conductor: this.options.conductor, createdAt: new Date() });
+    this.queue.push(Object.assign({}, event, { conductor: this.options.conductor, createdAt: new Date() }));
   }
 
   /** Writes what is queued (waiting for a write already under way first). */

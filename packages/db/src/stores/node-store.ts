@@ -246,7 +246,7 @@ export class NodeStore {
         throw withDetails(error, { node: detailOf(error, 'index') });
       }
       const ports = items.flatMap((item, index) =>
-        item.ports.map((port) => ({ ...port, nodeId: (nodes[index] as NodeRecord).id })),
+        item.ports.map((port) => Object.assign({}, port, { nodeId: (nodes[index] as NodeRecord).id })),
       );
       let created: PortRecord[];
       try {
@@ -386,7 +386,7 @@ export class NodeStore {
       uuids,
       'bmaas_versioned_nodes_with_ports',
       VERSIONED_NODES_WITH_PORTS_SQL,
-      ({ bmaas_version: version, ...row }) => ({ ...withPorts(row), version: String(version) }),
+      ({ bmaas_version: version, ...row }) => Object.assign(withPorts(row), { version: String(version) }),
     );
   }
 
@@ -473,7 +473,7 @@ export class NodeStore {
     const write = async (db: Knex | Knex.Transaction, extra: Record<string, unknown> = {}) => {
       const [row] = await db('nodes')
         .where(where)
-        .update({ ...recordToColumns(changes, JSON_COLUMNS), ...extra, updated_at: this.db.fn.now() })
+        .update(Object.assign(recordToColumns(changes, JSON_COLUMNS), extra, { updated_at: this.db.fn.now() }))
         .returning('*');
       return row as Record<string, unknown> | undefined;
     };

@@ -161,7 +161,7 @@ export class PortStore {
     try {
       const count = await this.db('ports')
         .where({ id })
-        .update({ ...recordToColumns(changes, JSON_COLUMNS), updated_at: this.db.fn.now() });
+        .update(Object.assign(recordToColumns(changes, JSON_COLUMNS), { updated_at: this.db.fn.now() }));
       return count ? this.getById(id) : undefined;
     } catch (error) {
       throw this.translate(error, changes);

@@ -105,7 +105,7 @@ export class ResourceStore<R extends { id: number; uuid: string }> {
     try {
       const count = await db(this.spec.table)
         .where({ id })
-        .update({ ...recordToColumns(changes, this.jsonColumns), updated_at: this.db.fn.now() });
+        .update(Object.assign(recordToColumns(changes, this.jsonColumns), { updated_at: this.db.fn.now() }));
       return count ? this.getById(id, db) : undefined;
     } catch (error) {
       throw this.translate(error, changes);
