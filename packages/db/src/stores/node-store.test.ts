@@ -119,6 +119,32 @@ describe('NodeStore', () => {
     );
   });
 
+  it('reads a node with its ports and row version, and takes the lock only at that version', async () => {
+    const node = await nodes.create(newNode());
+    const ports = new PortStore(t.db);
+    await ports.create({ uuid: randomUUID(), nodeId: node.id, address: '52:54:00:00:ab:01' });
+    const [read, unknown, junk] = await nodes.getManyVersionedByUuidWithPorts([
+      node.uuid.toUpperCase(),
+      '00000000-0000-4000-8000-000000000000',
+      'not-a-uuid',
+    ]);
+    expect(unknown).toBeUndefined();
+    expect(junk).toBeUndefined();
+    // The node as every other read gives it: the version travels beside it, not in it.
+    expect(read?.node).toEqual(await nodes.getById(node.id));
+    expect(read?.ports).toEqual(await ports.listByNode(node.id));
+    const version = read?.version as string;
+    await nodes.update(node.id, { lastError: 'changed since the read' });
+    expect(await nodes.updateIfUnreservedVersion(node.id, version, 'conductor-a', { lastError: 'x' })).toBeUndefined();
+    const fresh = await nodes.getVersionedByUuidWithPorts(node.uuid);
+    expect(fresh?.version).not.toBe(version);
+    const locked = await nodes.updateIfUnreservedVersion(node.id, fresh?.version as string, 'conductor-a', {
+      lastError: 'locked by this write',
+    });
+    expect(locked).toMatchObject({ reservation: 'conductor-a', lastError: 'locked by this write' });
+    expect(await nodes.release(node.id, 'conductor-a')).toBe(true);
+  });
+
   it('writes under a reservation only while the host holds it, JSON columns and nulls included', async () => {
     const node = await nodes.create(newNode());
     expect(await nodes.reserve(node.id, 'conductor-a')).toBe(true);

@@ -180,9 +180,13 @@ export interface VersionedNode {
   version: string;
 }
 
-/** A node row carrying its ports as JSON (bmaas_ports) → the node and its port records. */
+/**
+ * A node row carrying its ports as JSON (bmaas_ports) → the node and its port
+ * records. A versioned read's bmaas_version is left out of the node too, so
+ * that the row is copied once.
+ */
 function withPorts(row: Record<string, unknown>): { node: NodeRecord; ports: PortRecord[] } {
-  const { bmaas_ports: portRows, ...nodeRow } = row;
+  const { bmaas_ports: portRows, bmaas_version: _version, ...nodeRow } = row;
   const node = rowToRecord<NodeRecord>(nodeRow);
   return { node, ports: (portRows as Array<Record<string, unknown>>).map((port) => portFromJson(port, node.uuid)) };
 }
@@ -382,11 +386,8 @@ export class NodeStore {
 
   /** getVersionedByUuidWithPorts for several nodes in one query: one answer per uuid, in order. */
   getManyVersionedByUuidWithPorts(uuids: readonly string[]): Promise<Array<VersionedNode | undefined>> {
-    return this.readManyByUuid(
-      uuids,
-      'bmaas_versioned_nodes_with_ports',
-      VERSIONED_NODES_WITH_PORTS_SQL,
-      ({ bmaas_version: version, ...row }) => Object.assign(withPorts(row), { version: String(version) }),
+    return this.readManyByUuid(uuids, 'bmaas_versioned_nodes_with_ports', VERSIONED_NODES_WITH_PORTS_SQL, (row) =>
+      Object.assign(withPorts(row), { version: String(row.bmaas_version) }),
     );
   }
 
