@@ -1,4 +1,4 @@
-import { readFile, rm, rmdir } from 'node:fs/promises';
+import { readFile, rmdir } from 'node:fs/promises';
 import { BootConfigNotFound, type ConfigSection, type Logger } from '@bmaas/common';
 import {
   BaseBootInterface,
@@ -13,7 +13,7 @@ import {
   placeRamdiskImages,
   RAMDISK_IMAGE_PROPERTIES,
   ramdiskImageSources,
-  removeIfPresent,
+  readCacheOptionsOf,
   removeRamdiskImages,
   validateRamdiskImages,
   writeFileIfChanged,
@@ -50,7 +50,7 @@ export class GrubBootInterface extends BaseBootInterface {
 
   constructor(deps: InterfaceDeps) {
     super();
-    this.layout = new HttpRootLayout(deps.deploy.http_root, { readCacheBytes: deps.deploy.boot_config_cache_bytes });
+    this.layout = new HttpRootLayout(deps.deploy.http_root, readCacheOptionsOf(deps.deploy));
     this.deploy = deps.deploy;
     this.apiUrl = deps.apiPublicEndpoint;
     this.allowedPaths = deps.fileUrlAllowedPaths;
@@ -103,7 +103,7 @@ export class GrubBootInterface extends BaseBootInterface {
       throw error;
     });
     if (config !== undefined && nodeConfigEntry(config) === 'boot_instance') return;
-    await removeIfPresent(path);
+    await this.layout.removeNodeFile(uuid, NODE_CONFIG_NAME);
     await rmdir(this.layout.nodeDir(uuid)).catch((error: unknown) => {
       if (!isMissing(error) && (error as NodeJS.ErrnoException).code !== 'ENOTEMPTY') throw error;
     });
@@ -119,7 +119,7 @@ export class GrubBootInterface extends BaseBootInterface {
   }
 
   async cleanUpInstance(task: Task): Promise<void> {
-    await rm(this.layout.nodeDir(task.node.uuid), { recursive: true, force: true });
+    await this.layout.removeNodeDir(task.node.uuid);
   }
 
   /** Serves `grub.cfg`: the node's config as last written, read without following links. Writes nothing. */

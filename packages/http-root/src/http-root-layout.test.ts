@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { ConfigError, InvalidMAC, InvalidUUID } from '@bmaas/common';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { HttpRootLayout } from './http-root-layout.js';
+import { HttpRootLayout, readCacheOptionsOf } from './http-root-layout.js';
 
 const NODE = '1be26c0b-03f2-4d2e-ae87-c02d7f33c123';
 
@@ -252,6 +252,72 @@ describe('HttpRootLayout.readNodeFile with the read cache', () => {
     expect(clocked.cached.files).toBe(0);
     offset = LATER;
     expect(clocked.readNodeFile(NODE, 'config')).toBeUndefined();
+  });
+
+  describe('with a check interval', () => {
+    let offset: number;
+    let checked: HttpRootLayout;
+    beforeEach(() => {
+      offset = LATER;
+      checked = new HttpRootLayout(layout.root, {
+        readCacheBytes: 1024,
+        readCacheCheckIntervalMs: 2000,
+        now: () => Date.now() + offset,
+      });
+    });
+
+    it('serves a held file without looking at it until the interval has passed, then sees the change', async () => {
+      const file = checked.nodeFile(NODE, 'config');
+      await writeFile(file, '#!ipxe\none\n');
+      expect(checked.readNodeFile(NODE, 'config')).toBe('#!ipxe\none\n');
+      await writeFile(`${file}.new`, '#!ipxe\ntwo\n');
+      await rename(`${file}.new`, file);
+      offset += 1900;
+      expect(checked.readNodeFile(NODE, 'config')).toBe('#!ipxe\none\n');
+      offset += 200;
+      expect(checked.readNodeFile(NODE, 'config')).toBe('#!ipxe\ntwo\n');
+      // Found unchanged: served from memory for another interval, counted from that check.
+      await rm(file);
+      offset += 1900;
+      expect(checked.readNodeFile(NODE, 'config')).toBe('#!ipxe\ntwo\n');
+      offset += 200;
+      expect(checked.readNodeFile(NODE, 'config')).toBeUndefined();
+    });
+
+    it('serves nothing from a link planted meanwhile: what it held, then nothing', async () => {
+      await writeFile(checked.nodeFile(NODE, 'config'), '#!ipxe\none\n');
+      expect(checked.readNodeFile(NODE, 'config')).toBe('#!ipxe\none\n');
+      await mkdir(join(dir, 'elsewhere'));
+      await writeFile(join(dir, 'elsewhere', 'config'), '#!ipxe\nBAD\n');
+      await rename(checked.nodeDir(NODE), join(dir, 'moved'));
+      await symlink(join(dir, 'elsewhere'), checked.nodeDir(NODE));
+      expect(checked.readNodeFile(NODE, 'config')).toBe('#!ipxe\none\n');
+      offset += 2000;
+      expect(checked.readNodeFile(NODE, 'config')).toBeUndefined();
+    });
+
+    it('forgets at once what it removes: a node file, a node directory', async () => {
+      await writeFile(checked.nodeFile(NODE, 'config'), '#!ipxe\none\n');
+      await writeFile(checked.nodeFile(NODE, 'grub.cfg'), 'set default=0\n');
+      expect(checked.readNodeFile(NODE, 'config')).toBe('#!ipxe\none\n');
+      expect(checked.readNodeFile(NODE, 'grub.cfg')).toBe('set default=0\n');
+      await checked.removeNodeFile(NODE, 'config');
+      await checked.removeNodeFile(NODE, 'config');
+      expect(checked.readNodeFile(NODE, 'config')).toBeUndefined();
+      expect(checked.readNodeFile(NODE, 'grub.cfg')).toBe('set default=0\n');
+      await checked.removeNodeDir(NODE);
+      await checked.removeNodeDir(NODE);
+      expect(checked.readNodeFile(NODE, 'grub.cfg')).toBeUndefined();
+      await expect(readFile(checked.nodeFile(NODE, 'grub.cfg'))).rejects.toThrow(/ENOENT/);
+      expect(checked.cached.files).toBe(0);
+    });
+
+    it('takes its settings from [deploy] in seconds', () => {
+      expect(readCacheOptionsOf({ boot_config_cache_bytes: 4096, boot_config_cache_check_interval: 2 })).toEqual({
+        readCacheBytes: 4096,
+        readCacheCheckIntervalMs: 2000,
+      });
+    });
   });
 
   it('reads every time with a bound of 0', async () => {

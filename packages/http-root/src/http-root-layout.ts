@@ -1,7 +1,8 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync, type Stats } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
-import { ConfigError, InvalidUUID, macToHyphens, parseMac } from '@bmaas/common';
-import { writeFileAtomically, writeFileIfChanged } from './atomic-files.js';
+import { ConfigError, type ConfigSection, InvalidUUID, macToHyphens, parseMac } from '@bmaas/common';
+import { removeIfPresent, writeFileAtomically, writeFileIfChanged } from './atomic-files.js';
 
 /** The images a node directory may hold: the kernel and initrd of each ramdisk. */
 export const BOOT_IMAGE_NAMES = ['deploy_kernel', 'deploy_ramdisk', 'rescue_kernel', 'rescue_ramdisk'] as const;
@@ -17,8 +18,24 @@ export interface HttpRootLayoutOptions {
    * ([deploy]boot_config_cache_bytes); 0 or absent: every read opens the file.
    */
   readCacheBytes?: number;
+  /**
+   * Milliseconds after a held file was found unchanged (or read, or noted as
+   * written) during which readNodeFile serves it again without an lstat
+   * ([deploy]boot_config_cache_check_interval); 0 or absent: an lstat per read.
+   */
+  readCacheCheckIntervalMs?: number;
   /** The clock that tells a file changed too recently to be trusted from memory (tests move it). */
   now?: () => number;
+}
+
+/** The read cache as [deploy] sets it: boot_config_cache_bytes and boot_config_cache_check_interval. */
+export function readCacheOptionsOf(
+  deploy: Pick<ConfigSection<'deploy'>, 'boot_config_cache_bytes' | 'boot_config_cache_check_interval'>,
+): HttpRootLayoutOptions {
+  return {
+    readCacheBytes: deploy.boot_config_cache_bytes,
+    readCacheCheckIntervalMs: deploy.boot_config_cache_check_interval * 1000,
+  };
 }
 
 /**
@@ -43,13 +60,15 @@ export class HttpRootLayout {
   private readonly readBuffer = Buffer.allocUnsafe(64 * 1024);
   private readonly cache: NodeFileCache | undefined;
   private readonly now: () => number;
+  /** The names of node files the cache has held: what forgetting a node's files must look for. */
+  private readonly heldNames = new Set<string>();
 
   constructor(root: string, options: HttpRootLayoutOptions = {}) {
     this.root = resolve(root);
     this.prefix = this.root.endsWith(sep) ? this.root : this.root + sep;
-    const { readCacheBytes = 0, now = Date.now } = options;
+    const { readCacheBytes = 0, readCacheCheckIntervalMs = 0, now = Date.now } = options;
     this.now = now;
-    this.cache = readCacheBytes > 0 ? new NodeFileCache(readCacheBytes, now) : undefined;
+    this.cache = readCacheBytes > 0 ? new NodeFileCache(readCacheBytes, readCacheCheckIntervalMs, now) : undefined;
   }
 
   /** Node files held for readNodeFile, and their size in characters (bytes, for the ASCII boot interfaces write). */
@@ -114,13 +133,15 @@ export class HttpRootLayout {
    * shorter than the read buffer needs neither readFileSync's fstat nor a
    * read to find its end. With the read cache on, a file read or written
    * before is served from memory after one lstat shows it is still that
-   * very file (NodeFileCache); system calls were about half of what a boot
+   * very file (NodeFileCache), and with a check interval, without that
+   * lstat for a while after one: system calls were about half of what a boot
    * request cost a conductor.
    */
   readNodeFile(nodeUuid: string, name: string): string | undefined {
     const dir = this.nodeDir(nodeUuid);
     const file = fileIn(dir, name);
     const cache = this.cache;
+    if (cache !== undefined && !this.heldNames.has(name)) this.heldNames.add(name);
     const held = cache?.matching(file);
     if (held !== undefined && held.trustedFrom <= this.now()) return held.content;
     // What the checked read refuses is not served from memory later either.
@@ -168,7 +189,28 @@ export class HttpRootLayout {
    * still reads the file and compares. A no-op with the cache off.
    */
   noteWritten(nodeUuid: string, name: string, content: string): void {
-    this.cache?.rememberWritten(this.nodeFile(nodeUuid, name), content);
+    if (this.cache === undefined) return;
+    this.heldNames.add(name);
+    this.cache.rememberWritten(this.nodeFile(nodeUuid, name), content);
+  }
+
+  /**
+   * Removes the node's file `name` (if there) and forgets it: with a check
+   * interval, a file removed behind the cache's back could be served from
+   * memory until the interval ends.
+   */
+  async removeNodeFile(nodeUuid: string, name: string): Promise<void> {
+    const path = this.nodeFile(nodeUuid, name);
+    await removeIfPresent(path);
+    // After the removal: a read while it was under way may have kept the file again.
+    this.cache?.forget(path);
+  }
+
+  /** Removes the node directory with all it holds, and forgets its files. */
+  async removeNodeDir(nodeUuid: string): Promise<void> {
+    const dir = this.nodeDir(nodeUuid);
+    await rm(dir, { recursive: true, force: true });
+    for (const name of this.heldNames) this.cache?.forget(fileIn(dir, name));
   }
 }
 
@@ -185,6 +227,8 @@ interface HeldFile extends FileIdentity {
   content: string;
   /** When the content may be served without reading the file: RACY_MS after its last change. */
   trustedFrom: number;
+  /** When its identity was last found (by a read, a note or an lstat). */
+  checkedAt: number;
 }
 
 /**
@@ -206,6 +250,15 @@ interface HeldFile extends FileIdentity {
  * give a change after a stat a time of its own on ext4, XFS, btrfs and
  * tmpfs, which closes the rest. The oldest files go first when the bytes
  * would pass the bound.
+ *
+ * With a check interval, like nginx's open_file_cache_valid, a file found
+ * unchanged is served without the lstat until the interval has passed: a
+ * change made behind the layout's back (an edit by hand, a link planted)
+ * shows that much later, and what is served meanwhile is still only what
+ * was read through a path without links or written there. Changes made
+ * through the layout (writeNodeFile, removeNodeFile, removeNodeDir) show at
+ * once. On a virtual machine where a system call costs microseconds, the
+ * lstat was 40 % of a conductor's CPU per boot call (docs/performance.md).
  */
 class NodeFileCache {
   private readonly files = new Map<string, HeldFile>();
@@ -213,13 +266,16 @@ class NodeFileCache {
 
   constructor(
     private readonly maxBytes: number,
+    private readonly checkIntervalMs: number,
     private readonly now: () => number,
   ) {}
 
-  /** The entry of `path` if the path still names that very file; else the entry is dropped. */
+  /** The entry of `path` if the path still names that very file (or did, within the check interval); else it is dropped. */
   matching(path: string): HeldFile | undefined {
     const held = this.files.get(path);
     if (held === undefined) return undefined;
+    const now = this.now();
+    if (now - held.checkedAt < this.checkIntervalMs) return held;
     const stats = lstatSync(path, { throwIfNoEntry: false });
     if (
       stats !== undefined &&
@@ -230,6 +286,7 @@ class NodeFileCache {
       stats.dev === held.dev &&
       stats.isFile()
     ) {
+      held.checkedAt = now;
       return held;
     }
     this.drop(path, held);
@@ -257,7 +314,8 @@ class NodeFileCache {
   private keep(path: string, content: string, stats: Stats): void {
     if (content.length > this.maxBytes) return;
     const { dev, ino, size, mtimeMs, ctimeMs } = stats;
-    this.files.set(path, { content, dev, ino, size, mtimeMs, ctimeMs, trustedFrom: trustedFrom(stats) });
+    const entry = { content, dev, ino, size, mtimeMs, ctimeMs, trustedFrom: trustedFrom(stats), checkedAt: this.now() };
+    this.files.set(path, entry);
     this.bytes += content.length;
     for (const [oldest, file] of this.files) {
       if (this.bytes <= this.maxBytes) break;

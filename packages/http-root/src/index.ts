@@ -30,6 +30,7 @@ export {
   type BootImageName,
   HttpRootLayout,
   type HttpRootLayoutOptions,
+  readCacheOptionsOf,
 } from './http-root-layout.js';
 export {
   type CheckedRamdisks,

@@ -1,4 +1,4 @@
-import { readFile, rm, rmdir } from 'node:fs/promises';
+import { readFile, rmdir } from 'node:fs/promises';
 import { BootConfigNotFound, type Logger, ProvisionState } from '@bmaas/common';
 import {
   BaseBootInterface,
@@ -14,7 +14,7 @@ import {
   placeRamdiskImages,
   RAMDISK_IMAGE_PROPERTIES,
   ramdiskImageSources,
-  removeIfPresent,
+  readCacheOptionsOf,
   removeRamdiskImages,
   ValidatedRamdiskImages,
   validateRamdiskImages,
@@ -44,7 +44,7 @@ export async function writeRootBootScript(config: IpxeConfig): Promise<boolean> 
 }
 
 function ipxeFilesOf(config: IpxeConfig): IpxeFiles {
-  const layout = new HttpRootLayout(config.deploy.http_root, { readCacheBytes: config.deploy.boot_config_cache_bytes });
+  const layout = new HttpRootLayout(config.deploy.http_root, readCacheOptionsOf(config.deploy));
   return new IpxeFiles(layout, config.pxe.pxe_config_subdir);
 }
 
@@ -151,7 +151,7 @@ export class IpxeBootInterface extends BaseBootInterface {
     });
     if (script !== undefined && nodeScriptEntry(script) === 'boot_instance') return;
     await this.unlinkPorts(task);
-    await removeIfPresent(this.files.nodeScript(uuid));
+    await this.layout.removeNodeFile(uuid, NODE_SCRIPT_NAME);
     await rmdir(this.layout.nodeDir(uuid)).catch((error: unknown) => {
       const code = (error as NodeJS.ErrnoException).code;
       if (!isMissing(error) && code !== 'ENOTEMPTY') throw error;
@@ -178,7 +178,7 @@ export class IpxeBootInterface extends BaseBootInterface {
   async cleanUpInstance(task: Task): Promise<void> {
     const { uuid } = task.node;
     await this.unlinkPorts(task);
-    await rm(this.layout.nodeDir(uuid), { recursive: true, force: true });
+    await this.layout.removeNodeDir(uuid);
   }
 
   /** Serves `boot.ipxe`: the node script as last written. Reads one file (HttpRootLayout.readNodeFile); writes nothing. */

@@ -52,7 +52,10 @@ export type PxeSettings = SectionValues<typeof PXE_OPTIONS>;
 /** What the iPXE renderers read: its own [pxe] and the conductor facts it is given. */
 export interface IpxeConfig {
   pxe: PxeSettings;
-  deploy: Pick<BmaasConfig['deploy'], 'http_root' | 'http_url' | 'boot_config_cache_bytes'>;
+  deploy: Pick<
+    BmaasConfig['deploy'],
+    'http_root' | 'http_url' | 'boot_config_cache_bytes' | 'boot_config_cache_check_interval'
+  >;
   api: Pick<BmaasConfig['api'], 'public_endpoint'>;
   /** Where an inspection ramdisk posts its inventory ([inspector]callback_endpoint_override or the API). */
   inspectionCallbackEndpoint?: string | null;

@@ -559,6 +559,12 @@ export const configSchema = {
       default: 16777216,
       env: 'BMAAS_DEPLOY__BOOT_CONFIG_CACHE_BYTES',
     },
+    boot_config_cache_check_interval: {
+      doc: "Seconds after a held boot configuration's file was found unchanged during which it is served from memory without an lstat, like nginx's open_file_cache_valid: an edit by hand under http_root shows up to this much later (the conductor's own writes and removals at once). 0 = lstat on every request.",
+      format: 'nat',
+      default: 2,
+      env: 'BMAAS_DEPLOY__BOOT_CONFIG_CACHE_CHECK_INTERVAL',
+    },
     erase_devices_priority: {
       doc: "Priority of the agent's erase_devices clean step in automated cleaning (0 = skip); unset = the agent's own.",
       format: 'optional-nat',

@@ -242,5 +242,23 @@ export function describeBootInterfaceContract(
       expect(await state()).toEqual(once);
       await expectNotServed(iface.getBootConfig(shared(), fixture.configName), 'after cleanUpInstance');
     });
+
+    // A configuration served from memory ([deploy]boot_config_cache_check_interval) must not outlive its removal:
+    // remove node files through HttpRootLayout (removeNodeFile, removeNodeDir), which forgets them.
+    // The wait lets the file's times age past the 3 s within which the layout reads a fresh file anyway.
+    it('getBootConfig finds nothing at once after a clean-up, even when it served from memory just before', async () => {
+      await iface.prepareRamdisk(exclusive(), 'deploy');
+      await new Promise((resolve) => setTimeout(resolve, 3_200));
+      if (supported) expect(await iface.getBootConfig(shared(), fixture.configName)).not.toBe('');
+      await iface.cleanUpRamdisk(exclusive());
+      await expectNotServed(iface.getBootConfig(shared(), fixture.configName), 'after cleanUpRamdisk');
+
+      await iface.prepareRamdisk(exclusive(), 'deploy');
+      await iface.prepareInstance(exclusive());
+      await new Promise((resolve) => setTimeout(resolve, 3_200));
+      if (supported) expect(await iface.getBootConfig(shared(), fixture.configName)).not.toBe('');
+      await iface.cleanUpInstance(exclusive());
+      await expectNotServed(iface.getBootConfig(shared(), fixture.configName), 'after cleanUpInstance');
+    }, 15_000);
   });
 }
