@@ -123,6 +123,20 @@ describe('HttpRootLayout.readNodeFile with the read cache', () => {
 
   const past = new Date('2026-01-01T00:00:00Z');
 
+  /** Rewrites `file` as the boot interfaces do: a new file renamed over it (a new inode). */
+  async function rewriteByRename(file: string, content: string): Promise<void> {
+    await writeFile(`${file}.new`, content);
+    await rename(`${file}.new`, file);
+  }
+
+  /** Swaps the node directory for a link to a directory outside the root holding `content` as its config. */
+  async function plantLink(on: HttpRootLayout, content: string): Promise<void> {
+    await mkdir(join(dir, 'elsewhere'));
+    await writeFile(join(dir, 'elsewhere', 'config'), content);
+    await rename(on.nodeDir(NODE), join(dir, 'moved'));
+    await symlink(join(dir, 'elsewhere'), on.nodeDir(NODE));
+  }
+
   it('serves a file again from memory while it is unchanged', async () => {
     await writeFile(layout.nodeFile(NODE, 'config'), '#!ipxe\none\n');
     expect(layout.readNodeFile(NODE, 'config')).toBe('#!ipxe\none\n');
@@ -136,8 +150,7 @@ describe('HttpRootLayout.readNodeFile with the read cache', () => {
     await writeFile(file, '#!ipxe\none\n');
     expect(layout.readNodeFile(NODE, 'config')).toBe('#!ipxe\none\n');
 
-    await writeFile(`${file}.new`, '#!ipxe\ntwo\n');
-    await rename(`${file}.new`, file);
+    await rewriteByRename(file, '#!ipxe\ntwo\n');
     expect(layout.readNodeFile(NODE, 'config')).toBe('#!ipxe\ntwo\n');
 
     // Same inode and size, and a modification time set back by hand: the times still differ from the kept ones.
@@ -155,11 +168,8 @@ describe('HttpRootLayout.readNodeFile with the read cache', () => {
   it('serves no file from elsewhere through a link, however alike', async () => {
     await writeFile(layout.nodeFile(NODE, 'config'), '#!ipxe\none\n');
     expect(layout.readNodeFile(NODE, 'config')).toBe('#!ipxe\none\n');
-    // The node directory swapped for a link to a directory outside the root holding a file of the same size.
-    await mkdir(join(dir, 'elsewhere'));
-    await writeFile(join(dir, 'elsewhere', 'config'), '#!ipxe\none\n');
-    await rename(layout.nodeDir(NODE), join(dir, 'moved'));
-    await symlink(join(dir, 'elsewhere'), layout.nodeDir(NODE));
+    // The very same content and size, reached through the link.
+    await plantLink(layout, '#!ipxe\none\n');
     expect(layout.readNodeFile(NODE, 'config')).toBeUndefined();
     // The file read before, reached through a link once its entry is gone: the checked read refuses it.
     await rm(layout.nodeDir(NODE));
@@ -270,8 +280,7 @@ describe('HttpRootLayout.readNodeFile with the read cache', () => {
       const file = checked.nodeFile(NODE, 'config');
       await writeFile(file, '#!ipxe\none\n');
       expect(checked.readNodeFile(NODE, 'config')).toBe('#!ipxe\none\n');
-      await writeFile(`${file}.new`, '#!ipxe\ntwo\n');
-      await rename(`${file}.new`, file);
+      await rewriteByRename(file, '#!ipxe\ntwo\n');
       offset += 1900;
       expect(checked.readNodeFile(NODE, 'config')).toBe('#!ipxe\none\n');
       offset += 200;
@@ -287,10 +296,7 @@ describe('HttpRootLayout.readNodeFile with the read cache', () => {
     it('serves nothing from a link planted meanwhile: what it held, then nothing', async () => {
       await writeFile(checked.nodeFile(NODE, 'config'), '#!ipxe\none\n');
       expect(checked.readNodeFile(NODE, 'config')).toBe('#!ipxe\none\n');
-      await mkdir(join(dir, 'elsewhere'));
-      await writeFile(join(dir, 'elsewhere', 'config'), '#!ipxe\nBAD\n');
-      await rename(checked.nodeDir(NODE), join(dir, 'moved'));
-      await symlink(join(dir, 'elsewhere'), checked.nodeDir(NODE));
+      await plantLink(checked, '#!ipxe\nBAD\n');
       expect(checked.readNodeFile(NODE, 'config')).toBe('#!ipxe\none\n');
       offset += 2000;
       expect(checked.readNodeFile(NODE, 'config')).toBeUndefined();
