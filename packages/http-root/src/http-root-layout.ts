@@ -60,7 +60,7 @@ export class HttpRootLayout {
   private readonly readBuffer = Buffer.allocUnsafe(64 * 1024);
   private readonly cache: NodeFileCache | undefined;
   private readonly now: () => number;
-  /** The names of node files the cache has held: what forgetting a node's files must look for. */
+  /** The names of node files given to the cache (read or noted): what forgetting a node's files must look for. */
   private readonly heldNames = new Set<string>();
 
   constructor(root: string, options: HttpRootLayoutOptions = {}) {
@@ -141,9 +141,9 @@ export class HttpRootLayout {
     const dir = this.nodeDir(nodeUuid);
     const file = fileIn(dir, name);
     const cache = this.cache;
-    if (cache !== undefined && !this.heldNames.has(name)) this.heldNames.add(name);
-    const held = cache?.matching(file);
-    if (held !== undefined && held.trustedFrom <= this.now()) return held.content;
+    const now = this.now();
+    const held = cache?.matching(file, now);
+    if (held !== undefined && held.trustedFrom <= now) return held.content;
     // What the checked read refuses is not served from memory later either.
     const refused = (): undefined => (held ? cache?.forget(file) : undefined);
     if (!lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()) return refused();
@@ -157,7 +157,10 @@ export class HttpRootLayout {
     // Nothing a boot interface renders is empty (an empty answer would be a FIFO or a stray file).
     if (read === undefined || read.content === '') return refused();
     // A file written moments ago is read until its times are old enough; while it reads the same, it stays held.
-    if (cache && read.stats && held?.content !== read.content) cache.remember(file, read.content, read.stats);
+    if (cache && read.stats && held?.content !== read.content) {
+      this.heldNames.add(name);
+      cache.remember(file, read.content, read.stats);
+    }
     return read.content;
   }
 
@@ -271,10 +274,9 @@ class NodeFileCache {
   ) {}
 
   /** The entry of `path` if the path still names that very file (or did, within the check interval); else it is dropped. */
-  matching(path: string): HeldFile | undefined {
+  matching(path: string, now: number): HeldFile | undefined {
     const held = this.files.get(path);
     if (held === undefined) return undefined;
-    const now = this.now();
     if (now - held.checkedAt < this.checkIntervalMs) return held;
     const stats = lstatSync(path, { throwIfNoEntry: false });
     if (
