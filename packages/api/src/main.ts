@@ -2,6 +2,7 @@
 import { createServer } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 import {
+  applyGcSettings,
   configFilesFromArgs,
   createMetricsRegistry,
   createRootLogger,
@@ -26,6 +27,8 @@ async function main(argv: readonly string[]): Promise<void> {
   setFlagsFromString('--no-allocation-site-pretenuring');
   // The API loads no plug-in: their sections ([pxe], …) are the conductors' to check.
   const config = loadConfig({ configFiles: configFilesFromArgs(argv), pluginSections: 'ignore' });
+  // Young collections on the main thread unless [DEFAULT]parallel_young_gc (docs/performance.md).
+  applyGcSettings(config.DEFAULT);
   const logger = createRootLogger({
     level: config.DEFAULT.log_level,
     format: config.DEFAULT.log_format,

@@ -4,6 +4,7 @@ export { renderConfigReference } from './config/reference.js';
 export { configSchema } from './config/schema.js';
 export * from './errors.js';
 export { renderErrorReference } from './errors-reference.js';
+export * from './gc-settings.js';
 export * from './htpasswd.js';
 export * from './indicators.js';
 export * from './inspection/inventory.js';

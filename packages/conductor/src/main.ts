@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import {
+  applyGcSettings,
   ConfigError,
   configFilesFromArgs,
   createMetricsRegistry,
@@ -17,6 +18,8 @@ import { loadConductorConfig } from './registry/plugin-config.js';
 async function main(argv: string[]): Promise<void> {
   // The core options and every plug-in's own section ([pxe], …), checked alike.
   const config = loadConductorConfig({ configFiles: configFilesFromArgs(argv) });
+  // Young collections on the main thread unless [DEFAULT]parallel_young_gc (docs/performance.md).
+  applyGcSettings(config.DEFAULT);
   const { hostname } = conductorIdentity(config);
   const logger = createRootLogger({
     level: config.DEFAULT.log_level,

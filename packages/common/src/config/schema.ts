@@ -212,6 +212,12 @@ export const configSchema = {
       default: 'auto',
       env: 'BMAAS_DEFAULT__LOG_FORMAT',
     },
+    parallel_young_gc: {
+      doc: "Let V8 collect the API's or conductor's young generation with helper threads. Off by default: where the API and conductors share a few busy cores, a parallel collection stops the process until its helper threads get a core, and the longest stops grow from a few milliseconds to tens (docs/performance.md). Turn it on for a process with idle cores of its own.",
+      format: Boolean,
+      default: false,
+      env: 'BMAAS_DEFAULT__PARALLEL_YOUNG_GC',
+    },
   },
   api: {
     host_ip: {
