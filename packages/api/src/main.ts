@@ -27,7 +27,7 @@ async function main(argv: readonly string[]): Promise<void> {
   setFlagsFromString('--no-allocation-site-pretenuring');
   // The API loads no plug-in: their sections ([pxe], …) are the conductors' to check.
   const config = loadConfig({ configFiles: configFilesFromArgs(argv), pluginSections: 'ignore' });
-  // Young collections on the main thread unless [DEFAULT]parallel_young_gc (docs/performance.md).
+  // Young collections on the main thread alone when [DEFAULT]parallel_young_gc is off (docs/performance.md).
   applyGcSettings(config.DEFAULT);
   const logger = createRootLogger({
     level: config.DEFAULT.log_level,

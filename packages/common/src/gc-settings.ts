@@ -1,11 +1,6 @@
 import { setFlagsFromString } from 'node:v8';
 import type { ConfigSection } from './config/load.js';
 
-/** The V8 flag that carries [DEFAULT]parallel_young_gc. */
-export function youngGcFlag(settings: Pick<ConfigSection<'DEFAULT'>, 'parallel_young_gc'>): string {
-  return settings.parallel_young_gc ? '--parallel-scavenge' : '--no-parallel-scavenge';
-}
-
 /**
  * Applies the garbage-collector settings of [DEFAULT] to this process. The
  * API and the conductors call it first thing in main, before they serve
@@ -16,5 +11,5 @@ export function applyGcSettings(
   settings: Pick<ConfigSection<'DEFAULT'>, 'parallel_young_gc'>,
   setFlags: (flags: string) => void = setFlagsFromString,
 ): void {
-  setFlags(youngGcFlag(settings));
+  setFlags(settings.parallel_young_gc ? '--parallel-scavenge' : '--no-parallel-scavenge');
 }

@@ -213,9 +213,9 @@ export const configSchema = {
       env: 'BMAAS_DEFAULT__LOG_FORMAT',
     },
     parallel_young_gc: {
-      doc: "Let V8 collect the API's or conductor's young generation with helper threads. Off by default: where the API and conductors share a few busy cores, a parallel collection stops the process until its helper threads get a core, and the longest stops grow from a few milliseconds to tens (docs/performance.md). Turn it on for a process with idle cores of its own.",
+      doc: "Let V8 collect the API's or conductor's young generation with helper threads (V8's default). Off, the process collects it on its main thread alone: where the API and conductors share a few busy cores, a parallel collection can stop the process until its helper threads get a core, and off halved the time they stopped for young collections (docs/performance.md).",
       format: Boolean,
-      default: false,
+      default: true,
       env: 'BMAAS_DEFAULT__PARALLEL_YOUNG_GC',
     },
   },
