@@ -62,3 +62,71 @@ describe('NodeHistoryStore.prune', () => {
     expect(await events(node.id)).toEqual(['e4']);
   });
 });
+
+describe('NodeHistoryStore.append', () => {
+  let t: TestDatabase;
+  let nodes: NodeStore;
+  let history: NodeHistoryStore;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    nodes = new NodeStore(t.db);
+    history = new NodeHistoryStore(t.db);
+  });
+  afterAll(() => t.drop());
+
+  it('writes every field of a batch, uuids of version 7 in the order of the entries', async () => {
+    const node = await nodes.create(newNode());
+    const at = new Date('2026-11-30T10:00:00.123Z');
+    const before = Date.now();
+    await history.append([
+      { nodeId: node.id, conductor: 'c1', eventType: 'boot-config', severity: 'info', event: 'first', createdAt: at },
+      {
+        nodeId: node.id,
+        conductor: null,
+        eventType: 'provisioning',
+        severity: 'error',
+        event: 'second',
+        user: 'admin',
+      },
+      { nodeId: node.id, conductor: 'c2', eventType: 'power', severity: 'info', event: 'it said "no", then \\ ✓' },
+    ]);
+    const listed = await history.list(node.id, { limit: 10, sortDir: 'asc' });
+    expect(
+      listed.map(({ conductor, eventType, severity, event, user }) => ({
+        conductor,
+        eventType,
+        severity,
+        event,
+        user,
+      })),
+    ).toEqual([
+      { conductor: 'c1', eventType: 'boot-config', severity: 'info', event: 'first', user: null },
+      { conductor: null, eventType: 'provisioning', severity: 'error', event: 'second', user: 'admin' },
+      { conductor: 'c2', eventType: 'power', severity: 'info', event: 'it said "no", then \\ ✓', user: null },
+    ]);
+    expect(listed[0]?.createdAt.toISOString()).toBe(at.toISOString());
+    // Entries without a time get the time of the write.
+    expect(listed[1]?.createdAt.getTime()).toBeGreaterThanOrEqual(before - 1000);
+    const uuids = listed.map((entry) => entry.uuid);
+    for (const uuid of uuids)
+      expect(uuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect([...uuids].sort()).toEqual(uuids);
+    expect(await history.get(node.id, uuids[1] as string)).toMatchObject({ event: 'second', user: 'admin' });
+  });
+
+  it("drops the entries of a node deleted meanwhile and keeps the others'", async () => {
+    const kept = await nodes.create(newNode());
+    const gone = await nodes.create(newNode());
+    await nodes.destroy(gone.id);
+    await history.append([
+      { nodeId: gone.id, conductor: 'c1', eventType: 'boot-config', severity: 'info', event: 'lost' },
+      { nodeId: kept.id, conductor: 'c1', eventType: 'boot-config', severity: 'info', event: 'kept' },
+    ]);
+    expect((await history.list(kept.id, { limit: 10, sortDir: 'asc' })).map((entry) => entry.event)).toEqual(['kept']);
+    expect(await t.db('node_history').where({ node_id: gone.id }).first()).toBeUndefined();
+  });
+
+  it('writes nothing for no entries', async () => {
+    await expect(history.append([])).resolves.toBeUndefined();
+  });
+});
