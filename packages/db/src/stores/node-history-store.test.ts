@@ -6,16 +6,17 @@ import { NodeStore } from './node-store.js';
 
 const DAY_MS = 24 * 3600 * 1000;
 
+let t: TestDatabase;
+let nodes: NodeStore;
+let history: NodeHistoryStore;
+beforeAll(async () => {
+  t = await createTestDatabase();
+  nodes = new NodeStore(t.db);
+  history = new NodeHistoryStore(t.db);
+});
+afterAll(() => t.drop());
+
 describe('NodeHistoryStore.prune', () => {
-  let t: TestDatabase;
-  let nodes: NodeStore;
-  let history: NodeHistoryStore;
-  beforeAll(async () => {
-    t = await createTestDatabase();
-    nodes = new NodeStore(t.db);
-    history = new NodeHistoryStore(t.db);
-  });
-  afterAll(() => t.drop());
   // Pruning is over every node's entries: each test starts from none.
   beforeEach(async () => {
     await t.db('node_history').del();
@@ -64,16 +65,6 @@ describe('NodeHistoryStore.prune', () => {
 });
 
 describe('NodeHistoryStore.append', () => {
-  let t: TestDatabase;
-  let nodes: NodeStore;
-  let history: NodeHistoryStore;
-  beforeAll(async () => {
-    t = await createTestDatabase();
-    nodes = new NodeStore(t.db);
-    history = new NodeHistoryStore(t.db);
-  });
-  afterAll(() => t.drop());
-
   it('writes every field of a batch, uuids of version 7 in the order of the entries', async () => {
     const node = await nodes.create(newNode());
     const at = new Date('2026-11-30T10:00:00.123Z');
