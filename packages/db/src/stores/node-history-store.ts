@@ -10,18 +10,6 @@ export type NewNodeHistory = Pick<NodeHistoryRecord, 'nodeId' | 'conductor' | 'e
   createdAt?: Date;
 };
 
-/** The columns of appended entries, in APPEND_SQL's order. */
-type HistoryColumns = [
-  string[],
-  number[],
-  Array<string | null>,
-  string[],
-  string[],
-  string[],
-  Array<string | null>,
-  Date[],
-];
-
 const APPEND_SQL = `insert into node_history (uuid, node_id, conductor, event_type, severity, event, "user", created_at)
   select e.uuid, e.node_id, e.conductor, e.event_type, e.severity, e.event, e."user", e.created_at
   from unnest($1::uuid[], $2::integer[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[])
@@ -51,21 +39,20 @@ export class NodeHistoryStore {
    */
   async append(entries: readonly NewNodeHistory[]): Promise<void> {
     if (entries.length === 0) return;
-    const columns: HistoryColumns = [[], [], [], [], [], [], [], []];
-    const [uuids, nodeIds, conductors, eventTypes, severities, events, users, createdAts] = columns;
     const now = new Date();
-    for (const entry of entries) {
-      uuids.push(uuidv7());
-      nodeIds.push(entry.nodeId);
-      conductors.push(entry.conductor);
-      eventTypes.push(entry.eventType);
-      severities.push(entry.severity);
-      events.push(entry.event);
-      users.push(entry.user ?? null);
-      createdAts.push(entry.createdAt ?? now);
-    }
+    // One array per column, in APPEND_SQL's order.
+    const columns = [
+      entries.map(() => uuidv7()),
+      entries.map((entry) => entry.nodeId),
+      entries.map((entry) => entry.conductor),
+      entries.map((entry) => entry.eventType),
+      entries.map((entry) => entry.severity),
+      entries.map((entry) => entry.event),
+      entries.map((entry) => entry.user ?? null),
+      entries.map((entry) => entry.createdAt ?? now),
+    ];
     // insert … select … where exists: a node deleted since the entry was queued takes its entries with it.
-    await queryPrepared(this.db, 'node_history_append', APPEND_SQL, columns);
+    await queryPrepared(this.db, 'bmaas_node_history_append', APPEND_SQL, columns);
   }
 
   /**
