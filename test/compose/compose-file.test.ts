@@ -21,6 +21,7 @@ import {
   pluginSection,
 } from '@bmaas/common';
 import { PXE_OPTIONS, renderRootBootScript } from '@bmaas/ipxe-boot-interface';
+import { SERVER_NODE_FLAGS } from '@bmaas/stack';
 import { Ajv } from 'ajv';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -293,10 +294,11 @@ describe('docker-compose.yml', () => {
       return posix.join('packages', pkg, manifest.bin[bin]);
     };
     expect(service('dbsync').command?.slice(0, 2)).toEqual(['node', binOf('db', 'bmaas-dbsync')]);
-    expect(service('api').command?.slice(0, 2)).toEqual(['node', binOf('api', 'bmaas-api')]);
-    for (const name of CONDUCTORS) {
-      expect(service(name).command?.slice(0, 2)).toEqual(['node', binOf('conductor', 'bmaas-conductor')]);
-    }
+    // The API and the conductors with the servers' node flags, as npm start runs them.
+    const server = (bin: string) => ['node', ...SERVER_NODE_FLAGS, bin];
+    const head = (name: string) => service(name).command?.slice(0, 2 + SERVER_NODE_FLAGS.length);
+    expect(head('api')).toEqual(server(binOf('api', 'bmaas-api')));
+    for (const name of CONDUCTORS) expect(head(name), name).toEqual(server(binOf('conductor', 'bmaas-conductor')));
   });
 
   it('has health checks that probe what each service serves', () => {

@@ -1,8 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { freePort, freePortBlock, portIsFree, stateTempDir } from '@bmaas/db/testing';
+import { SERVER_NODE_FLAGS } from '@bmaas/stack';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   bannerPids,
@@ -164,6 +165,19 @@ describe('npm start: the native stack', () => {
       `export OS_AUTH_TYPE=http_basic OS_ENDPOINT=http://127.0.0.1:${apiPort} OS_USERNAME=admin OS_PASSWORD="$(cat ${join(stateDir, 'credentials', 'api-password')})"`,
     );
     expect(run.output).toContain('baremetal node create --driver fake-hardware');
+    // The API and the conductors run with the servers' node flags; the database process without.
+    const pids = bannerPids(run);
+    const nodeFlagsOf = (name: string) => {
+      const argv = readFileSync(`/proc/${pids.get(name)}/cmdline`, 'utf8').split('\0');
+      return argv.slice(
+        1,
+        argv.findIndex((arg) => arg.endsWith('.js')),
+      );
+    };
+    for (const name of ['api', 'conductor-1', 'conductor-2', 'conductor-3']) {
+      expect(nodeFlagsOf(name), name).toEqual(SERVER_NODE_FLAGS);
+    }
+    expect(nodeFlagsOf('database')).toEqual([]);
   });
 
   it('is authenticated end to end with credentials of its own: REST and every conductor refuse strangers', async () => {

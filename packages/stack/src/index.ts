@@ -10,4 +10,4 @@ export {
 export { parseStackOptions, type StackOptions } from './options.js';
 export { acquireLock, lockHolder, processStartTime } from './pid-lock.js';
 export { assertPortsFree, type PortClaim, StackStartRefused } from './port-check.js';
-export { type ConductorEndpoint, Stack, type StackDeps, StackStopped } from './stack.js';
+export { type ConductorEndpoint, SERVER_NODE_FLAGS, Stack, type StackDeps, StackStopped } from './stack.js';

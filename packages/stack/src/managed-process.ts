@@ -5,6 +5,8 @@ export interface ManagedProcessOptions {
   name: string;
   script: string;
   args?: string[];
+  /** Options of node itself, before the script: V8 flags that size the heap cannot be set once it runs. */
+  nodeFlags?: readonly string[];
   env: NodeJS.ProcessEnv;
   /** Receives each output line of the process, already prefixed with its name. */
   output: (line: string) => void;
@@ -33,7 +35,7 @@ export class ManagedProcess {
   private status: ExitStatus | undefined;
 
   constructor(private readonly options: ManagedProcessOptions) {
-    this.child = spawn(process.execPath, [options.script, ...(options.args ?? [])], {
+    this.child = spawn(process.execPath, [...(options.nodeFlags ?? []), options.script, ...(options.args ?? [])], {
       env: options.env,
       stdio: [options.stdinPipe ? 'pipe' : 'ignore', 'pipe', 'pipe'],
       detached: true,
