@@ -1,6 +1,5 @@
 #!/usr/bin/env node
 import { createServer } from 'node:http';
-import { setFlagsFromString } from 'node:v8';
 import {
   applyGcSettings,
   configFilesFromArgs,
@@ -19,15 +18,9 @@ import { ApiMetrics } from './metrics/api-metrics.js';
 
 /** The API process: config, logger, database, conductor client, then listen until SIGTERM/SIGINT. */
 async function main(argv: readonly string[]): Promise<void> {
-  // V8 allocates an allocation site's objects straight into the old generation once most of
-  // them have outlived a young collection. Provisioning's slow RPC calls teach that to sites
-  // the boot path shares (the RPC client, node:http); every boot request's short-lived
-  // objects then fill the old generation: young collections twice as long and a quarter
-  // more CPU per boot request (docs/performance.md). Set before any request is served.
-  setFlagsFromString('--no-allocation-site-pretenuring');
   // The API loads no plug-in: their sections ([pxe], …) are the conductors' to check.
   const config = loadConfig({ configFiles: configFilesFromArgs(argv), pluginSections: 'ignore' });
-  // Young collections on the main thread alone when [DEFAULT]parallel_young_gc is off (docs/performance.md).
+  // Pretenuring off; young collections on the main thread alone when [DEFAULT]parallel_young_gc is off.
   applyGcSettings(config.DEFAULT);
   const logger = createRootLogger({
     level: config.DEFAULT.log_level,

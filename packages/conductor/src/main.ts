@@ -18,7 +18,7 @@ import { loadConductorConfig } from './registry/plugin-config.js';
 async function main(argv: string[]): Promise<void> {
   // The core options and every plug-in's own section ([pxe], …), checked alike.
   const config = loadConductorConfig({ configFiles: configFilesFromArgs(argv) });
-  // Young collections on the main thread alone when [DEFAULT]parallel_young_gc is off (docs/performance.md).
+  // Pretenuring off; young collections on the main thread alone when [DEFAULT]parallel_young_gc is off.
   applyGcSettings(config.DEFAULT);
   const { hostname } = conductorIdentity(config);
   const logger = createRootLogger({
