@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Logger } from '@bmaas/common';
 import { procStat } from './pid-lock.js';
@@ -12,7 +12,12 @@ export interface ChildRecord {
   stopSignal?: NodeJS.Signals;
 }
 
-/** The recorded process is still there (not a zombie, not another process given its PID). */
+/**
+ * The recorded process is still there: not another process given its PID, and not a zombie
+ * whose threads have all exited. A zombie's other threads can still be exiting, and until the
+ * last of them has, the process's files stay open: its listening sockets among them, the
+ * ports the next stack is about to check.
+ */
 function alive(child: ChildRecord): boolean {
   try {
     process.kill(child.pid, 0);
@@ -21,7 +26,17 @@ function alive(child: ChildRecord): boolean {
   }
   const now = procStat(child.pid);
   if (now === undefined) return true;
-  return now.state !== 'Z' && (child.startTime === undefined || now.startTime === child.startTime);
+  if (child.startTime !== undefined && now.startTime !== child.startTime) return false;
+  return now.state !== 'Z' || threadCount(child.pid) > 1;
+}
+
+/** Threads still listed for `pid` (0 once it is gone). */
+function threadCount(pid: number): number {
+  try {
+    return readdirSync(`/proc/${pid}/task`).length;
+  } catch {
+    return 0;
+  }
 }
 
 /** Sends `signal`; SIGKILL goes to the whole process group when the child leads one. */
