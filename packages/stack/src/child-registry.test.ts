@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSilentLogger } from '@bmaas/common';
+import { portIsFree } from '@bmaas/db/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ChildRegistry } from './child-registry.js';
 import { processStartTime, procStat } from './pid-lock.js';
@@ -14,15 +14,6 @@ afterAll(() => {
   for (const parent of parents) parent.kill('SIGKILL');
   rmSync(dir, { recursive: true, force: true });
 });
-
-/** Listens on `port` with `ok: true` once bound, nothing else (the check the stack makes before it starts). */
-function portFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once('error', () => resolve(false));
-    server.listen({ host: '127.0.0.1', port, exclusive: true }, () => server.close(() => resolve(true)));
-  });
-}
 
 describe('ChildRegistry.stopLeftovers', () => {
   it('stops a left-over server whose parent never reaps it, and its port is free when it returns', async () => {
@@ -42,7 +33,7 @@ describe('ChildRegistry.stopLeftovers', () => {
       });
     });
     const [pid, port] = lines.map(Number) as [number, number];
-    expect(await portFree(port)).toBe(false);
+    expect(await portIsFree(port)).toBe(false);
 
     const registry = new ChildRegistry(join(dir, 'children.json'));
     registry.record([{ name: 'conductor-1', pid, startTime: processStartTime(pid) }]);
@@ -51,7 +42,7 @@ describe('ChildRegistry.stopLeftovers', () => {
     // Stopped by SIGTERM, not waited out to the SIGKILL after the grace period.
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(procStat(pid)?.state).toBe('Z');
-    expect(await portFree(port)).toBe(true);
+    expect(await portIsFree(port)).toBe(true);
   });
 
   it('does nothing when nothing was recorded', async () => {

@@ -25,7 +25,8 @@ const LEFTOVER_STOP_GRACE_MS = 15_000;
  * Node options of the API and the conductors: a young generation of its full 16 MiB per semi-space
  * from the start. Left to itself V8 starts it at 1 MiB, grows it only as objects survive, and shrinks
  * it again after a quiet minute, so a boot storm met small young generations: the conductors
- * scavenged about four times as often (docs/performance.md, "A young generation of full size").
+ * scavenged about four times as often (docs/performance.md, "Node records in V8's fast mode; a
+ * young generation of full size").
  */
 export const SERVER_NODE_FLAGS: readonly string[] = ['--min-semi-space-size=16'];
 
