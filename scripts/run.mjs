@@ -51,6 +51,9 @@ function ensureInstalled() {
 function ensureBuilt() {
   // tsc -b is incremental: a no-op when the compiled packages are current.
   run([join(root, 'node_modules', '.bin', 'tsc'), '-b']);
+  // The file server's sendfile(2) module: compiled when a C compiler is there (a no-op when current);
+  // without one the file server copies through user space.
+  run([process.execPath, join(root, 'packages', 'sendfile', 'scripts', 'build-native.mjs')]);
 }
 
 function exec(argv) {

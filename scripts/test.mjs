@@ -18,6 +18,15 @@ function step(name, argv) {
 }
 
 ensureDebianPackages(join(root, 'test', 'debian-packages.txt'), 'the tests that need them will be skipped');
+// Again, now that the compiler may have just been installed: the sendfile tests need the module.
+if (
+  !step('native module (sendfile)', [
+    process.execPath,
+    join(root, 'packages', 'sendfile', 'scripts', 'build-native.mjs'),
+  ])
+) {
+  process.exit(1);
+}
 if (!step('format and lint (biome)', [bin('biome'), 'check', '.'])) process.exit(1);
 // The packages are type-checked by the build (tsc -b); the test suites, which vitest runs
 // with their types stripped, are checked here, each with its own tsconfig.

@@ -13,6 +13,8 @@ export interface BenchStackOptions {
   conductors: number;
   /** Write CPU profiles of the API and the conductors here (<package>-<pid>.cpuprofile). */
   cpuProfileDir?: string | undefined;
+  /** [deploy]http_server_sendfile: false makes the file servers copy every chunk. */
+  sendfile: boolean;
 }
 
 /** Lines kept per process (and for the stack itself): one chatty process must not push the others' out. */
@@ -48,6 +50,8 @@ export class BenchStack {
         `file_url_allowed_paths = ${join(options.workDir, 'images')}`,
         // The periodic wait-timeout pass runs as with the defaults, but no node times out, even on a stack held for hours.
         'deploy_callback_timeout = 86400',
+        '[deploy]',
+        `http_server_sendfile = ${options.sendfile}`,
         '[database]',
         `embedded_port = ${await freePort()}`,
         '',

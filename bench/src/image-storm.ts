@@ -34,6 +34,8 @@ export interface ImageStormOptions {
   clients: number;
   /** Rounds at each machine count; each runs the conductors' storm, then nginx's. */
   rounds: number;
+  /** How the conductors' file servers send bodies: "sendfile(2)", or copying and why. */
+  conductorsSend: string;
 }
 
 export interface StormOwner {
@@ -84,6 +86,7 @@ export interface ImageStormReport {
   kernelBytes: number;
   ramdiskBytes: number;
   clients: number;
+  conductorsSend: string;
   nginxWorkers: number | null;
   runs: ImageStormRun[];
   /**
@@ -335,6 +338,7 @@ export async function runImageStorm(options: ImageStormOptions, context: ImageSt
     kernelBytes: options.kernelBytes,
     ramdiskBytes: options.ramdiskBytes,
     clients: options.clients,
+    conductorsSend: options.conductorsSend,
     nginxWorkers: nginx ? workers : null,
     runs,
     ratios,
@@ -393,8 +397,8 @@ export function renderImageStorm(report: ImageStormReport): string {
   ]);
   const lines = [
     `image storm: every machine GETs its deploy kernel (${report.kernelBytes} bytes) then its ramdisk ` +
-      `(${report.ramdiskBytes} bytes) from its owner, all at once; nginx: ${report.nginxWorkers ?? 'not run'} workers; ` +
-      `load generator: ${report.clients} process${report.clients === 1 ? '' : 'es'}`,
+      `(${report.ramdiskBytes} bytes) from its owner, all at once; conductors send by ${report.conductorsSend}; ` +
+      `nginx: ${report.nginxWorkers ?? 'not run'} workers; load generator: ${report.clients} process${report.clients === 1 ? '' : 'es'}`,
     '',
     table(header, rows),
     '(cpu s: the serving processes, all conductors or nginx master + workers; loadgen: the storm client process; KiB/read: its average socket read)',

@@ -7,6 +7,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { pluginSection } from '@bmaas/common';
 import { openDatabase } from '@bmaas/db';
 import { freePort } from '@bmaas/db/testing';
+import { loadSendfile } from '@bmaas/sendfile';
 import { ApiClient } from './api-client.js';
 import { BenchStack } from './bench-stack.js';
 import { checkBootBodies } from './body-check.js';
@@ -78,6 +79,7 @@ async function runBench(options: BenchOptions, cleanup: Cleanup): Promise<BenchR
     workDir,
     conductors: options.conductors,
     cpuProfileDir: options.cpuProfileDir,
+    sendfile: !options.noSendfile,
   });
   cleanup.add(() => stack.stop());
   try {
@@ -304,6 +306,7 @@ async function measure(options: BenchOptions, started: Started, cleanup: Cleanup
         ramdiskBytes: options.stormRamdiskMib * 1024 * 1024,
         clients: options.stormClients,
         rounds: options.rounds,
+        conductorsSend: conductorsSend(options),
       },
       {
         workDir,
@@ -430,3 +433,10 @@ main(process.argv.slice(2)).then(
     process.exit(error instanceof BenchUsageError ? 2 : 1);
   },
 );
+
+/** How the conductors' file servers send bodies in this run (they load the module this process finds). */
+function conductorsSend(options: BenchOptions): string {
+  if (options.noSendfile) return 'copying every chunk (--no-sendfile)';
+  const { reason } = loadSendfile();
+  return reason ? `copying every chunk (${reason})` : 'sendfile(2)';
+}

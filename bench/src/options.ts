@@ -44,6 +44,8 @@ export interface BenchOptions {
   stormClients: number;
   /** Only the image storm: no boot-API load runs, no lookup scaling. */
   imageStormOnly: boolean;
+  /** The conductors' file servers copy every chunk ([deploy]http_server_sendfile = false): the figures before sendfile. */
+  noSendfile: boolean;
   /** Where the JSON result goes. */
   resultsDir: string;
 }
@@ -53,7 +55,7 @@ export const BENCH_USAGE = `usage: npm run bench -- [--quick] [--nodes N] [--dur
                        [--lookup-nodes N] [--sample N] [--load-generator auto|wrk|autocannon]
                        [--cpu-prof DIR] [--keep] [--hold] [--results DIR]
                        [--storm-machines 64,256|0] [--storm-kernel-mib N] [--storm-ramdisk-mib N]
-                       [--storm-clients N] [--image-storm-only]
+                       [--storm-clients N] [--image-storm-only] [--no-sendfile]
                        [--per-request-nodes N] [--bulk-batch N] [--bulk-concurrency N]
                        [--enrolment-only]
 
@@ -72,6 +74,8 @@ and prints one table (also written as JSON under bench/results/).
                        from their conductors, then from nginx (0: no image storm)
   --storm-clients      load generator processes for the storm (default 2)
   --image-storm-only   skip the boot-API load runs and lookup scaling (e.g. --nodes 256)
+  --no-sendfile        the conductors' file servers copy every chunk through user space
+                       ([deploy]http_server_sendfile = false), as before sendfile(2)
   --per-request-nodes  nodes enrolled as the CLI does, POST /v1/nodes then POST /v1/ports
                        (default 20 % of --nodes); the others through POST /v1/nodes/bulk
   --bulk-batch         nodes per POST /v1/nodes/bulk (default 500)
@@ -115,6 +119,7 @@ export function parseBenchOptions(argv: readonly string[], defaultResultsDir: st
     stormRamdiskMib: quick ? 64 : 400,
     stormClients: 2,
     imageStormOnly: false,
+    noSendfile: false,
     resultsDir: defaultResultsDir,
   };
   let perRequestNodes: number | undefined;
@@ -195,6 +200,9 @@ export function parseBenchOptions(argv: readonly string[], defaultResultsDir: st
         break;
       case '--image-storm-only':
         options.imageStormOnly = true;
+        break;
+      case '--no-sendfile':
+        options.noSendfile = true;
         break;
       case '--keep':
         options.keep = true;

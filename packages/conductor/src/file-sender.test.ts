@@ -4,6 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { loadSendfile } from '@bmaas/sendfile';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BufferPool, FileSender } from './file-sender.js';
 
@@ -24,22 +25,51 @@ describe('BufferPool', () => {
   });
 });
 
-describe('FileSender', () => {
+/** GET with a keep-alive agent of one socket: the answers come one after another on one connection. */
+function getOnOneConnection(agent: http.Agent, port: number, path: string): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    http
+      .get({ host: '127.0.0.1', port, path, agent }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve(Buffer.concat(chunks)));
+        res.on('error', reject);
+      })
+      .on('error', reject);
+  });
+}
+
+// Both ways a body goes: through the pool's buffers, and by sendfile(2) after the first chunk.
+describe.each([
+  ['copying each chunk', false],
+  ['sendfile(2) after the first chunk', true],
+])('FileSender, %s', (_name, zeroCopy) => {
   let dir: string;
   let server: http.Server;
   let port: number;
-  const content = randomBytes(100_003);
+  let sender: FileSender;
+  // Larger than what loopback buffers hold: a client that leaves after the first bytes leaves a download running.
+  const content = randomBytes(16 * 1024 * 1024 + 3);
+  const failures: Error[] = [];
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'bmaas-file-sender-'));
     writeFileSync(join(dir, 'image'), content);
+    const sendfile = zeroCopy ? loadSendfile().sendfile : undefined;
+    if (zeroCopy && !sendfile) throw new Error(`no sendfile: ${loadSendfile().reason}`);
     // One 4 KiB buffer for everyone: concurrent downloads take turns chunk by chunk.
-    const sender = new FileSender(new BufferPool(4096, 1));
+    sender = new FileSender(sendfile, new BufferPool(4096, 1));
     server = http.createServer(async (req, res) => {
       const [start, end] = (req.url ?? '').slice(1).split('-').map(Number) as [number, number];
       const fd = openSync(join(dir, 'image'), 'r');
       res.writeHead(200, { 'Content-Length': end - start + 1 });
-      await sender.send(fd, res, start, end).finally(() => closeSync(fd));
+      await sender
+        .send(fd, res, start, end)
+        .catch((error: Error) => {
+          failures.push(error);
+          res.destroy();
+        })
+        .finally(() => closeSync(fd));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;
@@ -64,5 +94,47 @@ describe('FileSender', () => {
     parts.forEach(([start, end], i) => {
       expect(bodies[i]?.equals(content.subarray(start, end + 1)), `${start}-${end}`).toBe(true);
     });
+  });
+
+  it('sends by sendfile(2) past the first chunk only where asked', async () => {
+    expect(sender.zeroCopy).toBe(zeroCopy);
+    const startedBefore = loadSendfile().sendfile?.started ?? 0;
+    const whole = Buffer.from(await (await fetch(`http://127.0.0.1:${port}/0-${content.length - 1}`)).arrayBuffer());
+    const oneChunk = Buffer.from(await (await fetch(`http://127.0.0.1:${port}/10-4105`)).arrayBuffer());
+    expect(whole.equals(content)).toBe(true);
+    expect(oneChunk.equals(content.subarray(10, 4106))).toBe(true);
+    // The whole file takes one transfer; a body of one chunk goes by the buffer alone.
+    expect((loadSendfile().sendfile?.started ?? 0) - startedBefore).toBe(zeroCopy ? 1 : 0);
+  });
+
+  it('frames each answer on a kept-alive connection', async () => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      for (const [start, end] of [
+        [0, content.length - 1],
+        [17, 5_000_000],
+        [0, content.length - 1],
+      ] as Array<[number, number]>) {
+        const body = await getOnOneConnection(agent, port, `/${start}-${end}`);
+        expect(body.equals(content.subarray(start, end + 1)), `${start}-${end}`).toBe(true);
+      }
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it('ends a download whose client went away as closed early, leaving nothing running', async () => {
+    failures.length = 0;
+    const socket = await new Promise<import('node:net').Socket>((resolve, reject) => {
+      const req = http.get({ host: '127.0.0.1', port, path: `/0-${content.length - 1}` }, (res) => {
+        res.once('data', () => resolve(res.socket));
+      });
+      req.on('error', () => {});
+      setTimeout(() => reject(new Error('no answer')), 5000);
+    });
+    socket.resetAndDestroy();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(failures.map((error) => (error as NodeJS.ErrnoException).code)).toEqual(['ERR_STREAM_PREMATURE_CLOSE']);
+    expect(loadSendfile().sendfile?.running ?? 0).toBe(0);
   });
 });

@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { createRootLogger } from '@bmaas/common';
 import { ipxeBootInterface } from '@bmaas/ipxe-boot-interface';
+import { loadSendfile } from '@bmaas/sendfile';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpFileServer, resolveInsideRoot } from './http-file-server.js';
 import { textFileMatcher } from './registry/boot-descriptors.js';
@@ -84,7 +85,10 @@ beforeAll(async () => {
   const logger = createRootLogger({ level: 'debug', format: 'json', stream: logStream });
   // The text files of the enabled boot interfaces, as the conductor asks its registry.
   const isTextFile = textFileMatcher([ipxeBootInterface]);
-  server = createHttpFileServer({ root, logger, isTextFile });
+  // As a conductor runs it by default: bodies past their first 1 MiB by sendfile(2) (the kernel here is 17 bytes longer).
+  const { sendfile, reason } = loadSendfile();
+  if (!sendfile) throw new Error(`no sendfile: ${reason}`);
+  server = createHttpFileServer({ root, logger, isTextFile, sendfile });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
 });

@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { basename, resolve, sep } from 'node:path';
 import { ConfigError, type ConfigSection, type Logger, writesDebug } from '@bmaas/common';
+import type { Sendfile } from '@bmaas/sendfile';
 import { FileSender } from './file-sender.js';
 import { etagOf, lastModifiedOf, notModified, selectRange } from './http-conditionals.js';
 
@@ -16,6 +17,8 @@ export interface HttpFileServerOptions {
    * registry's textFileMatcher). Everything else is sent as bytes.
    */
   isTextFile: (name: string) => boolean;
+  /** Bodies past their first chunk go by sendfile(2) when given ([deploy]http_server_sendfile). */
+  sendfile?: Sendfile | undefined;
 }
 
 function plain(res: http.ServerResponse, status: number, text: string, headers: http.OutgoingHttpHeaders = {}): void {
@@ -75,7 +78,7 @@ export function createHttpFileServer(options: HttpFileServerOptions): http.Serve
   const root = resolve(options.root);
   const logger = options.logger;
   let realRoot: string | undefined;
-  const sender = new FileSender();
+  const sender = new FileSender(options.sendfile);
 
   async function serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -180,8 +183,16 @@ export function createHttpFileServer(options: HttpFileServerOptions): http.Serve
       }
     });
     serve(req, res).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ERR_STREAM_PREMATURE_CLOSE') return;
-      logger.error('HTTP file server failed', { url: req.url, error: error.message });
+      if (error.code === 'ERR_STREAM_PREMATURE_CLOSE') {
+        res.destroy();
+        return;
+      }
+      if (error.code === 'ETIMEDOUT') {
+        logger.warn('gave up a download its client stopped reading', { url: req.url, error: error.message });
+      } else {
+        logger.error('HTTP file server failed', { url: req.url, error: error.message });
+      }
+      // After the head, only closing the connection tells the client its body is incomplete.
       if (!res.headersSent) plain(res, 500, 'Internal error');
       else res.destroy();
     });

@@ -559,6 +559,12 @@ export const configSchema = {
       default: false,
       env: 'BMAAS_DEPLOY__SERVE_HTTP_ROOT',
     },
+    http_server_sendfile: {
+      doc: "Send the built-in file server's bodies with sendfile(2), from the page cache to the socket without a copy through user space, as nginx's sendfile on (Linux, where the native module of @bmaas/sendfile was built; else the server copies and logs why). false = read and write every 1 MiB chunk in Node.js.",
+      format: Boolean,
+      default: true,
+      env: 'BMAAS_DEPLOY__HTTP_SERVER_SENDFILE',
+    },
     boot_config_cache_bytes: {
       doc: "Most bytes of nodes' rendered boot configurations (boot.ipxe, grub.cfg) a conductor keeps in memory for the boot configuration API; one is served from memory only while lstat shows its file unchanged, else the file is read again. 0 = read the file for every request.",
       format: 'nat',
