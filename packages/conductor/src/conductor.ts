@@ -159,6 +159,7 @@ export function createConductor(deps: ConductorDeps): Conductor {
         logger: deps.logger.child({ component: 'http-root' }),
         isTextFile: textFileMatcher(registry.bootDescriptors),
         sendfile: zeroCopy?.sendfile,
+        sendBufferBytes: config.deploy.http_server_send_buffer,
       })
     : undefined;
 

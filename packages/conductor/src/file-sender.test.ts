@@ -4,7 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadSendfile } from '@bmaas/sendfile';
+import { loadSendfile, socketDescriptor } from '@bmaas/sendfile';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BufferPool, FileSender } from './file-sender.js';
 
@@ -51,6 +51,7 @@ describe.each([
   // Larger than what loopback buffers hold: a client that leaves after the first bytes leaves a download running.
   const content = randomBytes(16 * 1024 * 1024 + 3);
   const failures: Error[] = [];
+  let lastSendBuffer = 0;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'bmaas-file-sender-'));
@@ -58,13 +59,21 @@ describe.each([
     const sendfile = zeroCopy ? loadSendfile().sendfile : undefined;
     if (zeroCopy && !sendfile) throw new Error(`no sendfile: ${loadSendfile().reason}`);
     // One 4 KiB buffer for everyone: concurrent downloads take turns chunk by chunk.
-    sender = new FileSender(sendfile, new BufferPool(4096, 1));
+    sender = new FileSender({ sendfile, sendBufferBytes: 65536, pool: new BufferPool(4096, 1) });
     server = http.createServer(async (req, res) => {
       const [start, end] = (req.url ?? '').slice(1).split('-').map(Number) as [number, number];
       const fd = openSync(join(dir, 'image'), 'r');
       res.writeHead(200, { 'Content-Length': end - start + 1 });
+      const socket = res.socket;
       await sender
         .send(fd, res, start, end)
+        .then(() => {
+          const socketFd = socketDescriptor(socket);
+          // Bodies longer than the one 4 KiB chunk: the ones sendfile sent.
+          if (sendfile && socketFd !== undefined && end - start + 1 > 4096) {
+            lastSendBuffer = sendfile.sendBufferSize(socketFd);
+          }
+        })
         .catch((error: Error) => {
           failures.push(error);
           res.destroy();
@@ -105,6 +114,8 @@ describe.each([
     expect(oneChunk.equals(content.subarray(10, 4106))).toBe(true);
     // The whole file takes one transfer; a body of one chunk goes by the buffer alone.
     expect((loadSendfile().sendfile?.started ?? 0) - startedBefore).toBe(zeroCopy ? 1 : 0);
+    // The connection's send buffer is the one asked for (Linux reports twice the size set).
+    if (zeroCopy) expect(lastSendBuffer).toBe(131072);
   });
 
   it('frames each answer on a kept-alive connection', async () => {

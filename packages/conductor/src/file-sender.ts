@@ -80,6 +80,14 @@ function readAt(fd: number, buffer: Buffer, length: number, position: number): P
   });
 }
 
+export interface FileSenderOptions {
+  /** sendfile(2) for bodies past their first chunk; without it every chunk is copied. */
+  sendfile?: Sendfile | undefined;
+  /** SO_SNDBUF of a connection once sendfile sends on it ([deploy]http_server_send_buffer); 0 = the kernel's autotuning. */
+  sendBufferBytes?: number;
+  pool?: BufferPool;
+}
+
 /**
  * Sends part of an open file on an HTTP response.
  *
@@ -99,10 +107,15 @@ function readAt(fd: number, buffer: Buffer, length: number, position: number): P
  * need to overlap its own.
  */
 export class FileSender {
-  constructor(
-    private readonly sendfile?: Sendfile,
-    private readonly pool = new BufferPool(FILE_CHUNK_BYTES, MAX_FILE_BUFFERS),
-  ) {}
+  private readonly sendfile: Sendfile | undefined;
+  private readonly sendBufferBytes: number;
+  private readonly pool: BufferPool;
+
+  constructor(options: FileSenderOptions = {}) {
+    this.sendfile = options.sendfile;
+    this.sendBufferBytes = options.sendBufferBytes ?? 0;
+    this.pool = options.pool ?? new BufferPool(FILE_CHUNK_BYTES, MAX_FILE_BUFFERS);
+  }
 
   /** Whether bodies past their first chunk go by sendfile(2). */
   get zeroCopy(): boolean {
@@ -144,6 +157,7 @@ export class FileSender {
       await sendfile.send(socketFd, fd, position, end - position + 1, {
         stallMs: SEND_STALL_MS,
         signal: closed.signal,
+        sendBufferBytes: this.sendBufferBytes,
       });
     } catch (error) {
       if (!(error instanceof SendfileError)) throw error;

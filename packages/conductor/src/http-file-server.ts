@@ -19,6 +19,8 @@ export interface HttpFileServerOptions {
   isTextFile: (name: string) => boolean;
   /** Bodies past their first chunk go by sendfile(2) when given ([deploy]http_server_sendfile). */
   sendfile?: Sendfile | undefined;
+  /** SO_SNDBUF of a connection while sendfile sends on it ([deploy]http_server_send_buffer; 0 = the kernel's). */
+  sendBufferBytes?: number;
 }
 
 function plain(res: http.ServerResponse, status: number, text: string, headers: http.OutgoingHttpHeaders = {}): void {
@@ -78,7 +80,7 @@ export function createHttpFileServer(options: HttpFileServerOptions): http.Serve
   const root = resolve(options.root);
   const logger = options.logger;
   let realRoot: string | undefined;
-  const sender = new FileSender(options.sendfile);
+  const sender = new FileSender({ sendfile: options.sendfile, sendBufferBytes: options.sendBufferBytes ?? 0 });
 
   async function serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     if (req.method !== 'GET' && req.method !== 'HEAD') {

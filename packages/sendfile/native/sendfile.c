@@ -39,6 +39,7 @@ typedef struct transfer {
   uint64_t remaining;
   uint64_t sent;
   int64_t stall_ms;
+  int send_buffer;  // SO_SNDBUF for the transfer, 0 = the kernel's autotuning
   int64_t last_progress_ms;
   int writable;    // the socket took all it was given last time (or is new)
   int cancelled;   // set by cancel() under the lock
@@ -117,6 +118,7 @@ static int housekeeping(sender *s) {
     struct epoll_event event = {.events = EPOLLOUT | EPOLLET, .data.ptr = t};
     if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, t->socket_fd, &event) != 0) t->failed = errno;
     cork(t->socket_fd, 1);
+    if (t->send_buffer > 0) setsockopt(t->socket_fd, SOL_SOCKET, SO_SNDBUF, &t->send_buffer, sizeof t->send_buffer);
     t->writable = 1;
     t->last_progress_ms = now_ms();
     t->next = s->active;
@@ -297,19 +299,20 @@ static int get_int64(napi_env env, napi_value value, int64_t *out) {
   return napi_get_value_int64(env, value, out) == napi_ok;
 }
 
-// start(socketFd, fileFd, offset, length, stallMs) -> id
+// start(socketFd, fileFd, offset, length, stallMs, sendBufferBytes) -> id
 static napi_value start(napi_env env, napi_callback_info info) {
-  size_t argc = 5;
-  napi_value argv[5];
+  size_t argc = 6;
+  napi_value argv[6];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
   sender *s = get_sender(env);
   if (s == NULL) return throw_error(env, "sendfile: init was not called");
-  int64_t socket_fd, file_fd, offset, length, stall_ms;
-  if (argc < 5 || !get_int64(env, argv[0], &socket_fd) || !get_int64(env, argv[1], &file_fd) ||
+  int64_t socket_fd, file_fd, offset, length, stall_ms, send_buffer;
+  if (argc < 6 || !get_int64(env, argv[0], &socket_fd) || !get_int64(env, argv[1], &file_fd) ||
       !get_int64(env, argv[2], &offset) || !get_int64(env, argv[3], &length) || !get_int64(env, argv[4], &stall_ms) ||
-      socket_fd < 0 || socket_fd > INT32_MAX || file_fd < 0 || file_fd > INT32_MAX || offset < 0 || length <= 0 ||
-      stall_ms <= 0) {
-    return throw_error(env, "sendfile: start(socketFd, fileFd, offset, length > 0, stallMs > 0)");
+      !get_int64(env, argv[5], &send_buffer) || socket_fd < 0 || socket_fd > INT32_MAX || file_fd < 0 ||
+      file_fd > INT32_MAX || offset < 0 || length <= 0 || stall_ms <= 0 || send_buffer < 0 ||
+      send_buffer > INT32_MAX / 2) {
+    return throw_error(env, "sendfile: start(socketFd, fileFd, offset, length > 0, stallMs > 0, sendBufferBytes >= 0)");
   }
   transfer *t = calloc(1, sizeof *t);
   if (t == NULL) return throw_error(env, "sendfile: out of memory");
@@ -328,6 +331,7 @@ static napi_value start(napi_env env, napi_callback_info info) {
   t->offset = (off_t)offset;
   t->remaining = (uint64_t)length;
   t->stall_ms = stall_ms;
+  t->send_buffer = (int)send_buffer;
   // From here on the thread owns t, and may have ended and freed it by the time we return.
   pthread_mutex_lock(&s->lock);
   t->next = s->incoming;
@@ -367,11 +371,27 @@ static napi_value cancel(napi_env env, napi_callback_info info) {
   return result;
 }
 
+// sendBufferSize(socketFd) -> SO_SNDBUF as the kernel reports it (twice what was set: it counts
+// its bookkeeping too); for tests and diagnostics.
+static napi_value send_buffer_size(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1], result;
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  int32_t fd;
+  if (argc < 1 || napi_get_value_int32(env, argv[0], &fd) != napi_ok) return throw_error(env, "sendfile: sendBufferSize(fd)");
+  int size = 0;
+  socklen_t length = sizeof size;
+  if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, &length) != 0) return throw_error(env, "sendfile: not a socket");
+  napi_create_int32(env, size, &result);
+  return result;
+}
+
 NAPI_MODULE_INIT() {
   napi_property_descriptor properties[] = {
       {"init", NULL, init, NULL, NULL, NULL, napi_enumerable, NULL},
       {"start", NULL, start, NULL, NULL, NULL, napi_enumerable, NULL},
       {"cancel", NULL, cancel, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"sendBufferSize", NULL, send_buffer_size, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   napi_define_properties(env, exports, sizeof properties / sizeof properties[0], properties);
   return exports;

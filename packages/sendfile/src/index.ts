@@ -7,9 +7,18 @@ interface NativeModule {
   /** Starts the sending thread; onDone is called once per transfer, errno 0 when all bytes went. */
   init(onDone: (id: number, errno: number, bytesSent: number) => void): void;
   /** Duplicates both descriptors and queues the transfer; throws on bad arguments. */
-  start(socketFd: number, fileFd: number, offset: number, length: number, stallMs: number): number;
+  start(
+    socketFd: number,
+    fileFd: number,
+    offset: number,
+    length: number,
+    stallMs: number,
+    sendBufferBytes: number,
+  ): number;
   /** Ends a running transfer (its onDone comes with ECANCELED); false when it had ended already. */
   cancel(id: number): boolean;
+  /** The socket's SO_SNDBUF as the kernel reports it. */
+  sendBufferSize(socketFd: number): number;
 }
 
 export interface SendOptions {
@@ -17,6 +26,11 @@ export interface SendOptions {
   stallMs: number;
   /** Ends the transfer with ECANCELED: for a socket the caller closes or gives up on. */
   signal?: AbortSignal;
+  /**
+   * SO_SNDBUF set on the socket when the transfer starts (it stays for the
+   * connection); 0 or absent leaves the kernel's autotuning.
+   */
+  sendBufferBytes?: number;
 }
 
 /**
@@ -57,10 +71,10 @@ export class Sendfile {
 
   /** Resolves with `length` once all of it has been handed to the socket; rejects with a SendfileError otherwise. */
   send(socketFd: number, fileFd: number, offset: number, length: number, options: SendOptions): Promise<number> {
-    const { signal, stallMs } = options;
+    const { signal, stallMs, sendBufferBytes = 0 } = options;
     if (signal?.aborted) return Promise.reject(new SendfileError('ECANCELED', 0));
     return new Promise((resolve, reject) => {
-      const id = this.native.start(socketFd, fileFd, offset, length, stallMs);
+      const id = this.native.start(socketFd, fileFd, offset, length, stallMs, sendBufferBytes);
       this.startedCount++;
       if (!signal) {
         this.waiters.set(id, { resolve, reject });
@@ -80,6 +94,11 @@ export class Sendfile {
         },
       });
     });
+  }
+
+  /** A socket's SO_SNDBUF as the kernel reports it: twice what was set, since it counts its bookkeeping too. */
+  sendBufferSize(socketFd: number): number {
+    return this.native.sendBufferSize(socketFd);
   }
 
   /** Transfers started so far. */

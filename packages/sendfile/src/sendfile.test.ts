@@ -82,6 +82,26 @@ describe('Sendfile', () => {
     }
   });
 
+  it('sets the send buffer asked for, and leaves the kernel its own without one', async () => {
+    const asked = await connectedPair();
+    const left = await connectedPair();
+    const fd = openSync(path, 'r');
+    try {
+      const untouched = sendfile.sendBufferSize(serverFd(left.server));
+      for (const pair of [asked, left]) pair.client.resume();
+      await sendfile.send(serverFd(asked.server), fd, 0, 100_000, { stallMs: 10_000, sendBufferBytes: 65536 });
+      await sendfile.send(serverFd(left.server), fd, 0, 100_000, { stallMs: 10_000 });
+      // Linux reports twice the size set: the buffer counts its bookkeeping too.
+      expect(sendfile.sendBufferSize(serverFd(asked.server))).toBe(131072);
+      expect(sendfile.sendBufferSize(serverFd(left.server))).toBeGreaterThanOrEqual(untouched);
+      expect(() => sendfile.sendBufferSize(fd)).toThrow(/not a socket/);
+    } finally {
+      closeSync(fd);
+      asked.close();
+      left.close();
+    }
+  });
+
   it('keeps its own descriptors: the caller may close the file at once', async () => {
     const pair = await connectedPair();
     const fd = openSync(path, 'r');
@@ -204,6 +224,9 @@ describe('Sendfile', () => {
       );
       await expect(sendfile.send(serverFd(pair.server), fd, 0, 0, { stallMs: 1000 })).rejects.toThrow(/length > 0/);
       await expect(sendfile.send(-1, fd, 0, 10, { stallMs: 1000 })).rejects.toThrow(/start\(/);
+      await expect(
+        sendfile.send(serverFd(pair.server), fd, 0, 10, { stallMs: 1000, sendBufferBytes: -1 }),
+      ).rejects.toThrow(/sendBufferBytes >= 0/);
       expect(sendfile.running).toBe(0);
     } finally {
       closeSync(fd);

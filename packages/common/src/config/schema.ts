@@ -565,6 +565,12 @@ export const configSchema = {
       default: true,
       env: 'BMAAS_DEPLOY__HTTP_SERVER_SENDFILE',
     },
+    http_server_send_buffer: {
+      doc: "Bytes of kernel send buffer (SO_SNDBUF) the built-in file server sets on a connection once it sends a body by sendfile; 0 = the kernel's autotuning (up to net.ipv4.tcp_wmem's maximum, 4 MiB by default). Hundreds of downloads with autotuned buffers drive a host into TCP memory pressure; 256 KiB per connection carries about 10 Gb/s at a 0.2 ms round trip: raise it for longer round trips.",
+      format: 'nat',
+      default: 262144,
+      env: 'BMAAS_DEPLOY__HTTP_SERVER_SEND_BUFFER',
+    },
     boot_config_cache_bytes: {
       doc: "Most bytes of nodes' rendered boot configurations (boot.ipxe, grub.cfg) a conductor keeps in memory for the boot configuration API; one is served from memory only while lstat shows its file unchanged, else the file is read again. 0 = read the file for every request.",
       format: 'nat',
