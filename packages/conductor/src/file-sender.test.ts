@@ -59,7 +59,7 @@ describe.each([
     const sendfile = zeroCopy ? loadSendfile().sendfile : undefined;
     if (zeroCopy && !sendfile) throw new Error(`no sendfile: ${loadSendfile().reason}`);
     // One 4 KiB buffer for everyone: concurrent downloads take turns chunk by chunk.
-    sender = new FileSender({ sendfile, sendBufferBytes: 65536, pool: new BufferPool(4096, 1) });
+    sender = new FileSender({ sendfile, sendBufferBytes: 65536, stallMs: 1000, pool: new BufferPool(4096, 1) });
     server = http.createServer(async (req, res) => {
       const [start, end] = (req.url ?? '').slice(1).split('-').map(Number) as [number, number];
       const fd = openSync(join(dir, 'image'), 'r');
@@ -74,9 +74,11 @@ describe.each([
             lastSendBuffer = sendfile.sendBufferSize(socketFd);
           }
         })
-        .catch((error: Error) => {
+        .catch((error: NodeJS.ErrnoException) => {
           failures.push(error);
-          res.destroy();
+          // As the file server does: a stalled client's connection is reset, its queued bytes dropped.
+          if (error.code === 'ETIMEDOUT') res.socket?.resetAndDestroy();
+          else res.destroy();
         })
         .finally(() => closeSync(fd));
     });
@@ -147,5 +149,31 @@ describe.each([
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(failures.map((error) => (error as NodeJS.ErrnoException).code)).toEqual(['ERR_STREAM_PREMATURE_CLOSE']);
     expect(loadSendfile().sendfile?.running ?? 0).toBe(0);
+  });
+
+  // The copy path has no limit of its own: its write waits as long as the socket does.
+  if (!zeroCopy) return;
+  it('gives up a download whose client stopped reading, as stalled', async () => {
+    failures.length = 0;
+    const answer = await new Promise<http.IncomingMessage>((resolve, reject) => {
+      const req = http.get({ host: '127.0.0.1', port, path: `/0-${content.length - 1}` }, (res) => {
+        res.once('data', () => {
+          res.pause();
+          resolve(res);
+        });
+      });
+      req.on('error', () => {});
+      setTimeout(() => reject(new Error('no answer')), 5000);
+    });
+    const started = Date.now();
+    while (failures.length === 0 && Date.now() - started < 5000) await new Promise((r) => setTimeout(r, 50));
+    // The stall limit here is 1 s; the module looks at stalled transfers once a second.
+    expect(failures.map((error) => (error as NodeJS.ErrnoException).code)).toEqual(['ETIMEDOUT']);
+    expect(loadSendfile().sendfile?.running ?? 0).toBe(0);
+    // The connection was reset: a client reading again finds it closed.
+    const closed = new Promise((resolve) => answer.socket.once('close', resolve));
+    answer.on('error', () => {});
+    answer.resume();
+    await closed;
   });
 });

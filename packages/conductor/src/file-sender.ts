@@ -51,7 +51,7 @@ class ClosedEarly extends Error {
   readonly code = 'ERR_STREAM_PREMATURE_CLOSE';
 }
 
-/** The client stopped reading for SEND_STALL_MS; the connection is to be closed. */
+/** The client stopped reading for the stall limit; the connection is to be closed. */
 class Stalled extends Error {
   readonly code = 'ETIMEDOUT';
 }
@@ -85,6 +85,8 @@ export interface FileSenderOptions {
   sendfile?: Sendfile | undefined;
   /** SO_SNDBUF of a connection once sendfile sends on it ([deploy]http_server_send_buffer); 0 = the kernel's autotuning. */
   sendBufferBytes?: number;
+  /** How long a client may take no byte of a sendfile transfer (SEND_STALL_MS). */
+  stallMs?: number;
   pool?: BufferPool;
 }
 
@@ -109,11 +111,13 @@ export interface FileSenderOptions {
 export class FileSender {
   private readonly sendfile: Sendfile | undefined;
   private readonly sendBufferBytes: number;
+  private readonly stallMs: number;
   private readonly pool: BufferPool;
 
   constructor(options: FileSenderOptions = {}) {
     this.sendfile = options.sendfile;
     this.sendBufferBytes = options.sendBufferBytes ?? 0;
+    this.stallMs = options.stallMs ?? SEND_STALL_MS;
     this.pool = options.pool ?? new BufferPool(FILE_CHUNK_BYTES, MAX_FILE_BUFFERS);
   }
 
@@ -155,7 +159,7 @@ export class FileSender {
     res.once('close', onClose);
     try {
       await sendfile.send(socketFd, fd, position, end - position + 1, {
-        stallMs: SEND_STALL_MS,
+        stallMs: this.stallMs,
         signal: closed.signal,
         sendBufferBytes: this.sendBufferBytes,
       });
@@ -164,7 +168,7 @@ export class FileSender {
       if (error.code === 'ENODATA') {
         throw new Error(`the file ended at byte ${position + error.bytesSent} of the ${end + 1} announced`);
       }
-      if (error.code === 'ETIMEDOUT') throw new Stalled(`the client took no byte for ${SEND_STALL_MS / 1000} s`);
+      if (error.code === 'ETIMEDOUT') throw new Stalled(`the client took no byte for ${this.stallMs / 1000} s`);
       throw new ClosedEarly(`the connection failed: ${error.code}`);
     } finally {
       res.off('close', onClose);

@@ -191,6 +191,9 @@ export function createHttpFileServer(options: HttpFileServerOptions): http.Serve
       }
       if (error.code === 'ETIMEDOUT') {
         logger.warn('gave up a download its client stopped reading', { url: req.url, error: error.message });
+        // Reset, not closed: a graceful close would wait behind the bytes the client is not reading.
+        res.socket?.resetAndDestroy();
+        return;
       } else {
         logger.error('HTTP file server failed', { url: req.url, error: error.message });
       }
