@@ -56,6 +56,11 @@ class Stalled extends Error {
   readonly code = 'ETIMEDOUT';
 }
 
+/** The file is shorter than the length its answer announced (it changed since its fstat). */
+function endedEarly(position: number, end: number): Error {
+  return new Error(`the file ended at byte ${position} of the ${end + 1} announced`);
+}
+
 /**
  * Resolves once `chunk` is handed to the kernel (the buffer may be reused);
  * rejects as closed early when the client went away (a write error on the
@@ -165,9 +170,7 @@ export class FileSender {
       });
     } catch (error) {
       if (!(error instanceof SendfileError)) throw error;
-      if (error.code === 'ENODATA') {
-        throw new Error(`the file ended at byte ${position + error.bytesSent} of the ${end + 1} announced`);
-      }
+      if (error.code === 'ENODATA') throw endedEarly(position + error.bytesSent, end);
       if (error.code === 'ETIMEDOUT') throw new Stalled(`the client took no byte for ${this.stallMs / 1000} s`);
       throw new ClosedEarly(`the connection failed: ${error.code}`);
     } finally {
@@ -180,7 +183,7 @@ export class FileSender {
     const buffer = await this.pool.acquire();
     try {
       const bytesRead = await readAt(fd, buffer, Math.min(buffer.length, end - position + 1), position);
-      if (bytesRead === 0) throw new Error(`the file ended at byte ${position} of the ${end + 1} announced`);
+      if (bytesRead === 0) throw endedEarly(position, end);
       await written(res, bytesRead === buffer.length ? buffer : buffer.subarray(0, bytesRead));
       return bytesRead;
     } finally {

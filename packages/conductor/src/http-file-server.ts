@@ -194,9 +194,8 @@ export function createHttpFileServer(options: HttpFileServerOptions): http.Serve
         // Reset, not closed: a graceful close would wait behind the bytes the client is not reading.
         res.socket?.resetAndDestroy();
         return;
-      } else {
-        logger.error('HTTP file server failed', { url: req.url, error: error.message });
       }
+      logger.error('HTTP file server failed', { url: req.url, error: error.message });
       // After the head, only closing the connection tells the client its body is incomplete.
       if (!res.headersSent) plain(res, 500, 'Internal error');
       else res.destroy();

@@ -139,19 +139,12 @@ const MODULE_PATH = '../build/sendfile.node';
 
 const SENDER = Symbol.for('@bmaas/sendfile');
 
-let loaded: SendfileAvailability | undefined;
-
 /**
  * The process's Sendfile, or why there is none (not Linux, or the module not
- * built: no C compiler at install time). Kept once per process because the
- * native side is: one thread and one epoll set, started on first use.
+ * built: no C compiler at install time). One per process because the native
+ * side is: one thread and one epoll set, started on first use.
  */
 export function loadSendfile(): SendfileAvailability {
-  loaded ??= load();
-  return loaded;
-}
-
-function load(): SendfileAvailability {
   if (process.platform !== 'linux')
     return { reason: `sendfile(2) is used on Linux only (this is ${process.platform})` };
   let native: NativeModule & { [SENDER]?: Sendfile };
@@ -162,8 +155,8 @@ function load(): SendfileAvailability {
       reason: `the native module is not built (${(error as Error).message.split('\n', 1)[0]}); npm run build builds it where a C compiler is installed`,
     };
   }
-  // On the module's exports, which live as long as the process's native side: this file may be
-  // evaluated again (a test runner's fresh module graph) while init may run only once.
+  // Kept on the module's exports, which live as long as the process's native side: this file may
+  // be evaluated again (a test runner's fresh module graph) while init may run only once.
   native[SENDER] ??= new Sendfile(native);
   return { sendfile: native[SENDER] };
 }
