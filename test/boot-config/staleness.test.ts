@@ -38,8 +38,8 @@ interface BootNode {
   mac: string;
 }
 
-/** How a node leaves "wait call-back"; resolves once the change is committed (or seen committed). */
-type Move = (node: BootNode) => Promise<void>;
+/** How a node stops being servable; resolves with a time (performance.now()) by which the change had committed. */
+type Move = (node: BootNode) => Promise<number>;
 
 let database: TestDatabase;
 const stacks: Stack[] = [];
@@ -54,14 +54,25 @@ function bootPath(node: BootNode): string {
   return `/v1/boot/${node.macHyphens}/boot.ipxe`;
 }
 
-/** The REST action `target`, then the node seen out of `waiting` (the commit came before that answer). */
+/**
+ * The REST action `target`. The node's state leaves `waiting` in the action's first write,
+ * which the conductor commits before it accepts: the 202's arrival is then the time; were it
+ * written later, the first `GET` that shows it.
+ */
 function restAction(target: string, waiting: string): Move {
   return async (node) => {
     const answer = await rest.provision(node.uuid, target);
+    const accepted = performance.now();
     if (answer.status !== 202) throw new Error(`${target} of ${node.uuid} answered ${answer.status}: ${answer.text}`);
-    await waitFor(
+    let first = true;
+    return waitFor(
       `node ${node.uuid} out of "${waiting}"`,
-      async () => ((await rest.node(node.uuid)).provision_state !== waiting ? true : undefined),
+      async () => {
+        const left = (await rest.node(node.uuid)).provision_state !== waiting;
+        const seen = first ? accepted : performance.now();
+        first = false;
+        return left ? seen : undefined;
+      },
       { timeoutMs: 15_000, intervalMs: 20 },
     );
   };
@@ -95,8 +106,7 @@ async function watchLeaving(node: BootNode, move: Move): Promise<number | undefi
     expect(before.status, `${api} before the move: ${before.body}`).toBe(200);
     expect(before.body).toContain(`# Boot script of node ${node.uuid},`);
   }
-  await move(node);
-  const committed = performance.now();
+  const committed = await move(node);
   const deadline = committed + BOUND_MS;
   let lastServed: number | undefined;
   while (performance.now() < deadline + WATCHED_AFTER_BOUND_MS) {
@@ -221,12 +231,14 @@ describe(`a node no longer servable is refused by both APIs within ${BOUND_MS} m
         .db('nodes')
         .where({ uuid: node.uuid })
         .update({ provision_state: 'active', target_provision_state: null });
+      return performance.now();
     });
   }, 60_000);
 
   it('after its port (the MAC asked for) is deleted in PostgreSQL, past the API', async () => {
     await leaveAndWatch('port deleted in PostgreSQL', group(3), async (node) => {
       expect(await database.db('ports').where({ address: node.mac }).delete()).toBe(1);
+      return performance.now();
     });
   }, 60_000);
 });
