@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import { type BmaasConfig, createSilentLogger, type DeepPartial, type NodeRecord } from '@bmaas/common';
-import type { NewNode, Stores } from '@bmaas/db';
+import { type BmaasConfig, createSilentLogger, type DeepPartial } from '@bmaas/common';
+import type { Stores } from '@bmaas/db';
 import { InventoryProcessor } from './inspection/inventory-processor.js';
 import { ProvisioningRunner } from './provisioning/runner.js';
 import { DriverRegistry } from './registry/driver-registry.js';
@@ -18,26 +17,6 @@ export function testConfig(overrides: DeepPartial<BmaasConfig> = {}): BmaasConfi
       conductor: { node_locked_retry_attempts: 1, node_locked_retry_interval: 0.01, ...overrides.conductor },
     },
   });
-}
-
-/** A fake-hardware node in the given state, inserted through the store. */
-export async function createNode(
-  stores: Stores,
-  fields: Partial<NewNode> = {},
-  state: Partial<NodeRecord> = {},
-): Promise<NodeRecord> {
-  const node = await stores.nodes.create({
-    uuid: randomUUID(),
-    driver: 'fake-hardware',
-    bootInterface: 'fake',
-    deployInterface: 'fake',
-    powerInterface: 'fake',
-    managementInterface: 'fake',
-    inspectInterface: 'fake',
-    ...fields,
-  });
-  if (Object.keys(state).length === 0) return node;
-  return (await stores.nodes.update(node.id, state)) as NodeRecord;
 }
 
 /**

@@ -9,6 +9,8 @@ import { type Database, openDatabase } from './connection.js';
 import { EmbeddedPostgresServer } from './embedded-postgres.js';
 import { upgradeSchema } from './migrations/index.js';
 
+export { createNode, newNode } from './testing/test-nodes.js';
+
 /** Environment variable holding the admin URL of the test server (set by the global setup). */
 export const TEST_DATABASE_URL_ENV = 'BMAAS_TEST_DATABASE_URL';
 const TEMPLATE = 'bmaas_template';

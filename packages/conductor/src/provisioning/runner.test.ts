@@ -8,7 +8,7 @@ import {
   type NodeRecord,
 } from '@bmaas/common';
 import { createStores, type NodeChanges, type Stores } from '@bmaas/db';
-import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import { createNode, createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { directDeployInterface } from '@bmaas/direct-deploy-interface';
 import {
   FakeDeployInterface,
@@ -28,7 +28,7 @@ import { InventoryProcessor } from '../inspection/inventory-processor.js';
 import type { DriverCatalog } from '../registry/catalog.js';
 import { DriverRegistry } from '../registry/driver-registry.js';
 import { TaskManager } from '../task-manager.js';
-import { createNode, testConfig } from '../test-fixtures.js';
+import { testConfig } from '../test-fixtures.js';
 import { ProvisioningRunner } from './runner.js';
 
 /** Fixture interfaces that fail, as a broken plug-in would. */
