@@ -27,7 +27,7 @@ import { type Conductor, createConductor } from './conductor.js';
 import { ConductorMetrics } from './metrics/conductor-metrics.js';
 import type { DriverCatalog } from './registry/catalog.js';
 import { DRIVER_CATALOG } from './registry/enabled-interfaces.js';
-import { testConfig } from './test-fixtures.js';
+import { testConfig } from './testing/fixtures.js';
 
 class CrashingBoot extends FakeBootInterface {
   override async getBootConfig(): Promise<string> {

@@ -17,7 +17,7 @@ import { ConductorRing, JsonRpcConductorClient, RpcCallMetrics } from '@bmaas/rp
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Conductor, createConductor } from './conductor.js';
 import { ConductorMetrics } from './metrics/conductor-metrics.js';
-import { testConfig } from './test-fixtures.js';
+import { testConfig } from './testing/fixtures.js';
 
 // Under CI a missing ipmi_sim/ipmitool fails this suite instead of skipping it.
 const run = ipmiSimAvailable() || process.env.CI === 'true';

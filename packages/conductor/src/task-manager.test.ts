@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DriverRegistry } from './registry/driver-registry.js';
 import { DRIVER_CATALOG } from './registry/enabled-interfaces.js';
 import { TaskManager, type TaskManagerOptions } from './task-manager.js';
-import { testConfig } from './test-fixtures.js';
+import { testConfig } from './testing/fixtures.js';
 
 let database: TestDatabase;
 let stores: Stores;

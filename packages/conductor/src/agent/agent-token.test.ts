@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRpcHandlers } from '../rpc/handlers.js';
 import type { ConductorRpcHandlers, RpcCall } from '../rpc/json-rpc-server.js';
 import type { TaskManager } from '../task-manager.js';
-import { fixtureRunner, fixtureTasks, testConfig } from '../test-fixtures.js';
+import { fixtureRunner, fixtureTasks, testConfig } from '../testing/fixtures.js';
 import { AGENT_TOKEN_KEY, agentTokenMatches, MASKED_AGENT_TOKEN, newAgentToken } from './agent-token.js';
 
 let database: TestDatabase;

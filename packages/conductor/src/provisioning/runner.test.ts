@@ -28,7 +28,7 @@ import { InventoryProcessor } from '../inspection/inventory-processor.js';
 import type { DriverCatalog } from '../registry/catalog.js';
 import { DriverRegistry } from '../registry/driver-registry.js';
 import { TaskManager } from '../task-manager.js';
-import { testConfig } from '../test-fixtures.js';
+import { testConfig } from '../testing/fixtures.js';
 import { ProvisioningRunner } from './runner.js';
 
 /** Fixture interfaces that fail, as a broken plug-in would. */

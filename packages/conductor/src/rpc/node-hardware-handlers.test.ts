@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeHistoryWriter } from '../history/node-history-writer.js';
 import type { ProvisioningRunner } from '../provisioning/runner.js';
 import type { TaskManager } from '../task-manager.js';
-import { fixtureRunner, fixtureTasks, testConfig } from '../test-fixtures.js';
+import { fixtureRunner, fixtureTasks, testConfig } from '../testing/fixtures.js';
 import { createRpcHandlers } from './handlers.js';
 import type { ConductorRpcHandlers, RpcCall } from './json-rpc-server.js';
 

@@ -1,11 +1,11 @@
 import { type BmaasConfig, createSilentLogger, type DeepPartial } from '@bmaas/common';
 import type { Stores } from '@bmaas/db';
-import { InventoryProcessor } from './inspection/inventory-processor.js';
-import { ProvisioningRunner } from './provisioning/runner.js';
-import { DriverRegistry } from './registry/driver-registry.js';
-import { DRIVER_CATALOG } from './registry/enabled-interfaces.js';
-import { loadConductorConfig } from './registry/plugin-config.js';
-import { TaskManager, type TaskManagerOptions } from './task-manager.js';
+import { InventoryProcessor } from '../inspection/inventory-processor.js';
+import { ProvisioningRunner } from '../provisioning/runner.js';
+import { DriverRegistry } from '../registry/driver-registry.js';
+import { DRIVER_CATALOG } from '../registry/enabled-interfaces.js';
+import { loadConductorConfig } from '../registry/plugin-config.js';
+import { TaskManager, type TaskManagerOptions } from '../task-manager.js';
 
 /** Configuration for tests: no environment, fake boot only (the iPXE one is not in the catalog yet). */
 export function testConfig(overrides: DeepPartial<BmaasConfig> = {}): BmaasConfig {
