@@ -2,6 +2,7 @@ import { type BmaasConfig, createSilentLogger, type DeepPartial } from '@bmaas/c
 import type { Stores } from '@bmaas/db';
 import { InventoryProcessor } from '../inspection/inventory-processor.js';
 import { ProvisioningRunner } from '../provisioning/runner.js';
+import type { DriverCatalog } from '../registry/catalog.js';
 import { DriverRegistry } from '../registry/driver-registry.js';
 import { DRIVER_CATALOG } from '../registry/enabled-interfaces.js';
 import { loadConductorConfig } from '../registry/plugin-config.js';
@@ -27,9 +28,13 @@ export function testConfig(overrides: DeepPartial<BmaasConfig> = {}): BmaasConfi
 export function fixtureTasks(
   stores: Stores,
   config: BmaasConfig,
-  options: Partial<Pick<TaskManagerOptions, 'lockRetry' | 'history' | 'conductorId'>> = {},
+  options: Partial<Pick<TaskManagerOptions, 'lockRetry' | 'history' | 'conductorId'>> & {
+    /** The interfaces and hardware types to register (default: the product's DRIVER_CATALOG). */
+    catalog?: DriverCatalog;
+  } = {},
 ): { registry: DriverRegistry; tasks: TaskManager } {
-  const registry = DriverRegistry.create(DRIVER_CATALOG, {
+  const { catalog = DRIVER_CATALOG, ...taskOptions } = options;
+  const registry = DriverRegistry.create(catalog, {
     config,
     logger: createSilentLogger(),
     conductorHostname: 'c1',
@@ -43,7 +48,7 @@ export function fixtureTasks(
     conductorId: () => 1,
     lockRetry: { attempts: 1, intervalMs: 10 },
     logger: createSilentLogger(),
-    ...options,
+    ...taskOptions,
   });
   return { registry, tasks };
 }
