@@ -171,6 +171,8 @@ export async function startMachineBmc(options: MachineBmcOptions): Promise<Machi
       } catch {
         // gone meanwhile
       }
+      // QEMU daemonized (init's child): nothing to await but its /proc entry going
+      for (const deadline = Date.now() + 5000; machineRunning() && Date.now() < deadline; ) await sleep(20);
     }
     try {
       process.kill(pid, 'SIGCONT');
