@@ -25,6 +25,7 @@ interface Answer {
   body: Record<string, unknown>;
 }
 
+/** Asks the lab process on its control socket; undefined while none listens. */
 function ask(socketPath: string, method: string, path: string): Promise<Answer | undefined> {
   return new Promise((resolve) => {
     const req = http.request({ socketPath, method, path, timeout: 60_000 }, (res) => {
@@ -35,6 +36,12 @@ function ask(socketPath: string, method: string, path: string): Promise<Answer |
     req.on('error', () => resolve(undefined));
     req.end();
   });
+}
+
+/** The lab as the answer to a request that must succeed describes it. */
+function described(answer: Answer | undefined): LabDescription {
+  expect(answer?.status).toBe(200);
+  return answer?.body as unknown as LabDescription;
 }
 
 function get(url: string): Promise<Buffer> {
@@ -135,9 +142,7 @@ describe.skipIf(skip)('the lab process (user-mode networking)', () => {
 
     expect((await ask(paths.controlSocket, 'POST', '/machines?count=0'))?.status).toBe(400);
     expect((await ask(paths.controlSocket, 'GET', '/nothing'))?.status).toBe(404);
-    const added = await ask(paths.controlSocket, 'POST', '/machines?count=1');
-    expect(added?.status).toBe(200);
-    const [machine] = (added?.body as unknown as LabDescription).machines;
+    const [machine] = described(await ask(paths.controlSocket, 'POST', '/machines?count=1')).machines;
     expect(machine).toMatchObject({
       name: 'lab-1',
       mac: '52:54:00:1a:b0:01',
@@ -151,7 +156,7 @@ describe.skipIf(skip)('the lab process (user-mode networking)', () => {
     });
     expect(alive(machine?.bmcPid ?? 0)).toBe(true);
     // asking again for as many adds none
-    expect(((await ask(paths.controlSocket, 'POST', '/machines?count=1'))?.body.machines as unknown[]).length).toBe(1);
+    expect(described(await ask(paths.controlSocket, 'POST', '/machines?count=1')).machines).toHaveLength(1);
 
     const second = startLabProcess();
     expect((await exitOf(second)).code).toBe(1);
@@ -161,7 +166,7 @@ describe.skipIf(skip)('the lab process (user-mode networking)', () => {
   it('tears everything down when the stack stops: BMCs, disks, control socket, PID file', async () => {
     const child = startLabProcess();
     await ready(child);
-    const lab = (await ask(paths.controlSocket, 'POST', '/machines?count=1'))?.body as unknown as LabDescription;
+    const lab = described(await ask(paths.controlSocket, 'POST', '/machines?count=1'));
     const bmcPid = lab.machines[0]?.bmcPid ?? 0;
     expect(existsSync(join(paths.dir, 'lab-1.disk'))).toBe(true);
 
