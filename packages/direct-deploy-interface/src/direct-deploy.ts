@@ -21,6 +21,7 @@ import { agentNodeOf, agentPortsOf, flattenAgentSteps, stepName, stepStatus } fr
 import { configDriveForAgent } from './configdrive.js';
 import { imageInfoFor, instanceImageOf } from './image-info.js';
 import { sha512Crypt } from './rescue-password.js';
+import { type AskedImage, checkWrittenImage, InstanceDeployFailure } from './written-image.js';
 
 /** States whose next boot is the deploy ramdisk: a new owner must prepare it again. */
 const NEEDS_DEPLOY_RAMDISK: ReadonlySet<string> = new Set([
@@ -47,6 +48,8 @@ const DEPLOY_STEPS: readonly ProvisionStep[] = [
 const CACHED_DEPLOY_STEPS = 'agent_cached_deploy_steps';
 const HARDWARE_MANAGER_VERSION = 'hardware_manager_version';
 const ROOT_UUID = 'root_uuid_or_disk_id';
+/** What write_image asked the agent for, checked against the agent's answer. */
+const IMAGE_ASKED = 'agent_image_asked';
 
 export interface DirectDeployDeps {
   config: Pick<BmaasConfig, 'agent' | 'deploy'>;
@@ -115,7 +118,9 @@ export class DirectDeployInterface implements DeployInterface, RescueSteps {
     if (step.step === 'deploy') return this.agentCameUp(task);
     if (step.step === 'write_image') {
       const last = await this.agent.lastCommand(task.node);
-      return stepStatus(last, 'execute_deploy_step', 'deploy_step', step, 'Deploy');
+      const outcome = stepStatus(last, 'execute_deploy_step', 'deploy_step', step, 'Deploy');
+      if (outcome === 'done') await this.checkWritten(task, last?.command_result?.deploy_result);
+      return outcome;
     }
     return 'done';
   }
@@ -258,6 +263,8 @@ export class DirectDeployInterface implements DeployInterface, RescueSteps {
       priority: 80,
       args: { image_info: imageInfo, configdrive },
     };
+    const asked: AskedImage = askedImageOf(imageInfo);
+    await task.updateNode({ driverInternalInfo: { ...task.node.driverInternalInfo, [IMAGE_ASKED]: { ...asked } } });
     task.logger.info('asking the agent to write the image', { url: imageInfo.urls, diskFormat: imageInfo.disk_format });
     const started = await this.agent.executeDeployStep(task.node, step, {
       node: agentNodeOf(task),
@@ -268,6 +275,21 @@ export class DirectDeployInterface implements DeployInterface, RescueSteps {
       stepStatus(started, 'execute_deploy_step', 'deploy_step', DEPLOY_STEPS[1] as ProvisionStep, 'Deploy');
     }
     return 'wait';
+  }
+
+  /** The agent says write_image succeeded: what it reports must be what it was asked to write. */
+  private async checkWritten(task: Task, deployResult: unknown): Promise<void> {
+    const { [IMAGE_ASKED]: stored, ...rest } = task.node.driverInternalInfo;
+    const asked =
+      (stored as AskedImage | undefined) ??
+      askedImageOf(imageInfoFor(task.node, { streamRawImages: this.deps.config.agent.stream_raw_images }));
+    try {
+      checkWrittenImage(deployResult, asked);
+    } catch (error) {
+      throw new InstanceDeployFailure(`Deploy step deploy.write_image failed: ${(error as Error).message}`);
+    }
+    task.logger.info('the agent wrote the image asked for', { image: asked.id, result: deployResult });
+    await task.updateNode({ driverInternalInfo: rest });
   }
 
   /** Step `prepare_instance_boot`: record the root disk, boot from it from now on. */
@@ -322,6 +344,19 @@ export class DirectDeployInterface implements DeployInterface, RescueSteps {
     if (step.step === 'erase_devices_metadata' && metadata !== null) return metadata;
     return step.priority;
   }
+}
+
+function askedImageOf(imageInfo: JsonObject): AskedImage {
+  const text = (key: string) => (typeof imageInfo[key] === 'string' ? (imageInfo[key] as string) : undefined);
+  const osHashAlgo = text('os_hash_algo');
+  const osHashValue = text('os_hash_value');
+  const checksum = text('checksum');
+  return {
+    id: text('id') ?? '',
+    diskFormat: text('disk_format') ?? 'raw',
+    ...(osHashAlgo && osHashValue ? { osHashAlgo, osHashValue } : {}),
+    ...(checksum ? { checksum } : {}),
+  };
 }
 
 export const directDeployInterface: InterfaceDescriptor<DirectDeployInterface> = {
