@@ -1,3 +1,4 @@
+import { rm } from 'node:fs/promises';
 import { AgentClient } from '@bmaas/agent-client';
 import {
   type BmaasConfig,
@@ -10,6 +11,7 @@ import {
 } from '@bmaas/common';
 import type {
   DeployInterface,
+  InstanceImages,
   InterfaceDeps,
   InterfaceDescriptor,
   ProvisionStep,
@@ -17,6 +19,7 @@ import type {
   StepOutcome,
   Task,
 } from '@bmaas/driver-api';
+import { agentImagePath, imageForAgent } from './agent-image.js';
 import { agentNodeOf, agentPortsOf, flattenAgentSteps, stepName, stepStatus } from './agent-steps.js';
 import { configDriveForAgent } from './configdrive.js';
 import { imageInfoFor, instanceImageOf } from './image-info.js';
@@ -55,6 +58,8 @@ export interface DirectDeployDeps {
   config: Pick<BmaasConfig, 'agent' | 'deploy'>;
   logger: Logger;
   agent: AgentClient;
+  /** The conductor's instance image cache, for image_download_source local. */
+  instanceImages?: InstanceImages | undefined;
   sleep?: (ms: number) => Promise<void>;
 }
 
@@ -89,7 +94,7 @@ export class DirectDeployInterface implements DeployInterface, RescueSteps {
 
   /** The image fields of instance_info (image_source URL, checksum, disk format) must be usable. */
   async validate(task: Task): Promise<void> {
-    instanceImageOf(task.node);
+    instanceImageOf(task.node, this.deps.config.agent.image_download_source);
   }
 
   async getDeploySteps(_task: Task): Promise<ProvisionStep[]> {
@@ -126,6 +131,7 @@ export class DirectDeployInterface implements DeployInterface, RescueSteps {
   }
 
   async tearDown(task: Task): Promise<void> {
+    await rm(agentImagePath(task, this.deps.config.deploy), { force: true });
     await task.driver.power.setPowerState(task, PowerState.OFF);
     await task.driver.boot.cleanUpInstance(task);
   }
@@ -255,7 +261,7 @@ export class DirectDeployInterface implements DeployInterface, RescueSteps {
     if (!offered.some((s) => s.interface === 'deploy' && s.step === 'write_image')) {
       throw new InvalidParameterValue('The agent offers no deploy.write_image step (get_deploy_steps).');
     }
-    const imageInfo = imageInfoFor(task.node, { streamRawImages: this.deps.config.agent.stream_raw_images });
+    const { imageInfo, virtualSize } = await imageForAgent(task, this.deps);
     const configdrive = await configDriveForAgent(task.node.instanceInfo.configdrive, task.node);
     const step: JsonObject = {
       interface: 'deploy',
@@ -263,7 +269,7 @@ export class DirectDeployInterface implements DeployInterface, RescueSteps {
       priority: 80,
       args: { image_info: imageInfo, configdrive },
     };
-    const asked: AskedImage = askedImageOf(imageInfo);
+    const asked: AskedImage = { ...askedImageOf(imageInfo), ...(virtualSize !== undefined ? { virtualSize } : {}) };
     await task.updateNode({ driverInternalInfo: { ...task.node.driverInternalInfo, [IMAGE_ASKED]: { ...asked } } });
     task.logger.info('asking the agent to write the image', { url: imageInfo.urls, diskFormat: imageInfo.disk_format });
     const started = await this.agent.executeDeployStep(task.node, step, {
@@ -290,6 +296,7 @@ export class DirectDeployInterface implements DeployInterface, RescueSteps {
     }
     task.logger.info('the agent wrote the image asked for', { image: asked.id, result: deployResult });
     await task.updateNode({ driverInternalInfo: rest });
+    await rm(agentImagePath(task, this.deps.config.deploy), { force: true });
   }
 
   /** Step `prepare_instance_boot`: record the root disk, boot from it from now on. */
@@ -366,5 +373,6 @@ export const directDeployInterface: InterfaceDescriptor<DirectDeployInterface> =
       config: { deploy: deps.deploy, agent: deps.agent },
       logger: deps.logger,
       agent: new AgentClient({ config: deps.agent, logger: deps.logger, observer: deps.agentCommands }),
+      instanceImages: deps.instanceImages,
     }),
 };
