@@ -169,6 +169,19 @@ function agentLikeIpa(): void {
   agent.behaviours.set('rescue.finalize_rescue', { kind: 'sync' });
 }
 
+/** A direct node deploying with an IPA-like agent, in wait call-back while the agent writes its image. */
+async function nodeWritingItsImage(): Promise<NodeRecord> {
+  agentLikeIpa();
+  const node = await createNode(
+    stores,
+    { deployInterface: 'direct', instanceInfo: IMAGE },
+    { provisionState: 'available' },
+  );
+  await act(plain, node, 'deploy');
+  await heartbeat(plain, node);
+  return node;
+}
+
 beforeAll(async () => {
   agent = await AgentDouble.start(TOKEN);
   database = await createTestDatabase();
@@ -376,14 +389,7 @@ describe('ProvisioningRunner with the direct deploy interface and an agent', () 
   });
 
   it("fails the deploy with the agent's message when write_image fails, and powers the node off", async () => {
-    agentLikeIpa();
-    const node = await createNode(
-      stores,
-      { deployInterface: 'direct', instanceInfo: IMAGE },
-      { provisionState: 'available' },
-    );
-    await act(plain, node, 'deploy');
-    await heartbeat(plain, node);
+    const node = await nodeWritingItsImage();
     agent.finish('execute_deploy_step', 'FAILED', null, 'Image checksum mismatch: expected aaa, got bbb');
     const failed = await heartbeat(plain, node);
     expect(failed).toMatchObject({ provisionState: 'deploy failed', powerState: 'power off', deployStep: {} });
@@ -423,14 +429,7 @@ describe('ProvisioningRunner with the direct deploy interface and an agent', () 
   ])(
     'fails the deploy, never active, when the agent reports a write other than asked (%j)',
     async (report, message) => {
-      agentLikeIpa();
-      const node = await createNode(
-        stores,
-        { deployInterface: 'direct', instanceInfo: IMAGE },
-        { provisionState: 'available' },
-      );
-      await act(plain, node, 'deploy');
-      await heartbeat(plain, node);
+      const node = await nodeWritingItsImage();
       agent.finish('execute_deploy_step', 'SUCCEEDED', { deploy_step: WRITE_IMAGE, deploy_result: report });
       const failed = await heartbeat(plain, node);
       expect(failed).toMatchObject({ provisionState: 'deploy failed', powerState: 'power off' });
