@@ -184,15 +184,17 @@ describe('InstanceImageCache', () => {
     expect(cache.downloads).toBe(3);
   });
 
-  it('keeps its complete entries over a restart and removes what a previous run left half done', async () => {
+  it('keeps its complete entries over a restart and removes what a previous run left half done, and only that', async () => {
     const options = settings();
     const first = await new InstanceImageCache(options, createSilentLogger()).get(request('disk.img'));
-    writeFileSync(join(options.path, `.${first.key}.abc.part`), 'half');
-    writeFileSync(join(options.path, 'stray'), 'x');
+    writeFileSync(join(options.path, `.${first.key}.abc123.part`), 'half');
+    writeFileSync(join(options.path, 'sha256-0123'), 'an entry whose record never came');
+    writeFileSync(join(options.path, 'not-ours.txt'), 'x');
     const again = new InstanceImageCache(options, createSilentLogger());
     expect(await again.get(request('disk.img'))).toEqual(first);
     expect(again.downloads).toBe(0);
-    expect(filesOf(again)).toEqual([first.key, `${first.key}.json`]);
+    // what the cache made and did not finish goes; nothing else
+    expect(filesOf(again)).toEqual([first.key, `${first.key}.json`, 'not-ours.txt'].sort());
   });
 
   it('publishes an image as a hard link that outlives its eviction', async () => {

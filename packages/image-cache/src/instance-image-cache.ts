@@ -24,6 +24,8 @@ export interface CachedImage extends CachedInstanceImage {
 }
 
 const KEY = /^[a-z0-9]+-[0-9a-f]+(?:-raw)?$/;
+/** A download or conversion under way (or left by a previous run). */
+const PARTIAL = /^\.[a-z0-9]+-[0-9a-f]+(?:-raw)?\.[0-9a-f]+\.part(?:\.raw)?$/;
 
 /**
  * The conductor's cache of instance images for `image_download_source =
@@ -196,13 +198,16 @@ export class InstanceImageCache implements InstanceImages {
             // an unreadable record: the entry goes
           }
         }
-        if (!name.endsWith('.json') || !KEY.test(name.slice(0, -5))) await rm(join(dir, name), { force: true });
+        // only what this cache makes goes: partial files, and entries without a matching record
+        if (PARTIAL.test(name) || KEY.test(name)) await rm(join(dir, name), { force: true });
       }
       for (const { usedAt: _usedAt, ...image } of found.sort((a, b) => a.usedAt - b.usedAt)) {
         this.entries.set(image.key, image);
       }
       // records whose image went
-      for (const name of names.filter((n) => n.endsWith('.json') && !this.entries.has(n.slice(0, -5)))) {
+      for (const name of names.filter(
+        (n) => n.endsWith('.json') && KEY.test(n.slice(0, -5)) && !this.entries.has(n.slice(0, -5)),
+      )) {
         await rm(join(dir, name), { force: true });
       }
     })();
