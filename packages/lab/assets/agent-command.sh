@@ -10,6 +10,8 @@ NAME=$1
 FILE=$2
 BODY=$3
 DISK=/dev/vda
+# the ramdisk carries it at the host's path (ramdisk.ts), which the agent's PATH need not name
+QEMU_IMG=/usr/bin/qemu-img
 MANAGER='"E2eHardwareManager"'
 SHORT=${NAME#*.}
 ID=$(sed -n 's/.*"id": "\([^"]*\)".*/\1/p' "$FILE")
@@ -105,14 +107,14 @@ stream_raw() {
 
 # qcow2: downloaded into RAM (qcow2 cannot be piped), checked by qemu-img, converted to raw onto the disk.
 convert_qcow2() {
-  command -v qemu-img >/dev/null || finished FAILED null "Image format qcow2 needs qemu-img, which this ramdisk lacks: give a raw image"
+  [ -x $QEMU_IMG ] || finished FAILED null "Image format qcow2 needs qemu-img, which this ramdisk lacks: give a raw image"
   rm -f /tmp/image
   wget -q -O /tmp/image "$url" 2>/tmp/download.err || finished FAILED null "Image download failed. URL: $url; Error: $(cat /tmp/download.err)"
   got=$("${algo}sum" /tmp/image | cut -d' ' -f1)
   bytes=$(wc -c </tmp/image)
   verify_hash
   # -f qcow2: qemu-img never guesses; info opens no backing file
-  qemu-img info --output=json -f qcow2 /tmp/image >/tmp/image.info 2>&1 ||
+  $QEMU_IMG info --output=json -f qcow2 /tmp/image >/tmp/image.info 2>&1 ||
     finished FAILED null "Image declared qcow2 is not a qcow2 image ($(magic_format /tmp/image)): $(tail -n 1 /tmp/image.info)"
   backing=$(sed -n 's/.*"backing-filename": "\([^"]*\)".*/\1/p' /tmp/image.info)
   [ -z "$backing" ] || finished FAILED null "Image refused: the qcow2 image has a backing file ($backing)"
@@ -120,7 +122,7 @@ convert_qcow2() {
   bytes=$(sed -n 's/.*"virtual-size": \([0-9]*\).*/\1/p' /tmp/image.info | head -n 1)
   disk=$(($(cat /sys/block/vda/size) * 512))
   [ "$bytes" -le "$disk" ] || finished FAILED null "Image is larger than the disk: $bytes bytes for $disk"
-  qemu-img convert -n -f qcow2 -O raw /tmp/image $DISK >/tmp/convert.log 2>&1 ||
+  $QEMU_IMG convert -n -f qcow2 -O raw /tmp/image $DISK >/tmp/convert.log 2>&1 ||
     finished FAILED null "qemu-img could not convert the image onto $DISK: $(tail -n 1 /tmp/convert.log)"
   rm -f /tmp/image
   sync
