@@ -10,10 +10,10 @@ import { join } from 'node:path';
 import { AgentDouble } from '@bmaas/agent-client/testing';
 import type { NodeRecord } from '@bmaas/common';
 import { createStores, type Stores } from '@bmaas/db';
-import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import { createNode, createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TaskManager } from '../task-manager.js';
-import { createNode, fixtureRunner, fixtureTasks, testConfig } from '../test-fixtures.js';
+import { fixtureRunner, fixtureTasks, testConfig } from '../testing/fixtures.js';
 import type { ProvisioningRunner } from './runner.js';
 
 const TOKEN = 'l'.repeat(43);
