@@ -313,7 +313,7 @@ export class NodeService {
   }
 
   async patch(node: NodeRecord, body: unknown, minor: number, resetInterfaces?: boolean): Promise<NodeRecord> {
-    const ops = parsePatch(body, NODE_PATCH_FIELDS);
+    const ops = parsePatch(body, NODE_PATCH_FIELDS, minor);
     for (const op of ops) {
       const since = NODE_WRITE_VERSIONS[rootField(op.path)];
       if (since !== undefined && minor < since && op.op !== 'remove') throw versionTooLow(since);

@@ -99,6 +99,11 @@ export interface PortRecord {
   /** The portgroup the port is in. */
   portgroupUuid?: string | null;
   isSmartnic?: boolean;
+  description: string | null;
+  vendor: string | null;
+  category: string | null;
+  /** Whether a conductor may put the port in a portgroup it makes for the node (1.111). */
+  availableForDynamicPortgroup: boolean;
   createdAt: Date;
   updatedAt: Date | null;
 }

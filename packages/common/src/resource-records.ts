@@ -27,6 +27,10 @@ export interface PortgroupRecord extends NodeOwned {
   standalonePortsSupported: boolean;
   internalInfo: JsonObject;
   extra: JsonObject;
+  physicalNetwork: string | null;
+  category: string | null;
+  /** Made by a conductor from ports available for one, not by a user (1.111). */
+  dynamicPortgroup: boolean;
 }
 
 export type AllocationState = 'allocating' | 'active' | 'error';
