@@ -4,6 +4,7 @@ import type { Request, Response, Router } from 'express';
 import { requireMinor, requireResourceMinor } from '../errors.js';
 import { buildUrl } from '../links.js';
 import {
+  commaList,
   nextQuery,
   onlyQuery,
   optionalBoolean,
@@ -59,10 +60,7 @@ function nodeFilters(query: Record<string, unknown>, minor: number): Partial<Nod
   const shard = queryString(query, 'shard');
   if (shard !== undefined) {
     requireMinor(minor, Minor.SHARDS);
-    filters.shards = shard
-      .split(',')
-      .map((name) => name.trim())
-      .filter((name) => name !== '');
+    filters.shards = commaList(shard);
   }
   const booleans = [
     ['maintenance', 'maintenance', 0],

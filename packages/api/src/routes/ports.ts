@@ -3,7 +3,15 @@ import type { PortListQuery } from '@bmaas/db';
 import type { Request, Response, Router } from 'express';
 import { requireMinor } from '../errors.js';
 import { buildUrl } from '../links.js';
-import { nextQuery, onlyQuery, PAGE_PARAMS, parsePage, queryString, requestedFields } from '../list-query.js';
+import {
+  commaList,
+  nextQuery,
+  onlyQuery,
+  PAGE_PARAMS,
+  parsePage,
+  queryString,
+  requestedFields,
+} from '../list-query.js';
 import { baseUrlOf, queryOf, type RouteDeps, resourceRouter } from '../route-deps.js';
 import { Minor } from '../versions.js';
 import { checkPortFields, checkPortSortKey, PORT_DEFAULT_FIELDS, portView } from '../views/port-view.js';
@@ -27,7 +35,7 @@ export function conductorGroupsFilter(query: Record<string, unknown>, minor: num
   const value = queryString(query, 'conductor_groups');
   if (value === undefined) return undefined;
   requireMinor(minor, Minor.CONDUCTOR_GROUP_PORT_FILTER);
-  return value.split(',').map((group) => group.trim().toLowerCase());
+  return commaList(value.toLowerCase());
 }
 
 /** GET /v1/ports, /v1/ports/detail and a node's ports: filters, fields and pages. */

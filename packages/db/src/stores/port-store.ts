@@ -158,6 +158,13 @@ export class PortStore {
     return (await q).map((row: Record<string, unknown>) => rowToRecord<PortRecord>(row));
   }
 
+  /** Puts every port of a portgroup on the portgroup's physical network. */
+  async setPortgroupPhysicalNetwork(portgroupUuid: string, physicalNetwork: string | null): Promise<void> {
+    await this.db('ports')
+      .where('portgroup_uuid', portgroupUuid)
+      .update({ physical_network: physicalNetwork, updated_at: this.db.fn.now() });
+  }
+
   async listByNode(nodeId: number): Promise<PortRecord[]> {
     // Every shared lock on the boot path reads the node's ports: a prepared statement.
     const rows = await queryPrepared<Record<string, unknown>>(this.db, 'bmaas_ports_by_node', PORTS_BY_NODE_SQL, [
