@@ -2,6 +2,9 @@
 
 export type JsonObject = Record<string, unknown>;
 
+/** Hardware health a BMC reports, in Ironic's words. */
+export type HealthState = 'OK' | 'Warning' | 'Critical';
+
 export interface NodeRecord {
   id: number;
   uuid: string;
@@ -15,6 +18,8 @@ export interface NodeRecord {
   driverInternalInfo: JsonObject;
   instanceInfo: JsonObject;
   instanceUuid: string | null;
+  /** A name for the instance deployed on the node (1.104); follows instance_info.display_name when unset. */
+  instanceName: string | null;
   properties: JsonObject;
   extra: JsonObject;
   provisionState: string;
@@ -50,6 +55,8 @@ export interface NodeRecord {
   retiredReason: string | null;
   networkData: JsonObject;
   disablePowerOff: boolean;
+  /** The hardware's health as its BMC reports it at power sync (1.109); null until one is read. */
+  health: HealthState | null;
   shard: string | null;
   parentNode: string | null;
   bootMode: string | null;

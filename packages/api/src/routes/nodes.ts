@@ -45,6 +45,7 @@ function nodeFilters(query: Record<string, unknown>, minor: number): Partial<Nod
     ['description_contains', 'descriptionContains', Minor.DESCRIPTION],
     ['lessee', 'lessee', Minor.LESSEE],
     ['project', 'project', Minor.LESSEE],
+    ['instance_name', 'instanceName', Minor.INSTANCE_NAME],
   ] as const;
   for (const [param, key, since] of versioned) {
     const value = queryString(query, param);
@@ -95,6 +96,7 @@ const FILTER_PARAMS = [
   'project',
   'description_contains',
   'instance_uuid',
+  'instance_name',
   'maintenance',
   'associated',
   'retired',

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   DuplicateName,
+  type HealthState,
   InvalidParameterValue,
   NodeAlreadyExists,
   type NodeRecord,
@@ -60,6 +61,7 @@ export type NewNode = Pick<
       | 'driverInfo'
       | 'instanceInfo'
       | 'instanceUuid'
+      | 'instanceName'
       | 'properties'
       | 'extra'
       | 'conductorGroup'
@@ -136,6 +138,7 @@ export interface NodeListQuery {
   /** Nodes owned by or leased to this project. */
   project?: string;
   instanceUuid?: string;
+  instanceName?: string;
   retired?: boolean;
   fault?: string;
   /** Any of these shards. */
@@ -441,6 +444,7 @@ export class NodeStore {
       q.where((w) => w.where('owner', project).orWhere('lessee', project));
     }
     if (query.instanceUuid !== undefined) q.where('instance_uuid', query.instanceUuid);
+    if (query.instanceName !== undefined) q.where('instance_name', query.instanceName);
     if (query.retired !== undefined) q.where('retired', query.retired);
     if (query.fault !== undefined) q.where('fault', query.fault);
     if (query.shards !== undefined) q.whereIn('shard', query.shards as string[]);
@@ -457,6 +461,19 @@ export class NodeStore {
     }
     applyKeysetPage(q, 'nodes', NODE_SORT_EXPRESSIONS, query);
     return q;
+  }
+
+  /**
+   * Records the health a BMC reported (power sync, 1.109). Writes only a
+   * change, and leaves updated_at alone: a reading is not an edit of the
+   * node. Returns whether it changed.
+   */
+  async recordHealth(id: number, health: HealthState | null): Promise<boolean> {
+    const count = await this.db('nodes')
+      .where({ id })
+      .whereRaw('health is distinct from ?', [health])
+      .update({ health });
+    return count > 0;
   }
 
   /**
