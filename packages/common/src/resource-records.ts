@@ -68,6 +68,9 @@ export interface DeployTemplateRecord extends Stored {
 
 export interface RunbookRecord extends Stored {
   name: string;
+  description: string | null;
+  /** The node traits it may run on (1.112), sorted. */
+  traits: string[];
   steps: StepRecord[];
   disableRamdisk: boolean;
   public: boolean;

@@ -51,3 +51,4 @@ export {
 } from './stores/port-store.js';
 export { type ColumnFilters, ResourceStore, type ResourceTableSpec } from './stores/resource-store.js';
 export { ChassisStore, PortgroupStore, type ResourceStores } from './stores/resource-stores.js';
+export { TraitStore } from './stores/trait-store.js';

@@ -11,7 +11,8 @@ import {
 } from '@bmaas/common';
 import type { Knex } from 'knex';
 import { AllocationStore } from './allocation-store.js';
-import { COMMON_SORT_EXPRESSIONS, ResourceStore } from './resource-store.js';
+import { COMMON_SORT_EXPRESSIONS, ResourceStore, type ResourceTableSpec } from './resource-store.js';
+import { TraitStore } from './trait-store.js';
 
 const exists = (message: string) => new ResourceAlreadyExists(message);
 
@@ -64,8 +65,8 @@ export class PortgroupStore extends ResourceStore<PortgroupRecord> {
   }
 }
 
-function namedResource<R extends { id: number; uuid: string }>(db: Knex, table: string, label: string) {
-  return new ResourceStore<R>(db, {
+function namedResourceSpec(table: string, label: string): ResourceTableSpec {
+  return {
     table,
     jsonColumns: ['steps', 'extra'],
     sortExpressions: { ...COMMON_SORT_EXPRESSIONS(table), name: `${table}.name` },
@@ -75,7 +76,31 @@ function namedResource<R extends { id: number; uuid: string }>(db: Knex, table: 
       constraint.includes('name')
         ? exists(`A ${label} with name ${v.name} already exists.`)
         : exists(`A ${label} with UUID ${v.uuid} already exists.`),
-  });
+  };
+}
+
+function namedResource<R extends { id: number; uuid: string }>(db: Knex, table: string, label: string) {
+  return new ResourceStore<R>(db, namedResourceSpec(table, label));
+}
+
+/** Runbooks, each read with its traits (runbook_traits, 1.112). */
+export class RunbookStore extends ResourceStore<RunbookRecord> {
+  readonly traits: TraitStore;
+
+  constructor(db: Knex) {
+    super(db, namedResourceSpec('runbooks', 'runbook'));
+    this.traits = new TraitStore(db, 'runbook_traits', 'runbook_id');
+  }
+
+  protected override select(db: Knex | Knex.Transaction = this.db): Knex.QueryBuilder {
+    return super
+      .select(db)
+      .select(
+        db.raw(
+          "coalesce((select array_agg(trait order by trait) from runbook_traits where runbook_id = runbooks.id), '{}') as traits",
+        ),
+      );
+  }
 }
 
 export function createResourceStores(db: Knex) {
@@ -101,7 +126,7 @@ export function createResourceStores(db: Knex) {
       },
     }),
     deployTemplates: namedResource<DeployTemplateRecord>(db, 'deploy_templates', 'deploy template'),
-    runbooks: namedResource<RunbookRecord>(db, 'runbooks', 'runbook'),
+    runbooks: new RunbookStore(db),
     volumeConnectors: new ResourceStore<VolumeConnectorRecord>(db, {
       table: 'volume_connectors',
       jsonColumns: ['extra'],
