@@ -234,9 +234,9 @@ export const MICROVERSIONS: readonly Microversion[] = [
   { minor: 110, feature: 'abort in wait call-back', status: 'served' },
   { minor: 111, feature: 'port available_for_dynamic_portgroup, portgroup dynamic_portgroup', status: 'not served' },
   { minor: 112, feature: 'runbook traits and description; /v1/runbooks/{id}/traits', status: 'served' },
-  { minor: 113, feature: 'project in node history', status: 'not served' },
-  { minor: 114, feature: 'firmware component vendor, model, serial_number', status: 'not served' },
-  { minor: 115, feature: 'state, target_provision_state, duration_seconds in node history', status: 'not served' },
+  { minor: 113, feature: 'project in node history', status: 'served' },
+  { minor: 114, feature: 'firmware component vendor, model, serial_number', status: 'served' },
+  { minor: 115, feature: 'state, target_provision_state, duration_seconds in node history', status: 'served' },
 ];
 
 /** The version just below the first row of `table` not served (the highest row when all are). */

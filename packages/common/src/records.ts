@@ -89,6 +89,13 @@ export interface NodeHistoryRecord {
   severity: string;
   event: string;
   user: string | null;
+  /** The project whose request led to the entry (1.113). */
+  project: string | null;
+  /** The node's provision state and target when the entry was written (1.115). */
+  state: string | null;
+  targetProvisionState: string | null;
+  /** Seconds the node had spent in its previous provision state (1.115). */
+  durationSeconds: number | null;
   createdAt: Date;
 }
 

@@ -35,7 +35,7 @@ export async function up(knex: Knex): Promise<void> {
     t.string('project', 64);
     t.string('state', 64);
     t.string('target_provision_state', 64);
-    t.double('duration_seconds');
+    t.integer('duration_seconds');
   });
 }
 
