@@ -50,11 +50,6 @@ export interface ApiDeps {
   metrics: ApiMetrics;
   /** The MAC index following the change log, when [database]boot_path_cache is on (main starts it). */
   bootLookupIndex?: Pick<BootLookupIndex, 'get'> | undefined;
-  /**
-   * Highest microversion answered and advertised; the honest maximum
-   * (versions.ts) unless a test of a finished version above it reaches further.
-   */
-  maxMinor?: number;
 }
 
 /** Firmware and ramdisk endpoints: not versioned (they cannot negotiate) and public. */
@@ -120,7 +115,7 @@ export function createApp(deps: ApiDeps, recentBoots: RecentBootRequests): Expre
   app.use(requestContext(logger));
   app.use(recordRequestDurations(deps.metrics));
   app.use(refuseNulInUrl);
-  app.use(negotiateVersion(UNVERSIONED_PREFIXES, deps.maxMinor));
+  app.use(negotiateVersion(UNVERSIONED_PREFIXES));
   const users =
     deps.config.DEFAULT.auth_strategy === 'http_basic'
       ? HtpasswdUsers.fromFile(deps.config.DEFAULT.http_basic_auth_user_file)

@@ -36,6 +36,11 @@ export class RunbookNotFound extends ResourceMissing {
     super(`Runbook ${runbook} could not be found.`, { runbook });
   }
 }
+export class InspectionRuleNotFound extends ResourceMissing {
+  constructor(rule: string) {
+    super(`Inspection rule ${rule} could not be found.`, { rule });
+  }
+}
 export class VolumeConnectorNotFound extends ResourceMissing {
   constructor(connector: string) {
     super(`Volume connector ${connector} could not be found.`, { connector });
@@ -76,6 +81,7 @@ export const RESOURCE_ERRORS: ReadonlyArray<{ code: string; status: number; mean
   { code: 'AllocationNotFound', status: 404, meaning: 'No allocation with that UUID or name.' },
   { code: 'DeployTemplateNotFound', status: 404, meaning: 'No deploy template with that UUID or name.' },
   { code: 'RunbookNotFound', status: 404, meaning: 'No runbook with that UUID or name.' },
+  { code: 'InspectionRuleNotFound', status: 404, meaning: 'No inspection rule with that UUID.' },
   { code: 'VolumeConnectorNotFound', status: 404, meaning: 'No volume connector with that UUID.' },
   { code: 'VolumeTargetNotFound', status: 404, meaning: 'No volume target with that UUID.' },
   {

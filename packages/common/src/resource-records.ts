@@ -66,6 +66,24 @@ export interface DeployTemplateRecord extends Stored {
   extra: JsonObject;
 }
 
+/** One condition or action of an inspection rule, as stored (Ironic's shape). */
+export interface InspectionRuleStepRecord {
+  op: string;
+  args: JsonObject | unknown[];
+  loop?: unknown[] | JsonObject;
+  multiple?: 'any' | 'all' | 'first' | 'last';
+}
+
+export interface InspectionRuleRecord extends Stored {
+  description: string | null;
+  priority: number;
+  phase: string;
+  /** Its conditions and actions are never shown, and its arguments never logged. */
+  sensitive: boolean;
+  conditions: InspectionRuleStepRecord[];
+  actions: InspectionRuleStepRecord[];
+}
+
 export interface RunbookRecord extends Stored {
   name: string;
   description: string | null;

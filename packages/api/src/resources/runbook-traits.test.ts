@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApiHarness, faultOf } from '../testing/api-harness.js';
-import { HIGHEST_ROW_MINOR } from '../versions.js';
 
 const STEPS = [{ interface: 'bios', step: 'apply_configuration', args: {}, order: 1 }];
 
@@ -8,7 +7,7 @@ const STEPS = [{ interface: 'bios', step: 'apply_configuration', args: {}, order
 describe('runbooks from 1.112', () => {
   let api: ApiHarness;
   beforeAll(async () => {
-    api = await ApiHarness.start({ maxMinor: HIGHEST_ROW_MINOR });
+    api = await ApiHarness.start();
   });
   afterAll(async () => {
     await api?.close();

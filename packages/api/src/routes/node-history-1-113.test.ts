@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiHarness } from '../testing/api-harness.js';
-import { HIGHEST_ROW_MINOR } from '../versions.js';
 
 /** Node history detail fields of 1.113 (project) and 1.115 (state, target, duration). */
 describe('node history from 1.113', () => {
   let api: ApiHarness;
   beforeAll(async () => {
-    api = await ApiHarness.start({ maxMinor: HIGHEST_ROW_MINOR });
+    api = await ApiHarness.start();
     await api.registerConductor('cond-1');
     const node = await api.storeNode('active', []);
     await api.stores.nodeHistory.append([

@@ -88,13 +88,7 @@ export class ApiHarness {
    * removed by close()).
    */
   static async start(
-    options: {
-      overrides?: DeepPartial<BmaasConfig>;
-      logger?: Logger;
-      htpasswd?: string;
-      /** Answer versions up to this one (versions.ts HIGHEST_ROW_MINOR: the finished rows above the maximum). */
-      maxMinor?: number;
-    } = {},
+    options: { overrides?: DeepPartial<BmaasConfig>; logger?: Logger; htpasswd?: string } = {},
   ): Promise<ApiHarness> {
     const database = await createTestDatabase();
     const stores = createStores(database.db);
@@ -122,7 +116,6 @@ export class ApiHarness {
         db: database.db,
         conductors,
         metrics,
-        maxMinor: options.maxMinor,
       }),
     );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -11,6 +11,7 @@ const ALL = [
   '20261201000500_boot_path_changes',
   '20261202000000_nodes_hot_updates',
   '20261204000000_api_1_97_to_1_115',
+  '20261204000100_inspection_rules',
 ];
 const LATEST = (ALL.at(-1) as string).slice(0, 14);
 
@@ -52,6 +53,7 @@ describe('migrations', () => {
       'conductor_hardware_interfaces',
       'conductors',
       'deploy_templates',
+      'inspection_rules',
       'node_history',
       'node_inventory',
       'node_traits',

@@ -2,6 +2,7 @@ import {
   type AllocationRecord,
   type ChassisRecord,
   type DeployTemplateRecord,
+  type InspectionRuleRecord,
   type PortgroupRecord,
   ResourceAlreadyExists,
   ResourceConflict,
@@ -11,6 +12,7 @@ import {
 } from '@bmaas/common';
 import type { Knex } from 'knex';
 import { AllocationStore } from './allocation-store.js';
+import { rowToRecord } from './case.js';
 import { COMMON_SORT_EXPRESSIONS, ResourceStore, type ResourceTableSpec } from './resource-store.js';
 import { TraitStore } from './trait-store.js';
 
@@ -83,6 +85,32 @@ function namedResource<R extends { id: number; uuid: string }>(db: Knex, table: 
   return new ResourceStore<R>(db, namedResourceSpec(table, label));
 }
 
+/** Inspection rules (1.96); the conductor reads a phase's rules at every inspection. */
+export class InspectionRuleStore extends ResourceStore<InspectionRuleRecord> {
+  constructor(db: Knex) {
+    super(db, {
+      table: 'inspection_rules',
+      jsonColumns: ['conditions', 'actions'],
+      sortExpressions: {
+        ...COMMON_SORT_EXPRESSIONS('inspection_rules'),
+        priority: 'inspection_rules.priority',
+        phase: 'inspection_rules.phase',
+        description: "coalesce(inspection_rules.description, '')",
+        sensitive: 'inspection_rules.sensitive',
+      },
+      hasNode: false,
+      hasName: false,
+      conflict: (_constraint, v) => exists(`An inspection rule with UUID ${v.uuid} already exists.`),
+    });
+  }
+
+  /** Every rule of a phase. */
+  async listPhase(phase: string): Promise<InspectionRuleRecord[]> {
+    const rows = await this.select().where('inspection_rules.phase', phase).orderBy('inspection_rules.id');
+    return rows.map((row: Record<string, unknown>) => rowToRecord<InspectionRuleRecord>(row));
+  }
+}
+
 /** Runbooks, each read with its traits (runbook_traits, 1.112). */
 export class RunbookStore extends ResourceStore<RunbookRecord> {
   readonly traits: TraitStore;
@@ -127,6 +155,7 @@ export function createResourceStores(db: Knex) {
     }),
     deployTemplates: namedResource<DeployTemplateRecord>(db, 'deploy_templates', 'deploy template'),
     runbooks: new RunbookStore(db),
+    inspectionRules: new InspectionRuleStore(db),
     volumeConnectors: new ResourceStore<VolumeConnectorRecord>(db, {
       table: 'volume_connectors',
       jsonColumns: ['extra'],
