@@ -8,6 +8,7 @@ import {
   PortNotFound,
   type PortRecord,
   parseMac,
+  portDict,
   ResourceConflict,
 } from '@bmaas/common';
 import type { NewPort, PortChanges, Stores } from '@bmaas/db';
@@ -249,16 +250,16 @@ export class PortService {
       const since = PORT_WRITE_VERSIONS[rootField(op.path)];
       if (since !== undefined && minor < since) throw versionTooLow(since);
     }
+    // The patch applies to the port's dict, less what no patch may touch (its paths are refused above).
+    const {
+      uuid: _uuid,
+      created_at: _created,
+      updated_at: _updated,
+      internal_info: _internal,
+      ...dict
+    } = portDict(port);
     const doc = {
-      address: port.address,
-      node_uuid: port.nodeUuid,
-      pxe_enabled: port.pxeEnabled,
-      physical_network: port.physicalNetwork,
-      local_link_connection: port.localLinkConnection,
-      extra: port.extra,
-      portgroup_uuid: port.portgroupUuid ?? null,
-      is_smartnic: port.isSmartnic ?? false,
-      name: port.name,
+      ...dict,
       description: port.description,
       vendor: port.vendor,
       category: port.category,

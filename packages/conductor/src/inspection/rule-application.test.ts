@@ -1,10 +1,10 @@
 import type { InspectionData } from '@bmaas/common';
 import { createStores, type Stores } from '@bmaas/db';
-import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import { createNode, createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { HardwareInspectionFailure, parseBuiltInRules } from '@bmaas/inspection-rules';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TaskManager } from '../task-manager.js';
-import { createNode, fixtureTasks, testConfig } from '../test-fixtures.js';
+import { fixtureTasks, testConfig } from '../testing/fixtures.js';
 import { InventoryProcessor } from './inventory-processor.js';
 import { InspectionRuleApplier } from './rule-application.js';
 
