@@ -664,6 +664,20 @@ export const configSchema = {
       env: 'BMAAS_INSPECTOR__CALLBACK_ENDPOINT_OVERRIDE',
     },
   },
+  inspection_rules: {
+    built_in_rules: {
+      doc: "YAML (or JSON) file of inspection rules every conductor applies besides the API's (a list of {uuid?, description?, priority?, phase?, sensitive?, conditions?, actions}); a broken file stops the conductor from starting.",
+      format: 'optional-string',
+      default: null as string | null,
+      env: 'BMAAS_INSPECTION_RULES__BUILT_IN_RULES',
+    },
+    mask_secrets: {
+      doc: 'Whether rules see password, auth_token and bmc_password of the inventory and plugin data as ******: always, never, or sensitive (masked for rules that are not marked sensitive).',
+      format: ['always', 'never', 'sensitive'],
+      default: 'always',
+      env: 'BMAAS_INSPECTION_RULES__MASK_SECRETS',
+    },
+  },
   discovery: {
     enabled: {
       doc: 'Enrol unknown machines: a MAC no port has gets the inspection ramdisk from /v1/boot, and its inventory creates a node in enroll with its ports and properties. Anyone on the provisioning network can then create nodes.',
