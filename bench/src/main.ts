@@ -4,9 +4,8 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { pluginSection } from '@bmaas/common';
+import { freePort, pluginSection } from '@bmaas/common';
 import { openDatabase } from '@bmaas/db';
-import { freePort } from '@bmaas/db/testing';
 import { loadSendfile } from '@bmaas/sendfile';
 import { ApiClient } from './api-client.js';
 import { BenchStack } from './bench-stack.js';

@@ -1,12 +1,12 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createTestDatabase, freePort, type TestDatabase } from '@bmaas/db/testing';
+import { freePort, mapLimit, waitFor } from '@bmaas/common';
+import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { comparable, type RawAnswer, rawGet } from '../support/raw-http.js';
 import { ironicFault, RestClient } from '../support/rest-client.js';
 import { type ConductorProcess, type LogLine, type Stack, startStack } from '../support/stack.js';
-import { mapLimit, waitFor } from '../support/wait-for.js';
 
 /**
  * The boot configuration API with three real conductors, each rendering

@@ -1,13 +1,13 @@
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { waitFor } from '@bmaas/common';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BAREMETAL, baremetal } from '../support/baremetal-cli.js';
 import { hasOpenstacksdk, openstacksdk } from '../support/openstacksdk.js';
 import { RestClient } from '../support/rest-client.js';
 import { type Stack, startStack } from '../support/stack.js';
-import { waitFor } from '../support/wait-for.js';
 
 /**
  * The resources around nodes (chassis, portgroups, volume connectors and

@@ -3,10 +3,12 @@ import { AgentDouble } from '@bmaas/agent-client/testing';
 import {
   createSilentLogger,
   InvalidStateRequested,
+  mapLimit,
   NodeLocked,
   type NodeRecord,
   Registry,
   TemporaryFailure,
+  waitFor,
 } from '@bmaas/common';
 import { createStores, type Stores } from '@bmaas/db';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
@@ -14,7 +16,6 @@ import { ConductorRing, JsonRpcConductorClient, RpcCallMetrics } from '@bmaas/rp
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UNFETCHED_INSTANCE_INFO } from '../support/instance-image.js';
 import { type ConductorProcess, type Stack, startStack } from '../support/stack.js';
-import { mapLimit, waitFor } from '../support/wait-for.js';
 
 /**
  * Three real conductor processes on one database, with this test process

@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs';
 import { readdir, readFile, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { waitFor } from '@bmaas/common';
 import { createStores } from '@bmaas/db';
 import type { MachineBmc } from '@bmaas/lab';
 import { netnsUnavailableReason } from '@bmaas/lab';
@@ -94,15 +95,9 @@ describe.skipIf(missingPrerequisite(LABEL, problem))(
       sampling = undefined;
     };
     const node = async (uuid: string) => (await lab.api.expect(200, 'GET', `/v1/nodes/${uuid}`)).body;
-    async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const value = await probe();
-        if (value !== undefined) return value;
-        if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-        await new Promise((resolve) => setTimeout(resolve, 500));
-      }
-    }
+    /** Polls `probe` every half second (the sync loops run every few seconds). */
+    const until = <T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> =>
+      waitFor(what, probe, { timeoutMs, intervalMs: 500 });
 
     beforeAll(async () => {
       const owners = lab.stack.conductors.map((conductor) => conductor.hostname);

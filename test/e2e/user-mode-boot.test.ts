@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { copyFile, mkdir, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { freePort } from '@bmaas/db/testing';
+import { freePort } from '@bmaas/common';
 import { buildInstanceImage, GUESTFWD_ADDRESS, type InstanceImage } from '@bmaas/lab';
 import { describe, it } from 'vitest';
 import { missingPrerequisite } from '../support/prerequisites.js';

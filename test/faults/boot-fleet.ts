@@ -2,10 +2,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '@bmaas/db/testing';
+import { freePort, mapLimit } from '@bmaas/common';
 import { RestClient } from '../support/rest-client.js';
 import { type Stack, startStack } from '../support/stack.js';
-import { mapLimit } from '../support/wait-for.js';
 
 /** A node waiting in "wait call-back" for its machine to network-boot. */
 export interface BootNode {

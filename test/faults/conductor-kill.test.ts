@@ -1,7 +1,7 @@
+import { waitFor } from '@bmaas/common';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConductorProcess } from '../support/stack.js';
-import { waitFor } from '../support/wait-for.js';
 import { type BootFleet, BootStorm, isScriptOf, startBootFleet } from './boot-fleet.js';
 
 /**

@@ -1,13 +1,11 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSilentLogger } from '@bmaas/common';
+import { createSilentLogger, freePort, waitFor } from '@bmaas/common';
 import { EmbeddedPostgresServer, openDatabase, upgradeSchema } from '@bmaas/db';
-import { freePort } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { descendants } from '../stack/stack-run.js';
 import { ironicFault, type RestClient } from '../support/rest-client.js';
-import { waitFor } from '../support/wait-for.js';
 import { type BootFleet, BootStorm, isScriptOf, startBootFleet } from './boot-fleet.js';
 
 /**

@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ensureInstallCredentials, type InstallCredentials } from '@bmaas/common';
+import { ensureInstallCredentials, type InstallCredentials, waitFor } from '@bmaas/common';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +11,6 @@ import { UNFETCHED_INSTANCE_INFO } from '../support/instance-image.js';
 import { missingPrerequisite } from '../support/prerequisites.js';
 import { RestClient } from '../support/rest-client.js';
 import { type Stack, startStack } from '../support/stack.js';
-import { waitFor } from '../support/wait-for.js';
 
 /**
  * The fleet page in a real browser (Debian's chromium, driven by

@@ -3,17 +3,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   ensureInstallCredentials,
+  freePort,
   INSTALL_JSON_RPC_USER,
   type PrometheusSample,
   parsePrometheusText,
   sampleSum,
+  waitFor,
 } from '@bmaas/common';
-import { createTestDatabase, freePort, type TestDatabase } from '@bmaas/db/testing';
+import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UNFETCHED_INSTANCE_INFO } from '../support/instance-image.js';
 import { RestClient } from '../support/rest-client.js';
 import { type Stack, startStack } from '../support/stack.js';
-import { waitFor } from '../support/wait-for.js';
 
 /**
  * `/metrics` of the real processes: the API and a conductor (JSON-RPC with

@@ -1,7 +1,7 @@
+import { waitFor } from '@bmaas/common';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type NodeAnswer, RestClient } from '../support/rest-client.js';
 import { useRestStack } from '../support/rest-stack.js';
-import { waitFor } from '../support/wait-for.js';
 
 /**
  * Discovery on ([discovery]enabled): unknown machines' inventories posted to

@@ -1,9 +1,9 @@
+import { waitFor } from '@bmaas/common';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BAREMETAL, baremetal } from '../support/baremetal-cli.js';
 import { RestClient } from '../support/rest-client.js';
 import { type Stack, startStack } from '../support/stack.js';
-import { waitFor } from '../support/wait-for.js';
 
 /**
  * The management endpoints as the real `baremetal` CLI calls them (boot device, NMI, power

@@ -1,3 +1,4 @@
+import { waitFor } from '@bmaas/common';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BAREMETAL, baremetal } from '../support/baremetal-cli.js';
@@ -5,7 +6,6 @@ import { UNFETCHED_INSTANCE_INFO } from '../support/instance-image.js';
 import { openstacksdk, openstacksdkAvailable } from '../support/openstacksdk-nodes.js';
 import { RestClient } from '../support/rest-client.js';
 import { type Stack, startStack } from '../support/stack.js';
-import { waitFor } from '../support/wait-for.js';
 
 /**
  * The node API as Metal3, Bifrost and operators drive it: the real

@@ -1,3 +1,4 @@
+import { waitFor } from '@bmaas/common';
 import { describe, expect, it } from 'vitest';
 import { useApiStack } from '../support/api-stack-suite.js';
 import { BAREMETAL, baremetal } from '../support/baremetal-cli.js';
@@ -5,7 +6,6 @@ import { UNFETCHED_INSTANCE_INFO } from '../support/instance-image.js';
 import { missingPrerequisite } from '../support/prerequisites.js';
 import { CLI_API_VERSION, ironicFault, type NodeAnswer, type RestAnswer } from '../support/rest-client.js';
 import type { ConductorProcess } from '../support/stack.js';
-import { waitFor } from '../support/wait-for.js';
 
 /**
  * The provision state machine driven the way operators drive it: REST calls

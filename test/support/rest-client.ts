@@ -1,5 +1,5 @@
+import { waitFor } from '@bmaas/common';
 import { UNFETCHED_INSTANCE_INFO } from './instance-image.js';
-import { waitFor } from './wait-for.js';
 
 /**
  * A small client of our REST API for multi-process tests: JSON in and out,

@@ -3,8 +3,7 @@ import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '@bmaas/db/testing';
-import { waitFor } from './wait-for.js';
+import { freePort, waitFor } from '@bmaas/common';
 
 /**
  * Starts real bmaas processes (N conductors and, when it is built, the API)

@@ -2,7 +2,7 @@
 import { EventEmitter } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { withTimeout } from './wait.js';
+import { withTimeout } from '@bmaas/common';
 
 export interface QmpStatus {
   status: string;

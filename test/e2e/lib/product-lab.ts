@@ -2,7 +2,7 @@
 // dnsmasq (one static DHCP config, as in production) or on QEMU user-mode networking.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { freePort } from '@bmaas/db/testing';
+import { freePort } from '@bmaas/common';
 import {
   ApiClient,
   type Dnsmasq,

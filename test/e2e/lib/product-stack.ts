@@ -5,7 +5,7 @@ import { spawn as hostSpawn } from 'node:child_process';
 import { createWriteStream, existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { freePort } from '@bmaas/db/testing';
+import { freePort } from '@bmaas/common';
 import { killNow, onAbnormalExit } from '@bmaas/lab';
 import { API_MAIN, CONDUCTOR_MAIN, type LogLine, StackProcess } from '../../support/stack.js';
 
