@@ -4,7 +4,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { freePort, pluginSection } from '@bmaas/common';
+import { freePort, pluginSection, UsageError } from '@bmaas/common';
 import { openDatabase } from '@bmaas/db';
 import { loadSendfile } from '@bmaas/sendfile';
 import { ApiClient } from './api-client.js';
@@ -17,7 +17,7 @@ import { runLoadMatrix, type ServerUnderTest } from './load-runs.js';
 import { measureApiLookupScaling, measureLookupQueryScaling } from './lookup-scaling.js';
 import { sample, toHyphens } from './macs.js';
 import { findNginx, nginxVersion, startNginx, unprivilegedUser } from './nginx.js';
-import { BENCH_USAGE, type BenchOptions, BenchUsageError, parseBenchOptions } from './options.js';
+import { BENCH_USAGE, type BenchOptions, parseBenchOptions } from './options.js';
 import { ProcessTable, ResourceMonitor } from './process-stats.js';
 import { provisionNodes } from './provisioning.js';
 import { type BenchReport, ratiosOf, renderEnrolment, renderReport, summariesOf } from './report.js';
@@ -427,9 +427,9 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    const message = error instanceof BenchUsageError ? error.message : ((error as Error).stack ?? String(error));
+    const message = error instanceof UsageError ? error.message : ((error as Error).stack ?? String(error));
     process.stderr.write(`bench: ${message}\n`);
-    process.exit(error instanceof BenchUsageError ? 2 : 1);
+    process.exit(error instanceof UsageError ? 2 : 1);
   },
 );
 

@@ -4,12 +4,13 @@ import http from 'node:http';
 import { type AddressInfo, createServer as createTcpServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { UsageError } from '@bmaas/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../bench/src/api-client.js';
 import { WrkLoadGenerator } from '../../bench/src/load-generator.js';
 import { BOOT_PATH_PATTERN, bootPath, macForIndex, sample, toHyphens } from '../../bench/src/macs.js';
 import { findNginx, renderNginxConfig, startNginx, unprivilegedUser } from '../../bench/src/nginx.js';
-import { BenchUsageError, parseBenchOptions } from '../../bench/src/options.js';
+import { parseBenchOptions } from '../../bench/src/options.js';
 import { cpuSeconds, ResourceMonitor, rssKilobytes } from '../../bench/src/process-stats.js';
 import { median, ratiosOf, summariesOf } from '../../bench/src/report.js';
 import { createStaticBootFileServer } from '../../bench/src/static-file-server.js';
@@ -89,7 +90,7 @@ describe('bench pieces', () => {
     expect(
       parseBenchOptions(['--nodes', '300', '--per-request-nodes', '500', '--bulk-batch=100', '--enrolment-only'], '/r'),
     ).toMatchObject({ nodes: 300, perRequestNodes: 300, bulkBatchNodes: 100, enrolmentOnly: true });
-    expect(() => parseBenchOptions(['--nodes', 'lots'], '/r')).toThrow(BenchUsageError);
+    expect(() => parseBenchOptions(['--nodes', 'lots'], '/r')).toThrow(UsageError);
     expect(() => parseBenchOptions(['--frobnicate'], '/r')).toThrow(/unknown option/);
   });
 

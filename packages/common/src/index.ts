@@ -1,3 +1,4 @@
+export * from './command-line.js';
 export * from './config/json-rpc-auth.js';
 export * from './config/load.js';
 export { renderConfigReference } from './config/reference.js';
