@@ -4,10 +4,10 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { ApiClient } from '@bmaas/api-client';
 import { freePort, pluginSection, UsageError } from '@bmaas/common';
 import { openDatabase } from '@bmaas/db';
 import { loadSendfile } from '@bmaas/sendfile';
-import { ApiClient } from './api-client.js';
 import { BenchStack } from './bench-stack.js';
 import { checkBootBodies } from './body-check.js';
 import { enrolNodes } from './enrolment.js';
@@ -100,7 +100,7 @@ interface Started {
 
 async function measure(options: BenchOptions, started: Started, cleanup: Cleanup): Promise<BenchReport> {
   const { workDir, stack, generator, skipped } = started;
-  const api = new ApiClient(stack.apiUrl);
+  const api = new ApiClient(stack.apiUrl, { version: 'latest' });
   cleanup.add(async () => api.close());
 
   const enrolmentProcesses = new ProcessTable();
@@ -311,11 +311,9 @@ async function measure(options: BenchOptions, started: Started, cleanup: Cleanup
         workDir,
         nodes: enrolment.nodes,
         ownerOf: async (node) => {
-          const { conductor } = await api.expect<{ conductor: string | null }>(
-            200,
-            'GET',
-            `/v1/nodes/${node.uuid}?fields=conductor`,
-          );
+          const { conductor } = (
+            await api.expect<{ conductor: string | null }>(200, 'GET', `/v1/nodes/${node.uuid}?fields=conductor`)
+          ).body;
           const owner = conductor ? owners.get(conductor) : undefined;
           if (!owner) throw new Error(`node ${node.uuid}: owner ${conductor} is not a conductor of this stack`);
           return owner;

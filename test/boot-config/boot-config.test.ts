@@ -1,11 +1,12 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ApiClient, ironicFault } from '@bmaas/api-client';
 import { freePort, mapLimit, waitFor } from '@bmaas/common';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ipxeNodeWaitingCallBack } from '../support/instance-image.js';
 import { comparable, type RawAnswer, rawGet } from '../support/raw-http.js';
-import { ironicFault, RestClient } from '../support/rest-client.js';
 import { type ConductorProcess, type LogLine, type Stack, startStack } from '../support/stack.js';
 
 /**
@@ -31,7 +32,7 @@ interface BootNode {
 
 let database: TestDatabase;
 let stack: Stack;
-let rest: RestClient;
+let rest: ApiClient;
 let apiUrl: string;
 let workDir: string;
 /** http_url of each conductor, by registered hostname. */
@@ -111,7 +112,7 @@ beforeAll(async () => {
     httpUrlOf.set(conductor.hostname, url as string);
   }
   expect(new Set(httpUrlOf.values()).size).toBe(3);
-  rest = new RestClient(apiUrl);
+  rest = new ApiClient(apiUrl);
   reference = await rawGet(apiUrl, '/v1/boot/02-00-00-00-00-01/boot.ipxe');
 });
 
@@ -130,7 +131,7 @@ describe('boot configuration API, three conductors with separate HTTP roots', ()
       10,
       async (i) => {
         const mac = `52:54:00:bc:00:${i.toString(16).padStart(2, '0')}`;
-        return rest.ipxeNodeWaitingCallBack(`boot-${i}`, mac, { kernel, ramdisk });
+        return ipxeNodeWaitingCallBack(rest, `boot-${i}`, mac, { kernel, ramdisk });
       },
     );
     const owners = await Promise.all(nodes.map(async (n) => (await rest.node(n.uuid)).conductor));

@@ -1,12 +1,12 @@
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { ApiClient } from '@bmaas/api-client';
 import { waitFor } from '@bmaas/common';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BAREMETAL, baremetal } from '../support/baremetal-cli.js';
 import { hasOpenstacksdk, openstacksdk } from '../support/openstacksdk.js';
-import { RestClient } from '../support/rest-client.js';
 import { type Stack, startStack } from '../support/stack.js';
 
 /**
@@ -41,7 +41,7 @@ describe.skipIf(MISSING !== '')(
     let database: TestDatabase;
     let stack: Stack;
     let endpoint: string;
-    let rest: RestClient;
+    let rest: ApiClient;
     let nodeUuid: string;
 
     const cli = async (...args: string[]) => (await baremetal(endpoint, [...args, '-f', 'json'])) as Json;
@@ -60,7 +60,7 @@ describe.skipIf(MISSING !== '')(
         env: { BMAAS_DEFAULT__ENABLED_POWER_INTERFACES: 'qemu,fake', BMAAS_DEFAULT__DEFAULT_POWER_INTERFACE: 'qemu' },
       });
       endpoint = stack.apiUrl as string;
-      rest = new RestClient(endpoint);
+      rest = new ApiClient(endpoint);
       const node = (await rest.createNode({
         driver: 'fake-hardware',
         name: 'compat-1',

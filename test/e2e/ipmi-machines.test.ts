@@ -128,11 +128,11 @@ describe.skipIf(missingPrerequisite(LABEL, problem))(
               instance_info: served?.instanceInfo,
             });
             await lab.api.expect(201, 'POST', '/v1/ports', { address: bmc.mac, node_uuid: uuid });
-            const managed = await lab.api.provision(uuid, 'manage', 'manageable', ACTION_TIMEOUT_MS);
+            const managed = await lab.api.provisionAndWait(uuid, 'manage', 'manageable', ACTION_TIMEOUT_MS);
             expect(managed.power_state, 'read through the BMC').toBe('power off');
-            await lab.api.provision(uuid, 'provide', 'available', ACTION_TIMEOUT_MS);
+            await lab.api.provisionAndWait(uuid, 'provide', 'available', ACTION_TIMEOUT_MS);
             expect(bmc.machineRunning(), 'nothing powered it on yet').toBe(false);
-            return lab.api.provision(uuid, 'active', 'active', BOOT_TIMEOUT_MS);
+            return lab.api.provisionAndWait(uuid, 'active', 'active', BOOT_TIMEOUT_MS);
           }),
         );
         const owners = new Set<string>();

@@ -9,9 +9,10 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ApiClient } from '@bmaas/api-client';
 import { freePort, freePortBlock, waitFor } from '@bmaas/common';
 import { stateTempDir } from '@bmaas/db/testing';
-import { ApiClient, type LabDescription, labPaths, netnsUnavailableReason, run } from '@bmaas/lab';
+import { type LabDescription, labPaths, netnsUnavailableReason, run } from '@bmaas/lab';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installLogin, StackRun, stackEnvironment, stillRunning } from '../stack/stack-run.js';
 import { missingPrerequisite } from '../support/prerequisites.js';
@@ -121,7 +122,7 @@ describe.skipIf(missingPrerequisite(LABEL, problem))('npm run lab next to npm st
       ),
     );
     await stack.waitForOutput(/The stack is running/, START_TIMEOUT_MS);
-    api = new ApiClient({ host: '127.0.0.1', port: apiPort }, '1.78', { Authorization: installLogin(stateDir) });
+    api = new ApiClient(`http://127.0.0.1:${apiPort}`, { headers: { Authorization: installLogin(stateDir) } });
   }, START_TIMEOUT_MS + 10_000);
 
   afterAll(async () => {

@@ -69,10 +69,12 @@ describe.skipIf(missingPrerequisite(LABEL, problem))(
         },
       });
       await lab.api.expect(201, 'POST', '/v1/ports', { address: mac, node_uuid: uuid });
-      expect((await lab.api.provision(uuid, 'manage', 'manageable', ACTION_TIMEOUT_MS)).power_state).toBe('power off');
-      await lab.api.provision(uuid, 'provide', 'available', ACTION_TIMEOUT_MS);
+      expect((await lab.api.provisionAndWait(uuid, 'manage', 'manageable', ACTION_TIMEOUT_MS)).power_state).toBe(
+        'power off',
+      );
+      await lab.api.provisionAndWait(uuid, 'provide', 'available', ACTION_TIMEOUT_MS);
       expect((await events.queryStatus()).status).toBe('prelaunch');
-      const node = await lab.api.provision(uuid, 'active', 'active', BOOT_TIMEOUT_MS);
+      const node = await lab.api.provisionAndWait(uuid, 'active', 'active', BOOT_TIMEOUT_MS);
       await machine.waitForSerial(/INSTANCE-BOOTED/, BOOT_TIMEOUT_MS);
       await machine.stop();
 

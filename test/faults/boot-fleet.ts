@@ -2,8 +2,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ApiClient } from '@bmaas/api-client';
 import { freePort, mapLimit } from '@bmaas/common';
-import { RestClient } from '../support/rest-client.js';
+import { ipxeNodeWaitingCallBack } from '../support/instance-image.js';
 import { type Stack, startStack } from '../support/stack.js';
 
 /** A node waiting in "wait call-back" for its machine to network-boot. */
@@ -16,7 +17,7 @@ export interface BootNode {
 /** The API, N conductors with their own http_root and file server, and nodes waiting to boot. */
 export interface BootFleet {
   stack: Stack;
-  rest: RestClient;
+  rest: ApiClient;
   apiUrl: string;
   nodes: BootNode[];
   /** http_url of each conductor, by registered hostname. */
@@ -74,7 +75,7 @@ export async function startBootFleet(options: {
       const url = httpUrls.find((u) => u.endsWith(`:${String(started.httpRoot).split(':').at(-1)}`));
       httpUrlOf.set(conductor.hostname, url as string);
     }
-    const rest = new RestClient(apiUrl);
+    const rest = new ApiClient(apiUrl);
     const nodes = await mapLimit(
       Array.from({ length: options.nodeCount }, (_, i) => i),
       8,
@@ -82,7 +83,7 @@ export async function startBootFleet(options: {
         const mac = `52:54:00:fa:${Math.floor(i / 256)
           .toString(16)
           .padStart(2, '0')}:${(i % 256).toString(16).padStart(2, '0')}`;
-        return rest.ipxeNodeWaitingCallBack(`fault-${i}`, mac, { kernel, ramdisk }, 30_000);
+        return ipxeNodeWaitingCallBack(rest, `fault-${i}`, mac, { kernel, ramdisk }, 30_000);
       },
     );
     const started = stack;

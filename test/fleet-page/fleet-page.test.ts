@@ -3,13 +3,13 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ApiClient } from '@bmaas/api-client';
 import { ensureInstallCredentials, type InstallCredentials, waitFor } from '@bmaas/common';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UNFETCHED_INSTANCE_INFO } from '../support/instance-image.js';
 import { missingPrerequisite } from '../support/prerequisites.js';
-import { RestClient } from '../support/rest-client.js';
 import { type Stack, startStack } from '../support/stack.js';
 
 /**
@@ -61,7 +61,7 @@ describe.skipIf(missingPrerequisite('fleet page', chromiumProblem))('the fleet p
   let stack: Stack;
   let credentials: InstallCredentials;
   let credentialsDir: string;
-  let rest: RestClient;
+  let rest: ApiClient;
   let browser: Browser;
   const nodeOf: Record<string, string> = {};
 
@@ -81,7 +81,7 @@ describe.skipIf(missingPrerequisite('fleet page', chromiumProblem))('the fleet p
       },
     });
     const login = Buffer.from(`${credentials.apiUser}:${credentials.apiPassword}`).toString('base64');
-    rest = new RestClient(stack.apiUrl as string, '1.78', { Authorization: `Basic ${login}` });
+    rest = new ApiClient(stack.apiUrl as string, { headers: { Authorization: `Basic ${login}` } });
 
     const create = async (name: string, fields: Record<string, unknown> = {}) => {
       const node = await rest.createNode({ driver: 'fake-hardware', name, automated_clean: false, ...fields });
@@ -161,8 +161,9 @@ describe.skipIf(missingPrerequisite('fleet page', chromiumProblem))('the fleet p
       expect(await page.textContent('#nodes-total')).toBe('4');
 
       // Ring share: what the API says each node's conductor is, counted per conductor.
-      const listed = await new RestClient(stack.apiUrl as string, '1.49', {
-        Authorization: `Basic ${Buffer.from(`${credentials.apiUser}:${credentials.apiPassword}`).toString('base64')}`,
+      const listed = await new ApiClient(stack.apiUrl as string, {
+        version: '1.49',
+        basicAuth: { username: credentials.apiUser, password: credentials.apiPassword },
       }).request<{ nodes: Array<{ conductor: string | null }> }>('GET', '/v1/nodes?fields=uuid,conductor');
       const owned = new Map<string, number>();
       for (const node of listed.body.nodes) owned.set(node.conductor ?? '', (owned.get(node.conductor ?? '') ?? 0) + 1);

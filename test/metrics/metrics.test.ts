@@ -1,6 +1,7 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ApiClient } from '@bmaas/api-client';
 import {
   ensureInstallCredentials,
   freePort,
@@ -13,7 +14,6 @@ import {
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UNFETCHED_INSTANCE_INFO } from '../support/instance-image.js';
-import { RestClient } from '../support/rest-client.js';
 import { type Stack, startStack } from '../support/stack.js';
 
 /**
@@ -27,7 +27,7 @@ const MAC = '52:54:00:cd:00:01';
 
 let database: TestDatabase;
 let stack: Stack;
-let rest: RestClient;
+let rest: ApiClient;
 let workDir: string;
 let rpcPassword: string;
 let httpUrl: string;
@@ -90,7 +90,7 @@ beforeAll(async () => {
       BMAAS_JSON_RPC__PASSWORD: rpcPassword,
     },
   });
-  rest = new RestClient(stack.apiUrl as string);
+  rest = new ApiClient(stack.apiUrl as string);
 });
 
 afterAll(async () => {

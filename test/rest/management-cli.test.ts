@@ -1,8 +1,8 @@
+import { ApiClient } from '@bmaas/api-client';
 import { waitFor } from '@bmaas/common';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BAREMETAL, baremetal } from '../support/baremetal-cli.js';
-import { RestClient } from '../support/rest-client.js';
 import { type Stack, startStack } from '../support/stack.js';
 
 /**
@@ -13,14 +13,14 @@ import { type Stack, startStack } from '../support/stack.js';
 describe.skipIf(!BAREMETAL)('the baremetal CLI: boot device, inject nmi, power timeout', () => {
   let database: TestDatabase;
   let stack: Stack;
-  let rest: RestClient;
+  let rest: ApiClient;
   let endpoint: string;
 
   beforeAll(async () => {
     database = await createTestDatabase();
     stack = await startStack({ databaseUrl: database.url, conductors: 1, api: true, startTimeoutMs: 60_000 });
     endpoint = stack.apiUrl as string;
-    rest = new RestClient(endpoint);
+    rest = new ApiClient(endpoint);
   });
   afterAll(async () => {
     await stack?.stop();

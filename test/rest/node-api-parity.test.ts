@@ -1,10 +1,10 @@
+import { ApiClient } from '@bmaas/api-client';
 import { waitFor } from '@bmaas/common';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BAREMETAL, baremetal } from '../support/baremetal-cli.js';
 import { UNFETCHED_INSTANCE_INFO } from '../support/instance-image.js';
 import { openstacksdk, openstacksdkAvailable } from '../support/openstacksdk-nodes.js';
-import { RestClient } from '../support/rest-client.js';
 import { type Stack, startStack } from '../support/stack.js';
 
 /**
@@ -17,7 +17,7 @@ import { type Stack, startStack } from '../support/stack.js';
 
 let database: TestDatabase;
 let stack: Stack;
-let rest: RestClient;
+let rest: ApiClient;
 
 async function missingPrerequisite(): Promise<string | undefined> {
   if (!BAREMETAL) return 'the `baremetal` CLI (apt-get install python3-ironicclient)';
@@ -48,7 +48,7 @@ describe.skipIf(skipped)(
           BMAAS_CONDUCTOR__DEPLOY_CALLBACK_TIMEOUT: '600',
         },
       });
-      rest = new RestClient(stack.apiUrl as string);
+      rest = new ApiClient(stack.apiUrl as string);
     }, 180_000);
 
     afterAll(async () => {

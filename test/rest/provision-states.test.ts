@@ -1,10 +1,10 @@
+import { type ApiAnswer, CLI_API_VERSION, ironicFault, type NodeAnswer } from '@bmaas/api-client';
 import { waitFor } from '@bmaas/common';
 import { describe, expect, it } from 'vitest';
 import { useApiStack } from '../support/api-stack-suite.js';
 import { BAREMETAL, baremetal } from '../support/baremetal-cli.js';
 import { UNFETCHED_INSTANCE_INFO } from '../support/instance-image.js';
 import { missingPrerequisite } from '../support/prerequisites.js';
-import { CLI_API_VERSION, ironicFault, type NodeAnswer, type RestAnswer } from '../support/rest-client.js';
 import type { ConductorProcess } from '../support/stack.js';
 
 /**
@@ -63,7 +63,7 @@ function updatedAt(node: Record<string, unknown>): number {
 }
 
 /** A refusal with Ironic's error body: status, fault code Client, exact message. */
-function expectRefusal(answer: RestAnswer, status: number, faultstring: string | RegExp): void {
+function expectRefusal(answer: ApiAnswer, status: number, faultstring: string | RegExp): void {
   expect(answer.status, answer.text).toBe(status);
   const fault = ironicFault(answer);
   expect(fault.faultcode).toBe('Client');

@@ -1,15 +1,15 @@
+import { ApiClient } from '@bmaas/api-client';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll } from 'vitest';
-import { RestClient } from './rest-client.js';
 import { PATIENT_HEARTBEATS, type Stack, type StackOptions, startStack } from './stack.js';
 
 /** Valid inside the tests (after beforeAll). */
 export interface ApiStackSuite {
   readonly stack: Stack;
   /** A client of the stack's API at the suite's microversion. */
-  readonly rest: RestClient;
+  readonly rest: ApiClient;
   /** Another client of the same API at `version`. */
-  at(version: string): RestClient;
+  at(version: string): ApiClient;
 }
 
 /**
@@ -20,7 +20,7 @@ export interface ApiStackSuite {
 export function useApiStack(version: string, options: Omit<StackOptions, 'databaseUrl' | 'api'>): ApiStackSuite {
   let database: TestDatabase | undefined;
   let stack: Stack | undefined;
-  let rest: RestClient | undefined;
+  let rest: ApiClient | undefined;
   beforeAll(async () => {
     database = await createTestDatabase();
     // Other suites may share the machine's two cores: be patient with starts.
@@ -31,7 +31,7 @@ export function useApiStack(version: string, options: Omit<StackOptions, 'databa
       databaseUrl: database.url,
       api: true,
     });
-    rest = new RestClient(stack.apiUrl as string, version);
+    rest = new ApiClient(stack.apiUrl as string, { version });
   });
   afterAll(async () => {
     await stack?.stop();
@@ -48,6 +48,6 @@ export function useApiStack(version: string, options: Omit<StackOptions, 'databa
     get rest() {
       return ready(rest);
     },
-    at: (other) => new RestClient(ready(stack).apiUrl as string, other),
+    at: (other) => new ApiClient(ready(stack).apiUrl as string, { version: other }),
   };
 }

@@ -1,5 +1,5 @@
+import { CLI_API_VERSION } from '@bmaas/api-client';
 import { useApiStack } from './api-stack-suite.js';
-import { CLI_API_VERSION } from './rest-client.js';
 import type { Stack } from './stack.js';
 
 /** What a suite driven through REST gets: the API and three conductors on its own test database. */

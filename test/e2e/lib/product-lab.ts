@@ -2,9 +2,9 @@
 // dnsmasq (one static DHCP config, as in production) or on QEMU user-mode networking.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { ApiClient } from '@bmaas/api-client';
 import { freePort } from '@bmaas/common';
 import {
-  ApiClient,
   type Dnsmasq,
   GUESTFWD_ADDRESS,
   type HostRelay,
@@ -250,7 +250,7 @@ export async function startUserModeProductLab(options: ProductLabOptions): Promi
     const bootUrl = `${stack.conductors[0]?.httpUrl}/boot.ipxe`;
     return {
       stack,
-      api: new ApiClient({ host: '127.0.0.1', port: stack.apiPort }),
+      api: new ApiClient(`http://127.0.0.1:${stack.apiPort}`),
       workDir: options.workDir,
       dnsmasq: undefined,
       async addMachine(name, mac, machineOptions = {}) {
