@@ -4,10 +4,11 @@ import { join } from 'node:path';
 import { ApiClient, ironicFault } from '@bmaas/api-client';
 import { freePort, mapLimit, waitFor } from '@bmaas/common';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import type { ConductorProcess, LogLine, Services } from '@bmaas/stack';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ipxeNodeWaitingCallBack } from '../support/instance-image.js';
 import { comparable, type RawAnswer, rawGet } from '../support/raw-http.js';
-import { type ConductorProcess, type LogLine, type Stack, startStack } from '../support/stack.js';
+import { startTestServices } from '../support/test-services.js';
 
 /**
  * The boot configuration API with three real conductors, each rendering
@@ -31,7 +32,7 @@ interface BootNode {
 }
 
 let database: TestDatabase;
-let stack: Stack;
+let stack: Services;
 let rest: ApiClient;
 let apiUrl: string;
 let workDir: string;
@@ -79,7 +80,7 @@ beforeAll(async () => {
   const apiPort = await freePort();
   apiUrl = `http://127.0.0.1:${apiPort}`;
 
-  stack = await startStack({
+  stack = await startTestServices({
     databaseUrl: database.url,
     conductors: 3,
     api: true,
@@ -106,7 +107,7 @@ beforeAll(async () => {
     }),
   });
   for (const conductor of stack.conductors) {
-    const started = await conductor.waitForLine((l) => l.message === 'conductor started', 1000);
+    const started = await conductor.process.waitForLine((l) => l.message === 'conductor started', 1000);
     // Which conductor got which root: its file server listens on the port of its http_url.
     const url = httpUrls.find((u) => u.endsWith(`:${String(started.httpRoot).split(':').at(-1)}`));
     httpUrlOf.set(conductor.hostname, url as string);
@@ -205,7 +206,7 @@ describe('boot configuration API, three conductors with separate HTTP roots', ()
     const unknownName = await rawGet(apiUrl, bootPath(node, 'pxelinux.cfg'));
     expect(comparable(unknownName)).toEqual(comparable(reference));
     const controlId = unknownName.headers['openstack-request-id'] as string;
-    const refusedByOwner = await owner.waitForLine(
+    const refusedByOwner = await owner.process.waitForLine(
       (l) => l.requestId === controlId && l.message === 'RPC call refused',
       5000,
     );
@@ -280,8 +281,8 @@ describe('boot configuration API, three conductors with separate HTTP roots', ()
     expect(orphaned.length).toBeGreaterThan(0);
 
     const killedAt = Date.now();
-    victim.signal('SIGKILL');
-    expect((await victim.exited()).signal).toBe('SIGKILL');
+    victim.process.signal('SIGKILL');
+    expect((await victim.process.exited).signal).toBe('SIGKILL');
 
     const served = new Map<string, string>();
     await waitFor(
@@ -309,7 +310,9 @@ describe('boot configuration API, three conductors with separate HTTP roots', ()
       expectScriptOf(served.get(node.uuid) as string, node.uuid, newUrl);
       expect((await rawGet(newUrl, `/pxelinux.cfg/${node.macHyphens}`)).body).toBe(served.get(node.uuid));
       expect(
-        conductorNamed(conductor).lines.some((l) => l.message === 'took the node over' && l.nodeUuid === node.uuid),
+        conductorNamed(conductor).process.lines.some(
+          (l) => l.message === 'took the node over' && l.nodeUuid === node.uuid,
+        ),
       ).toBe(true);
     }
     // Consistent hashing: the survivors' own nodes stayed where they were, still served as before.

@@ -4,10 +4,11 @@ import { promisify } from 'node:util';
 import { ApiClient } from '@bmaas/api-client';
 import { waitFor } from '@bmaas/common';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import type { Services } from '@bmaas/stack';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BAREMETAL, baremetal } from '../support/baremetal-cli.js';
 import { hasOpenstacksdk, openstacksdk } from '../support/openstacksdk.js';
-import { type Stack, startStack } from '../support/stack.js';
+import { startTestServices } from '../support/test-services.js';
 
 /**
  * The resources around nodes (chassis, portgroups, volume connectors and
@@ -39,7 +40,7 @@ describe.skipIf(MISSING !== '')(
   { timeout: 240_000 },
   () => {
     let database: TestDatabase;
-    let stack: Stack;
+    let stack: Services;
     let endpoint: string;
     let rest: ApiClient;
     let nodeUuid: string;
@@ -51,7 +52,7 @@ describe.skipIf(MISSING !== '')(
     beforeAll(async () => {
       await run('npx', ['tsc', '-b', 'packages/api', 'packages/conductor'], { cwd: ROOT, timeout: 240_000 });
       database = await createTestDatabase();
-      stack = await startStack({
+      stack = await startTestServices({
         databaseUrl: database.url,
         conductors: 1,
         api: true,

@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiClient } from '@bmaas/api-client';
 import { freePort, mapLimit } from '@bmaas/common';
+import type { Services } from '@bmaas/stack';
 import { ipxeNodeWaitingCallBack } from '../support/instance-image.js';
-import { type Stack, startStack } from '../support/stack.js';
+import { startTestServices } from '../support/test-services.js';
 
 /** A node waiting in "wait call-back" for its machine to network-boot. */
 export interface BootNode {
@@ -16,7 +17,7 @@ export interface BootNode {
 
 /** The API, N conductors with their own http_root and file server, and nodes waiting to boot. */
 export interface BootFleet {
-  stack: Stack;
+  stack: Services;
   rest: ApiClient;
   apiUrl: string;
   nodes: BootNode[];
@@ -45,9 +46,9 @@ export async function startBootFleet(options: {
   const httpUrls = await Promise.all(indexes.map(async () => `http://127.0.0.1:${await freePort()}`));
   const apiPort = await freePort();
   const apiUrl = `http://127.0.0.1:${apiPort}`;
-  let stack: Stack | undefined;
+  let stack: Services | undefined;
   try {
-    stack = await startStack({
+    stack = await startTestServices({
       databaseUrl: options.databaseUrl,
       conductors: options.conductors,
       api: true,
@@ -71,7 +72,7 @@ export async function startBootFleet(options: {
     });
     const httpUrlOf = new Map<string, string>();
     for (const conductor of stack.conductors) {
-      const started = await conductor.waitForLine((l) => l.message === 'conductor started', 1000);
+      const started = await conductor.process.waitForLine((l) => l.message === 'conductor started', 1000);
       const url = httpUrls.find((u) => u.endsWith(`:${String(started.httpRoot).split(':').at(-1)}`));
       httpUrlOf.set(conductor.hostname, url as string);
     }

@@ -6,11 +6,12 @@ import { fileURLToPath } from 'node:url';
 import { ApiClient } from '@bmaas/api-client';
 import { ensureInstallCredentials, type InstallCredentials, waitFor } from '@bmaas/common';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import type { Services } from '@bmaas/stack';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UNFETCHED_INSTANCE_INFO } from '../support/instance-image.js';
 import { missingPrerequisite } from '../support/prerequisites.js';
-import { type Stack, startStack } from '../support/stack.js';
+import { startTestServices } from '../support/test-services.js';
 
 /**
  * The fleet page in a real browser (Debian's chromium, driven by
@@ -58,7 +59,7 @@ const chromiumProblem = existsSync(CHROMIUM)
 
 describe.skipIf(missingPrerequisite('fleet page', chromiumProblem))('the fleet page in Chromium', () => {
   let database: TestDatabase;
-  let stack: Stack;
+  let stack: Services;
   let credentials: InstallCredentials;
   let credentialsDir: string;
   let rest: ApiClient;
@@ -69,7 +70,7 @@ describe.skipIf(missingPrerequisite('fleet page', chromiumProblem))('the fleet p
     database = await createTestDatabase();
     credentialsDir = await mkdtemp(join(tmpdir(), 'bmaas-fleet-page-'));
     credentials = ensureInstallCredentials(join(credentialsDir, 'credentials'));
-    stack = await startStack({
+    stack = await startTestServices({
       databaseUrl: database.url,
       conductors: 2,
       api: true,

@@ -12,9 +12,10 @@ import {
   waitFor,
 } from '@bmaas/common';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import type { Services } from '@bmaas/stack';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UNFETCHED_INSTANCE_INFO } from '../support/instance-image.js';
-import { type Stack, startStack } from '../support/stack.js';
+import { startTestServices } from '../support/test-services.js';
 
 /**
  * `/metrics` of the real processes: the API and a conductor (JSON-RPC with
@@ -26,7 +27,7 @@ import { type Stack, startStack } from '../support/stack.js';
 const MAC = '52:54:00:cd:00:01';
 
 let database: TestDatabase;
-let stack: Stack;
+let stack: Services;
 let rest: ApiClient;
 let workDir: string;
 let rpcPassword: string;
@@ -67,7 +68,7 @@ beforeAll(async () => {
   await writeFile(join(workDir, 'deploy_ramdisk'), 'ramdisk\n');
   const apiPort = await freePort();
   httpUrl = `http://127.0.0.1:${await freePort()}`;
-  stack = await startStack({
+  stack = await startTestServices({
     databaseUrl: database.url,
     conductors: 1,
     api: true,

@@ -1,11 +1,12 @@
 import { ApiClient } from '@bmaas/api-client';
 import { waitFor } from '@bmaas/common';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import type { Services } from '@bmaas/stack';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BAREMETAL, baremetal } from '../support/baremetal-cli.js';
 import { UNFETCHED_INSTANCE_INFO } from '../support/instance-image.js';
 import { openstacksdk, openstacksdkAvailable } from '../support/openstacksdk-nodes.js';
-import { type Stack, startStack } from '../support/stack.js';
+import { startTestServices } from '../support/test-services.js';
 
 /**
  * The node API as Metal3, Bifrost and operators drive it: the real
@@ -16,7 +17,7 @@ import { type Stack, startStack } from '../support/stack.js';
  */
 
 let database: TestDatabase;
-let stack: Stack;
+let stack: Services;
 let rest: ApiClient;
 
 async function missingPrerequisite(): Promise<string | undefined> {
@@ -37,7 +38,7 @@ describe.skipIf(skipped)(
     beforeAll(async () => {
       if (missing) throw new Error(`missing ${missing}`);
       database = await createTestDatabase();
-      stack = await startStack({
+      stack = await startTestServices({
         databaseUrl: database.url,
         conductors: 2,
         api: true,

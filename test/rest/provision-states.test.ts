@@ -1,11 +1,11 @@
 import { type ApiAnswer, CLI_API_VERSION, ironicFault, type NodeAnswer } from '@bmaas/api-client';
 import { waitFor } from '@bmaas/common';
+import type { ConductorProcess } from '@bmaas/stack';
 import { describe, expect, it } from 'vitest';
 import { useApiStack } from '../support/api-stack-suite.js';
 import { BAREMETAL, baremetal } from '../support/baremetal-cli.js';
 import { UNFETCHED_INSTANCE_INFO } from '../support/instance-image.js';
 import { missingPrerequisite } from '../support/prerequisites.js';
-import type { ConductorProcess } from '../support/stack.js';
 
 /**
  * The provision state machine driven the way operators drive it: REST calls
@@ -73,7 +73,7 @@ function expectRefusal(answer: ApiAnswer, status: number, faultstring: string | 
 }
 
 function acceptedActions(conductor: ConductorProcess, nodeUuid: string): string[] {
-  return conductor.lines
+  return conductor.process.lines
     .filter((l) => l.message === 'provision action accepted' && l.nodeUuid === nodeUuid)
     .map((l) => l.action as string);
 }

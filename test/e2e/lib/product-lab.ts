@@ -21,7 +21,7 @@ import {
   type TestRamdisk,
 } from '@bmaas/lab';
 import { buildGrubHttpImage, GRUB_EFI_FILE } from './grub-image.js';
-import { type ProductStack, type StackLayout, spawnOnHost, startProductStack } from './product-stack.js';
+import { type ProductStack, type StackLayout, spawnOnHost, startProductStack } from './lab-services.js';
 
 /** Printed by the fallback script the root boot.ipxe chains when no NIC has a boot configuration. */
 export const FALLBACK_MARKER = 'E2E-FALLBACK';
