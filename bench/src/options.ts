@@ -46,6 +46,9 @@ export interface BenchOptions {
   stormClients: number;
   /** Only the image storm: no boot-API load runs, no lookup scaling. */
   imageStormOnly: boolean;
+  /** Image fan-out (image_download_source local): agents per fan-out; empty = none. */
+  fanoutAgents: number[];
+  fanoutImageMib: number;
   /** The conductors' file servers copy every chunk ([deploy]http_server_sendfile = false): the figures before sendfile. */
   noSendfile: boolean;
   /** Where the JSON result goes. */
@@ -58,6 +61,7 @@ export const BENCH_USAGE = `usage: npm run bench -- [--quick] [--nodes N] [--dur
                        [--cpu-prof DIR] [--keep] [--hold] [--results DIR]
                        [--storm-machines 64,256|0] [--storm-kernel-mib N] [--storm-ramdisk-mib N]
                        [--storm-clients N] [--image-storm-only] [--no-sendfile]
+                       [--fanout-agents 64|0] [--fanout-image-mib N]
                        [--per-request-nodes N] [--bulk-batch N] [--bulk-concurrency N]
                        [--enrolment-only]
 
@@ -76,6 +80,9 @@ and prints one table (also written as JSON under bench/results/).
                        from their conductors, then from nginx (0: no image storm)
   --storm-clients      load generator processes for the storm (default 2)
   --image-storm-only   skip the boot-API load runs and lookup scaling (e.g. --nodes 256)
+  --fanout-agents      agents fetching one instance image with image_download_source local: one
+                       upstream download through the instance image cache, then served by the
+                       conductors, then by nginx (0: no fan-out)
   --no-sendfile        the conductors' file servers copy every chunk through user space
                        ([deploy]http_server_sendfile = false), as before sendfile(2)
   --per-request-nodes  nodes enrolled as the CLI does, POST /v1/nodes then POST /v1/ports
@@ -109,6 +116,8 @@ const BENCH_FLAGS = {
   'storm-ramdisk-mib': { type: 'string' },
   'storm-clients': { type: 'string' },
   'image-storm-only': { type: 'boolean' },
+  'fanout-agents': { type: 'string' },
+  'fanout-image-mib': { type: 'string' },
   'no-sendfile': { type: 'boolean' },
   keep: { type: 'boolean' },
   hold: { type: 'boolean' },
@@ -136,6 +145,7 @@ export function parseBenchOptions(argv: readonly string[], defaultResultsDir: st
   if (values['cpu-prof'] === '') throw new UsageError('--cpu-prof expects a directory');
   if (values.results === '') throw new UsageError('--results expects a directory');
   const stormMachines = values['storm-machines'];
+  const fanoutAgents = values['fanout-agents'];
   const nodes = number('nodes', quick ? 1000 : 10_000, 10, 1_000_000);
   return {
     nodes,
@@ -167,6 +177,13 @@ export function parseBenchOptions(argv: readonly string[], defaultResultsDir: st
     stormRamdiskMib: number('storm-ramdisk-mib', quick ? 64 : 400, 1, 8192),
     stormClients: number('storm-clients', 2, 1, 16),
     imageStormOnly: values['image-storm-only'] ?? false,
+    fanoutAgents:
+      fanoutAgents === undefined
+        ? [64]
+        : fanoutAgents === '0'
+          ? []
+          : wholeNumbers('fanout-agents', fanoutAgents, 1, 4096),
+    fanoutImageMib: number('fanout-image-mib', quick ? 64 : 512, 1, 8192),
     noSendfile: values['no-sendfile'] ?? false,
     resultsDir: values.results ?? defaultResultsDir,
   };
