@@ -1,7 +1,7 @@
+import { ApiClient, type NodeAnswer } from '@bmaas/api-client';
+import { waitFor } from '@bmaas/common';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type NodeAnswer, RestClient } from '../support/rest-client.js';
 import { useRestStack } from '../support/rest-stack.js';
-import { waitFor } from '../support/wait-for.js';
 
 /**
  * Discovery on ([discovery]enabled): unknown machines' inventories posted to
@@ -13,7 +13,7 @@ import { waitFor } from '../support/wait-for.js';
  */
 
 const GIB = 1024 ** 3;
-let rest: RestClient;
+let rest: ApiClient;
 
 function machine(index: number): { macs: string[]; inventory: Record<string, unknown> } {
   const macs = [
@@ -64,7 +64,7 @@ const lab = useRestStack({
 });
 
 beforeAll(() => {
-  rest = new RestClient(lab.apiUrl, '1.81');
+  rest = new ApiClient(lab.apiUrl, { version: '1.81' });
 });
 
 describe('discovery through the REST API, three conductors', () => {

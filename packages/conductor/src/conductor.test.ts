@@ -10,6 +10,7 @@ import {
   createRootLogger,
   createSilentLogger,
   type DeepPartial,
+  freePort,
   type NodeRecord,
   parsePrometheusText,
   Registry,
@@ -18,7 +19,7 @@ import {
   UnexpectedRpcError,
 } from '@bmaas/common';
 import { createStores, type Stores } from '@bmaas/db';
-import { createNode, createTestDatabase, freePort, type TestDatabase } from '@bmaas/db/testing';
+import { createNode, createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { FakeBootInterface, fakeBootInterface } from '@bmaas/driver-api';
 import { ConductorRing, JsonRpcConductorClient, RpcCallMetrics } from '@bmaas/rpc-client';
 import bcrypt from 'bcryptjs';
