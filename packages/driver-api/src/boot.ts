@@ -88,4 +88,10 @@ export interface BootInterfaceDescriptor<S extends SectionSchema = SectionSchema
    * is sent as bytes.
    */
   readonly textFiles: readonly string[];
+  /**
+   * Boots a real machine over its network (firmware, DHCP, HTTP): hardware
+   * types that drive real machines (`ipmi`, `manual-management`) take every
+   * boot interface that says so. False for an interface that boots nothing.
+   */
+  readonly networkBoot: boolean;
 }

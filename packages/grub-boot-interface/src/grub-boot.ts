@@ -150,5 +150,6 @@ export const grubBootInterface: BootInterfaceDescriptor = {
   rootFiles: [ROOT_CONFIG_PATH],
   bootConfigNames: [NODE_CONFIG_NAME],
   textFiles: ['.cfg'],
+  networkBoot: true,
   create: (deps) => new GrubBootInterface(deps),
 };

@@ -235,5 +235,6 @@ export const ipxeBootInterface: BootInterfaceDescriptor<typeof PXE_OPTIONS> = {
   rootFiles: [ROOT_SCRIPT_NAME],
   bootConfigNames: [...BOOT_CONFIG_FILES.keys()],
   textFiles: ['.ipxe', NODE_SCRIPT_NAME],
+  networkBoot: true,
   create: (deps) => new IpxeBootInterface(deps),
 };

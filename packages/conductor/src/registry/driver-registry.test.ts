@@ -262,6 +262,13 @@ describe('ipmi and manual-management hardware types', () => {
       power: 'fake',
       management: 'noop',
     });
+    const boot = (type: string) =>
+      registry
+        .registrationInterfaces()
+        .filter((i) => i.hardwareType === type && i.interfaceType === 'boot')
+        .map((i) => i.interfaceName);
+    expect(boot('ipmi')).toEqual(['ipxe']);
+    expect(boot('manual-management')).toEqual(['ipxe']);
     const driver = registry.driverFor(
       node({
         driver: 'ipmi',
@@ -273,5 +280,43 @@ describe('ipmi and manual-management hardware types', () => {
     );
     expect(driver.power.constructor.name).toBe('IpmitoolPowerInterface');
     expect(driver.management.constructor.name).toBe('IpmitoolManagementInterface');
+  });
+});
+
+describe('boot interfaces of the hardware types that drive real machines', () => {
+  it('are every enabled boot interface that declares networkBoot, with no list to edit', () => {
+    const httpBoot: BootInterfaceDescriptor = {
+      ...fakeBootInterface,
+      name: 'http-boot',
+      networkBoot: true,
+      create: () => new FakeBootInterface(),
+    };
+    const catalog: DriverCatalog = {
+      ...DRIVER_CATALOG,
+      interfaces: { ...DRIVER_CATALOG.interfaces, boot: [...DRIVER_CATALOG.interfaces.boot, httpBoot] },
+    };
+    const registry = create(
+      loadConductorConfig({
+        env: {},
+        overrides: {
+          DEFAULT: {
+            enabled_hardware_types: ['ipmi', 'manual-management', 'fake-hardware'],
+            enabled_boot_interfaces: ['fake', 'http-boot', 'grub', 'ipxe'],
+            enabled_power_interfaces: ['fake', 'ipmitool'],
+            enabled_management_interfaces: ['fake', 'ipmitool', 'noop'],
+          },
+        },
+      }),
+      catalog,
+    );
+    const boot = (type: string) =>
+      registry
+        .registrationInterfaces()
+        .filter((i) => i.hardwareType === type && i.interfaceType === 'boot')
+        .map((i) => i.interfaceName);
+    // Catalog order, the fake (which boots nothing) left out.
+    expect(boot('ipmi')).toEqual(['ipxe', 'grub', 'http-boot']);
+    expect(boot('manual-management')).toEqual(['ipxe', 'grub', 'http-boot']);
+    expect(boot('fake-hardware')).toEqual(['fake', 'ipxe', 'grub']);
   });
 });

@@ -47,13 +47,20 @@ const NODE_FIELD = Object.fromEntries(INTERFACE_TYPES.map((kind) => [kind, `${ki
   [K in InterfaceType]: `${K}Interface`;
 };
 
-/** What a hardware type supports of a kind; an optional kind it leaves out: only the generic implementation. */
-function supportedOf(descriptor: HardwareTypeDescriptor, kind: InterfaceType): readonly string[] {
-  return (
-    (descriptor.supported as Partial<Record<InterfaceType, readonly string[]>>)[kind] ?? [
-      OPTIONAL_INTERFACE_GENERIC[kind as OptionalInterfaceType],
-    ]
-  );
+/**
+ * What a hardware type supports of a kind. Boot left out: every boot
+ * interface that declares itself a network boot; an optional kind left out:
+ * only the generic implementation.
+ */
+function supportedOf(
+  catalog: DriverCatalog,
+  descriptor: HardwareTypeDescriptor,
+  kind: InterfaceType,
+): readonly string[] {
+  const named = (descriptor.supported as Partial<Record<InterfaceType, readonly string[]>>)[kind];
+  if (named) return named;
+  if (kind === 'boot') return catalog.interfaces.boot.filter((d) => d.networkBoot).map((d) => d.name);
+  return [OPTIONAL_INTERFACE_GENERIC[kind as OptionalInterfaceType]];
 }
 
 function duplicateOf(names: readonly string[]): string | undefined {
@@ -107,7 +114,7 @@ export class DriverRegistry {
       }
       const interfaces = {} as Record<InterfaceType, string[]>;
       for (const kind of INTERFACE_TYPES) {
-        const supported = supportedOf(descriptor, kind);
+        const supported = supportedOf(catalog, descriptor, kind);
         const usable = supported.filter((n) => instances[kind].has(n));
         if (usable.length === 0) {
           throw new ConfigError(

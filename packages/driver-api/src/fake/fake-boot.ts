@@ -54,5 +54,6 @@ export const fakeBootInterface: BootInterfaceDescriptor = {
   rootFiles: [],
   bootConfigNames: [FAKE_BOOT_CONFIG_NAME],
   textFiles: [],
+  networkBoot: false,
   create: () => new FakeBootInterface(),
 };
