@@ -49,6 +49,12 @@ export class FakeBootInterface extends BaseBootInterface {
   }
 }
 
+/** What the fake's `boot.fake` boots (`…: ramdisk:deploy`, `…: instance`), for the contract suite. */
+export function fakeBootTarget(config: string): 'deploy' | 'rescue' | 'instance' | 'ambiguous' {
+  const prepared = /: (ramdisk:deploy|ramdisk:rescue|instance)$/m.exec(config)?.[1];
+  return prepared === undefined ? 'ambiguous' : (prepared.replace('ramdisk:', '') as 'deploy' | 'rescue' | 'instance');
+}
+
 export const fakeBootInterface: BootInterfaceDescriptor = {
   name: 'fake',
   rootFiles: [],
