@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
-import { type BmaasConfig, type Logger, RepeatingTask, WAIT_STATES } from '@bmaas/common';
+import type { AGENT_OPTIONS } from '@bmaas/agent-client';
+import { type BmaasConfig, type Logger, pluginSection, RepeatingTask, WAIT_STATES } from '@bmaas/common';
 import { followBootPath, type Stores } from '@bmaas/db';
 import { ConductorRing, RpcCallMetrics } from '@bmaas/rpc-client';
 import { loadSendfile } from '@bmaas/sendfile';
@@ -120,7 +121,8 @@ export function createConductor(deps: ConductorDeps): Conductor {
     tasks,
     inventories,
     automatedClean: config.conductor.automated_clean,
-    requireTls: config.agent.require_tls,
+    // [agent] belongs to the agent client (the direct deploy interface declares it); TLS is required unless it says no.
+    requireTls: pluginSection<typeof AGENT_OPTIONS>(config, 'agent').require_tls ?? true,
     now,
   });
   const ring = new ConductorRing({

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type BmaasConfig, createSilentLogger, type DeepPartial, type NodeRecord } from '@bmaas/common';
+import { type BmaasConfig, createSilentLogger, type LoadConfigOptions, type NodeRecord } from '@bmaas/common';
 import type { NewNode, Stores } from '@bmaas/db';
 import { InventoryProcessor } from './inspection/inventory-processor.js';
 import { ProvisioningRunner } from './provisioning/runner.js';
@@ -8,8 +8,8 @@ import { DRIVER_CATALOG } from './registry/enabled-interfaces.js';
 import { loadConductorConfig } from './registry/plugin-config.js';
 import { TaskManager, type TaskManagerOptions } from './task-manager.js';
 
-/** Configuration for tests: no environment, fake boot only (the iPXE one is not in the catalog yet). */
-export function testConfig(overrides: DeepPartial<BmaasConfig> = {}): BmaasConfig {
+/** Configuration for tests: no environment, fake boot only; overrides may name plug-in sections too ([agent], [pxe]). */
+export function testConfig(overrides: NonNullable<LoadConfigOptions['overrides']> = {}): BmaasConfig {
   return loadConductorConfig({
     env: {},
     overrides: {

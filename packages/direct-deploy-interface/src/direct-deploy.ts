@@ -1,4 +1,4 @@
-import { AgentClient } from '@bmaas/agent-client';
+import { AGENT_OPTIONS, AgentClient, type AgentSettings } from '@bmaas/agent-client';
 import {
   type BmaasConfig,
   InvalidParameterValue,
@@ -49,7 +49,8 @@ const HARDWARE_MANAGER_VERSION = 'hardware_manager_version';
 const ROOT_UUID = 'root_uuid_or_disk_id';
 
 export interface DirectDeployDeps {
-  config: Pick<BmaasConfig, 'agent' | 'deploy'>;
+  /** Its own [agent] section, and the conductor's [deploy] (clean step priorities). */
+  config: { agent: AgentSettings; deploy: BmaasConfig['deploy'] };
   logger: Logger;
   agent: AgentClient;
   sleep?: (ms: number) => Promise<void>;
@@ -324,12 +325,15 @@ export class DirectDeployInterface implements DeployInterface, RescueSteps {
   }
 }
 
-export const directDeployInterface: InterfaceDescriptor<DirectDeployInterface> = {
+/** The `direct` deploy interface, for the conductor's registry: it owns [agent], how it talks to the ramdisk agent. */
+export const directDeployInterface: InterfaceDescriptor<DirectDeployInterface, typeof AGENT_OPTIONS> = {
   name: 'direct',
-  create: (deps: InterfaceDeps) =>
+  config: { section: 'agent', options: AGENT_OPTIONS },
+  enabledByDefault: true,
+  create: (deps: InterfaceDeps<AgentSettings>) =>
     new DirectDeployInterface({
-      config: { deploy: deps.deploy, agent: deps.agent },
+      config: { deploy: deps.deploy, agent: deps.settings },
       logger: deps.logger,
-      agent: new AgentClient({ config: deps.agent, logger: deps.logger, observer: deps.agentCommands }),
+      agent: new AgentClient({ config: deps.settings, logger: deps.logger, observer: deps.agentCommands }),
     }),
 };

@@ -25,6 +25,7 @@ import {
   renderNodeConfig,
   renderRootConfig,
 } from './grub-config.js';
+import { GRUB_OPTIONS, type GrubSettings } from './grub-options.js';
 
 /** The root config, at `$prefix/grub.cfg` for a GRUB image built with prefix `/grub`. */
 export const ROOT_CONFIG_PATH = 'grub/grub.cfg';
@@ -47,21 +48,24 @@ export class GrubBootInterface extends BaseBootInterface {
   private readonly apiUrl: string | null;
   private readonly allowedPaths: readonly string[];
   private readonly logger: Logger;
+  /** [grub]kernel_append_params, else [pxe]'s (resolved by the registry), else the built-in default. */
+  private readonly kernelAppendParams: string;
 
-  constructor(deps: InterfaceDeps) {
+  constructor(deps: InterfaceDeps<Partial<GrubSettings>>) {
     super();
     this.layout = new HttpRootLayout(deps.deploy.http_root, readCacheOptionsOf(deps.deploy));
     this.deploy = deps.deploy;
     this.apiUrl = deps.apiPublicEndpoint;
     this.allowedPaths = deps.fileUrlAllowedPaths;
     this.logger = deps.logger;
+    this.kernelAppendParams = checkKernelParams(deps.settings.kernel_append_params);
   }
 
   getProperties(): Record<string, string> {
     return {
       ...RAMDISK_IMAGE_PROPERTIES,
       kernel_append_params:
-        'Kernel parameters of the ramdisk, plain words separated by spaces (default: nofb vga=normal)',
+        'Kernel parameters of the ramdisk, plain words separated by spaces (default: [grub]kernel_append_params)',
     };
   }
 
@@ -135,7 +139,7 @@ export class GrubBootInterface extends BaseBootInterface {
       entry,
       httpUrl: this.deploy.http_url,
       apiUrl: this.apiUrl,
-      kernelAppendParams: checkKernelParams(task.node.driverInfo.kernel_append_params),
+      kernelAppendParams: checkKernelParams(task.node.driverInfo.kernel_append_params, this.kernelAppendParams),
     };
   }
 
@@ -145,8 +149,9 @@ export class GrubBootInterface extends BaseBootInterface {
 }
 
 /** The `grub` boot interface, for the conductor's registry: GRUB over UEFI HTTP Boot through the boot configuration API. */
-export const grubBootInterface: BootInterfaceDescriptor = {
+export const grubBootInterface: BootInterfaceDescriptor<typeof GRUB_OPTIONS> = {
   name: 'grub',
+  config: { section: 'grub', options: GRUB_OPTIONS, fallbacks: { kernel_append_params: 'pxe' } },
   rootFiles: [ROOT_CONFIG_PATH],
   bootConfigNames: [NODE_CONFIG_NAME],
   textFiles: ['.cfg'],

@@ -94,8 +94,8 @@ export interface NodeConfigOptions {
 }
 
 /** Checks kernel parameters taken from driver_info: one line of plain words. */
-export function checkKernelParams(value: unknown): string {
-  if (value === undefined || value === null || value === '') return DEFAULT_KERNEL_APPEND_PARAMS;
+export function checkKernelParams(value: unknown, fallback: string = DEFAULT_KERNEL_APPEND_PARAMS): string {
+  if (value === undefined || value === null || value === '') return fallback;
   if (typeof value !== 'string' || !KERNEL_PARAMS.test(value)) {
     throw new InvalidParameterValue(
       'driver_info.kernel_append_params must be plain words (letters, digits and _.,:=/+@%-) separated by single spaces.',

@@ -232,6 +232,7 @@ export class IpxeBootInterface extends BaseBootInterface {
 export const ipxeBootInterface: BootInterfaceDescriptor<typeof PXE_OPTIONS> = {
   name: 'ipxe',
   config: { section: 'pxe', options: PXE_OPTIONS },
+  enabledByDefault: true,
   rootFiles: [ROOT_SCRIPT_NAME],
   bootConfigNames: [...BOOT_CONFIG_FILES.keys()],
   textFiles: ['.ipxe', NODE_SCRIPT_NAME],

@@ -15,7 +15,6 @@ export function testDeps(config: BmaasConfig & IpxeConfig): InterfaceDeps<PxeSet
   return {
     settings: config.pxe,
     deploy: config.deploy,
-    agent: config.agent,
     apiPublicEndpoint: config.api.public_endpoint,
     inspectionCallbackEndpoint: config.inspector.callback_endpoint_override ?? config.api.public_endpoint,
     fileUrlAllowedPaths: config.conductor.file_url_allowed_paths,

@@ -18,7 +18,6 @@ const QEMU = '/usr/bin/qemu-system-x86_64';
 const power = qemuPowerInterface.create({
   settings: {},
   deploy: loadConfig({ env: {} }).deploy,
-  agent: loadConfig({ env: {} }).agent,
   apiPublicEndpoint: null,
   inspectionCallbackEndpoint: null,
   fileUrlAllowedPaths: [],

@@ -237,7 +237,6 @@ function createEnabled<K extends InterfaceType>(
       descriptor.create({
         settings: settingsOf(descriptor, deps.config),
         deploy: deps.config.deploy,
-        agent: deps.config.agent,
         apiPublicEndpoint: deps.config.api.public_endpoint,
         inspectionCallbackEndpoint: deps.config.inspector.callback_endpoint_override ?? deps.config.api.public_endpoint,
         fileUrlAllowedPaths: deps.config.conductor.file_url_allowed_paths,
@@ -260,5 +259,10 @@ function settingsOf(descriptor: InterfaceDescriptor<unknown>, config: BmaasConfi
       `[${section}] of interface "${descriptor.name}" is not in the configuration (load it with loadConductorConfig)`,
     );
   }
-  return pluginSection(config, section);
+  const settings: Record<string, unknown> = { ...pluginSection(config, section) };
+  for (const [option, from] of Object.entries(descriptor.config.fallbacks ?? {})) {
+    if (settings[option] !== null || from === undefined) continue;
+    settings[option] = (pluginSection(config, from) as Record<string, unknown>)[option] ?? null;
+  }
+  return Object.freeze(settings);
 }
