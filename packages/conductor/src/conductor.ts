@@ -121,7 +121,7 @@ export function createConductor(deps: ConductorDeps): Conductor {
     tasks,
     inventories,
     automatedClean: config.conductor.automated_clean,
-    // [agent] belongs to the agent client (the direct deploy interface declares it); TLS is required unless it says no.
+    // [agent] belongs to the agent client (declared by the deploy interface that drives agents); TLS is required unless it says no.
     requireTls: pluginSection<typeof AGENT_OPTIONS>(config, 'agent').require_tls ?? true,
     now,
   });

@@ -16,7 +16,7 @@ import { DRIVER_CATALOG } from './enabled-interfaces.js';
  * The configuration sections the catalog's descriptors own, by section
  * name. Two descriptors claiming one section is a ConfigError, unless they are
  * of different kinds and declare the very same schema (one package's
- * interfaces sharing options, as ipmitool power and management share [ipmi]).
+ * interfaces sharing options, as a package's power and management interfaces may share one).
  */
 export function pluginConfigSections(catalog: DriverCatalog = DRIVER_CATALOG): Record<string, SectionSchema> {
   const sections: Record<string, SectionSchema> = {};
