@@ -80,7 +80,7 @@ export function createApiListener(deps: ApiDeps): RequestListener {
     recentBoots,
     deps.metrics,
   ]);
-  registerNodeCountGauge(deps.metrics.registry, stores.nodes, deps.logger.child({ component: 'metrics' }));
+  registerNodeCountGauge(deps.metrics.registry, stores.nodeCounts, deps.logger.child({ component: 'metrics' }));
   const app = createApp(deps, recentBoots);
   return (req, res) => {
     const bootTarget = bootConfigTarget(req.url ?? '');

@@ -412,10 +412,10 @@ export class NodeService {
 
   async delete(node: NodeRecord): Promise<void> {
     this.checkDeletable(node);
-    const { nodes } = this.deps.stores;
+    const { nodes, nodeLocks } = this.deps.stores;
     const holder = this.deps.config.DEFAULT.host;
     // Take the exclusive lock so no conductor starts work on a node being deleted.
-    if (!(await nodes.reserve(node.id, holder))) throw await this.lockedOrGone(node);
+    if (!(await nodeLocks.reserve(node.id, holder))) throw await this.lockedOrGone(node);
     let deleted = false;
     try {
       const current = await nodes.getById(node.id);
@@ -423,7 +423,7 @@ export class NodeService {
       this.checkDeletable(current);
       deleted = await nodes.destroy(node.id);
     } finally {
-      if (!deleted) await nodes.release(node.id, holder);
+      if (!deleted) await nodeLocks.release(node.id, holder);
     }
   }
 

@@ -7,6 +7,7 @@ import {
   PortNotFound,
   type PortRecord,
   parseMac,
+  portDict,
   ResourceConflict,
 } from '@bmaas/common';
 import type { NewPort, PortChanges, Stores } from '@bmaas/db';
@@ -215,17 +216,14 @@ export class PortService {
       const since = PORT_WRITE_VERSIONS[rootField(op.path)];
       if (since !== undefined && minor < since) throw versionTooLow(since);
     }
-    const doc = {
-      address: port.address,
-      node_uuid: port.nodeUuid,
-      pxe_enabled: port.pxeEnabled,
-      physical_network: port.physicalNetwork,
-      local_link_connection: port.localLinkConnection,
-      extra: port.extra,
-      portgroup_uuid: port.portgroupUuid ?? null,
-      is_smartnic: port.isSmartnic ?? false,
-      name: port.name,
-    };
+    // The patch applies to the port's dict, less what no patch may touch (its paths are refused above).
+    const {
+      uuid: _uuid,
+      created_at: _created,
+      updated_at: _updated,
+      internal_info: _internal,
+      ...doc
+    } = portDict(port);
     const next = checkPatchedPort(applyJsonPatch(doc, ops, PORT_FIELD_DEFAULTS));
     checkPhysicalNetwork(next.physical_network);
     const changes: PortChanges = {};

@@ -2,16 +2,23 @@ import { describe, expect, it } from 'vitest';
 import * as errors from './errors.js';
 import {
   BmaasError,
+  ClientError,
+  Conflict,
   DOCUMENTED_ERRORS,
   fromErrorPayload,
+  MACAlreadyExists,
   NodeLocked,
+  NodeNotFound,
+  NotFound,
   toErrorPayload,
   UnexpectedRpcError,
 } from './errors.js';
 
+/** The bases the concrete errors are kinds of: not thrown themselves, so not documented. */
+const BASES: ReadonlySet<unknown> = new Set([ClientError, NotFound, Conflict]);
 const classes = (Object.values(errors) as unknown[]).filter(
   (value): value is new (...args: string[]) => BmaasError =>
-    typeof value === 'function' && value.prototype instanceof BmaasError,
+    typeof value === 'function' && value.prototype instanceof BmaasError && !BASES.has(value),
 );
 
 describe('domain errors', () => {
@@ -26,6 +33,20 @@ describe('domain errors', () => {
     }
   });
 
+  it('are kinds of the base they are named after, with its status and a message naming the value', () => {
+    const missing = new NodeNotFound('node-1');
+    expect(missing).toBeInstanceOf(NotFound);
+    expect(missing).toMatchObject({
+      status: 404,
+      message: 'Node node-1 could not be found.',
+      details: { node: 'node-1' },
+    });
+    const taken = new MACAlreadyExists('52:54:00:00:00:01');
+    expect(taken).toBeInstanceOf(Conflict);
+    expect(taken.message).toBe('A port with MAC address 52:54:00:00:00:01 already exists.');
+    expect(taken.details).toEqual({ mac: '52:54:00:00:00:01' });
+  });
+
   it('cross the RPC wire as the same class, from the allow-list only', () => {
     const original = new NodeLocked('node-1', 'conductor-a');
     const rebuilt = fromErrorPayload(JSON.parse(JSON.stringify(toErrorPayload(original))), 'x');
@@ -33,6 +54,10 @@ describe('domain errors', () => {
     expect(rebuilt.status).toBe(409);
     expect(rebuilt.message).toBe(original.message);
     expect(rebuilt.details).toEqual({ node: 'node-1', host: 'conductor-a' });
+    const missing = fromErrorPayload(JSON.parse(JSON.stringify(toErrorPayload(new NodeNotFound('n-1')))), 'x');
+    expect(missing).toBeInstanceOf(NodeNotFound);
+    expect(missing).toBeInstanceOf(NotFound);
+    expect(missing).toMatchObject({ status: 404, message: 'Node n-1 could not be found.', details: { node: 'n-1' } });
 
     const foreign = fromErrorPayload({ class: 'ConfigError', message: 'boom' }, 'x');
     expect(foreign).toBeInstanceOf(UnexpectedRpcError);

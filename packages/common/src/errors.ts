@@ -30,14 +30,37 @@ export class BmaasError extends Error {
   }
 }
 
-abstract class ClientError extends BmaasError {
+/** The request is wrong: a value, a missing field, an action the node's state does not allow. */
+export abstract class ClientError extends BmaasError {
   static override readonly status: number = 400;
 }
-abstract class NotFound extends BmaasError {
+/** What the request names does not exist. */
+export abstract class NotFound extends BmaasError {
   static override readonly status: number = 404;
+
+  /** The base of an error saying "<what> <id> could not be found.", the id in its details under `key`. */
+  static of(what: string, key: string) {
+    abstract class NamedNotFound extends NotFound {
+      constructor(id: string, message = `${what} ${id} could not be found.`) {
+        super(message, { [key]: id });
+      }
+    }
+    return NamedNotFound;
+  }
 }
-abstract class Conflict extends BmaasError {
+/** The request conflicts with what exists: a lock held, a value taken, a busy node. */
+export abstract class Conflict extends BmaasError {
   static override readonly status: number = 409;
+
+  /** The base of an error saying "A <what> <value> already exists.", the value in its details under `key`. */
+  static alreadyExists(what: string, key: string) {
+    abstract class NamedAlreadyExists extends Conflict {
+      constructor(value: string) {
+        super(`A ${what} ${value} already exists.`, { [key]: value });
+      }
+    }
+    return NamedAlreadyExists;
+  }
 }
 
 export class InvalidParameterValue extends ClientError {}
@@ -78,21 +101,9 @@ export class NotAuthorized extends BmaasError {
   static override readonly status: number = 401;
 }
 
-export class NodeNotFound extends NotFound {
-  constructor(node: string) {
-    super(`Node ${node} could not be found.`, { node });
-  }
-}
-export class PortNotFound extends NotFound {
-  constructor(port: string) {
-    super(`Port ${port} could not be found.`, { port });
-  }
-}
-export class ConductorNotFound extends NotFound {
-  constructor(conductor: string) {
-    super(`Conductor ${conductor} could not be found.`, { conductor });
-  }
-}
+export class NodeNotFound extends NotFound.of('Node', 'node') {}
+export class PortNotFound extends NotFound.of('Port', 'port') {}
+export class ConductorNotFound extends NotFound.of('Conductor', 'conductor') {}
 export class DriverNotFound extends NotFound {
   constructor(driver: string) {
     super(`Could not find the following driver(s) or hardware type(s): ${driver}.`, { driver });
@@ -128,26 +139,10 @@ export class NodeLocked extends Conflict {
     });
   }
 }
-export class MACAlreadyExists extends Conflict {
-  constructor(mac: string) {
-    super(`A port with MAC address ${mac} already exists.`, { mac });
-  }
-}
-export class DuplicateName extends Conflict {
-  constructor(name: string) {
-    super(`A node with name ${name} already exists.`, { name });
-  }
-}
-export class NodeAlreadyExists extends Conflict {
-  constructor(uuid: string) {
-    super(`A node with UUID ${uuid} already exists.`, { uuid });
-  }
-}
-export class PortAlreadyExists extends Conflict {
-  constructor(uuid: string) {
-    super(`A port with UUID ${uuid} already exists.`, { uuid });
-  }
-}
+export class MACAlreadyExists extends Conflict.alreadyExists('port with MAC address', 'mac') {}
+export class DuplicateName extends Conflict.alreadyExists('node with name', 'name') {}
+export class NodeAlreadyExists extends Conflict.alreadyExists('node with UUID', 'uuid') {}
+export class PortAlreadyExists extends Conflict.alreadyExists('port with UUID', 'uuid') {}
 export class NodeAssociated extends Conflict {
   constructor(node: string, instance: string) {
     super(`Node ${node} is associated with instance ${instance}.`, { node, instance });
@@ -270,90 +265,65 @@ export function isBmaasError(error: unknown): error is BmaasError {
   return error instanceof BmaasError;
 }
 
+/** A row of docs/errors.md. */
+export interface DocumentedError {
+  code: string;
+  status: number;
+  meaning: string;
+}
+
+/** An error class's row of docs/errors.md: its code and status are the class's own. */
+export function describeError(cls: ErrorClass & { status: number }, meaning: string): DocumentedError {
+  return { code: cls.name, status: cls.status, meaning };
+}
+
 /** Every public error class with its status, for docs/errors.md. */
-export const DOCUMENTED_ERRORS: ReadonlyArray<{ code: string; status: number; meaning: string }> = [
-  { code: 'InvalidParameterValue', status: 400, meaning: 'A field or parameter has a value that is not allowed.' },
-  { code: 'MissingParameterValue', status: 400, meaning: 'A required field or parameter is missing.' },
-  { code: 'InvalidMAC', status: 400, meaning: 'A MAC address is not in an accepted form.' },
-  { code: 'InvalidUUID', status: 400, meaning: 'A UUID is malformed.' },
-  {
-    code: 'InvalidStateRequested',
-    status: 400,
-    meaning: "The requested provision or power action is not possible in the node's current state.",
-  },
-  {
-    code: 'NoValidHost',
-    status: 400,
-    meaning: "No alive conductor serves the node's hardware type and conductor group (404 on read paths).",
-  },
-  {
-    code: 'UnsupportedDriverExtension',
-    status: 400,
-    meaning: "The node's interface does not implement the requested extension (e.g. get_boot_config).",
-  },
-  { code: 'NotAuthorized', status: 401, meaning: 'HTTP basic credentials are missing or wrong.' },
-  { code: 'NodeNotFound', status: 404, meaning: 'No node with that UUID or name.' },
-  { code: 'PortNotFound', status: 404, meaning: 'No port with that UUID or address.' },
-  { code: 'ConductorNotFound', status: 404, meaning: 'No conductor with that hostname.' },
-  { code: 'DriverNotFound', status: 404, meaning: 'No alive conductor has that hardware type.' },
-  {
-    code: 'ResourceNotFound',
-    status: 404,
-    meaning: 'Generic answer of the boot and lookup endpoints, which deliberately say nothing more.',
-  },
-  {
-    code: 'BootConfigNotFound',
-    status: 404,
-    meaning: 'The boot interface cannot produce the named configuration for the node.',
-  },
-  {
-    code: 'InventoryNotRecorded',
-    status: 404,
-    meaning: 'The node has no hardware inventory stored (not inspected yet).',
-  },
-  { code: 'InvalidApiVersion', status: 406, meaning: 'The requested microversion is outside the supported range.' },
-  {
-    code: 'NodeLocked',
-    status: 409,
-    meaning: "Another conductor or task holds the node's exclusive lock; retry later.",
-  },
-  { code: 'MACAlreadyExists', status: 409, meaning: 'A port with that MAC address exists (MACs are globally unique).' },
-  { code: 'DuplicateName', status: 409, meaning: 'A node with that name exists.' },
-  { code: 'NodeAlreadyExists', status: 409, meaning: 'A node with that UUID exists.' },
-  { code: 'PortAlreadyExists', status: 409, meaning: 'A port with that UUID exists.' },
-  { code: 'NodeAssociated', status: 409, meaning: 'The node is associated with an instance.' },
-  {
-    code: 'NodeInWrongState',
-    status: 409,
-    meaning: 'The change is refused while the node is in its current (busy) state.',
-  },
-  {
-    code: 'NodeProtected',
-    status: 403,
-    meaning: 'The node is protected: it is not undeployed, rebuilt or deleted.',
-  },
-  { code: 'NodeIsRetired', status: 400, meaning: 'The operation is refused on a retired node (provide).' },
-  { code: 'VifNotAttached', status: 400, meaning: 'The VIF to detach is not attached to the node.' },
-  { code: 'TemporaryFailure', status: 503, meaning: 'No alive conductor at all; retry later.' },
-  {
-    code: 'DatabaseUnavailable',
-    status: 503,
-    meaning: 'The database did not answer within [database]statement_timeout or pool_timeout; retry later.',
-  },
-  { code: 'RpcTimeout', status: 504, meaning: 'The owning conductor did not answer in time.' },
-  {
-    code: 'IPMIFailure',
-    status: 500,
-    meaning: "A command to the node's BMC failed; the message names the BMC and the likely causes.",
-  },
-  {
-    code: 'PowerStateFailure',
-    status: 500,
-    meaning: 'The hardware did not reach the requested power state within the power timeout.',
-  },
-  {
-    code: 'UnexpectedRpcError',
-    status: 500,
-    meaning: 'A conductor answered with an error that is not on the allow-list.',
-  },
+export const DOCUMENTED_ERRORS: readonly DocumentedError[] = [
+  describeError(InvalidParameterValue, 'A field or parameter has a value that is not allowed.'),
+  describeError(MissingParameterValue, 'A required field or parameter is missing.'),
+  describeError(InvalidMAC, 'A MAC address is not in an accepted form.'),
+  describeError(InvalidUUID, 'A UUID is malformed.'),
+  describeError(
+    InvalidStateRequested,
+    "The requested provision or power action is not possible in the node's current state.",
+  ),
+  describeError(
+    NoValidHost,
+    "No alive conductor serves the node's hardware type and conductor group (404 on read paths).",
+  ),
+  describeError(
+    UnsupportedDriverExtension,
+    "The node's interface does not implement the requested extension (e.g. get_boot_config).",
+  ),
+  describeError(NotAuthorized, 'HTTP basic credentials are missing or wrong.'),
+  describeError(NodeNotFound, 'No node with that UUID or name.'),
+  describeError(PortNotFound, 'No port with that UUID or address.'),
+  describeError(ConductorNotFound, 'No conductor with that hostname.'),
+  describeError(DriverNotFound, 'No alive conductor has that hardware type.'),
+  describeError(
+    ResourceNotFound,
+    'Generic answer of the boot and lookup endpoints, which deliberately say nothing more.',
+  ),
+  describeError(BootConfigNotFound, 'The boot interface cannot produce the named configuration for the node.'),
+  describeError(InventoryNotRecorded, 'The node has no hardware inventory stored (not inspected yet).'),
+  describeError(InvalidApiVersion, 'The requested microversion is outside the supported range.'),
+  describeError(NodeLocked, "Another conductor or task holds the node's exclusive lock; retry later."),
+  describeError(MACAlreadyExists, 'A port with that MAC address exists (MACs are globally unique).'),
+  describeError(DuplicateName, 'A node with that name exists.'),
+  describeError(NodeAlreadyExists, 'A node with that UUID exists.'),
+  describeError(PortAlreadyExists, 'A port with that UUID exists.'),
+  describeError(NodeAssociated, 'The node is associated with an instance.'),
+  describeError(NodeInWrongState, 'The change is refused while the node is in its current (busy) state.'),
+  describeError(NodeProtected, 'The node is protected: it is not undeployed, rebuilt or deleted.'),
+  describeError(NodeIsRetired, 'The operation is refused on a retired node (provide).'),
+  describeError(VifNotAttached, 'The VIF to detach is not attached to the node.'),
+  describeError(TemporaryFailure, 'No alive conductor at all; retry later.'),
+  describeError(
+    DatabaseUnavailable,
+    'The database did not answer within [database]statement_timeout or pool_timeout; retry later.',
+  ),
+  describeError(RpcTimeout, 'The owning conductor did not answer in time.'),
+  describeError(IPMIFailure, "A command to the node's BMC failed; the message names the BMC and the likely causes."),
+  describeError(PowerStateFailure, 'The hardware did not reach the requested power state within the power timeout.'),
+  describeError(UnexpectedRpcError, 'A conductor answered with an error that is not on the allow-list.'),
 ];

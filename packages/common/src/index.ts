@@ -13,6 +13,7 @@ export * from './install-credentials.js';
 export * from './logging.js';
 export * from './mac.js';
 export * from './metrics.js';
+export * from './port-dict.js';
 export * from './prometheus-text.js';
 export * from './records.js';
 export * from './repeating-task.js';

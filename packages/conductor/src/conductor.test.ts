@@ -208,7 +208,7 @@ describe('conductor', () => {
       {},
       { provisionState: 'wait call-back', driverInternalInfo: { fake_boot: 'ramdisk:deploy' } },
     );
-    await stores.nodes.reserve(node.id, 'someone-else');
+    await stores.nodeLocks.reserve(node.id, 'someone-else');
     expect(await client.callForNode(node, 'get_boot_config', { node_id: node.uuid, name: 'boot.fake' })).toEqual({
       content: `fake boot config for ${node.uuid}: ramdisk:deploy\n`,
     });
@@ -327,14 +327,14 @@ describe('conductor', () => {
     const { conductor } = await startConductor();
     const client = clientFor();
     const node = await createNode(stores, {}, { provisionState: 'deploying' });
-    await stores.nodes.reserve(node.id, conductor.hostname);
+    await stores.nodeLocks.reserve(node.id, conductor.hostname);
     await conductor.stop();
     await expect(
       client.call(conductor.hostname, 'do_provisioning_action', { node_id: node.uuid, event: 'manage' }),
     ).rejects.toBeInstanceOf(TemporaryFailure);
     // stop() released its locks; a lock left by a crash is found again by the next start.
     expect((await reload(node)).reservation).toBeNull();
-    await stores.nodes.reserve(node.id, conductor.hostname);
+    await stores.nodeLocks.reserve(node.id, conductor.hostname);
     await startConductor({ json_rpc: { port: conductor.rpcAddress?.port } });
     expect(await reload(node)).toMatchObject({ provisionState: 'deploy failed', reservation: null });
     expect((await reload(node)).lastError).toMatch(/stopped or died while the node was in "deploying"/);
@@ -392,7 +392,7 @@ describe('conductor', () => {
       .where({ hostname: 'dead-one' })
       .update({ updated_at: database.db.raw("now() - interval '1 hour'") });
     const orphan = await createNode(stores, {}, { provisionState: 'cleaning' });
-    await stores.nodes.reserve(orphan.id, 'dead-one');
+    await stores.nodeLocks.reserve(orphan.id, 'dead-one');
     const lateInMaintenance = await createNode(
       stores,
       { deployInterface: 'direct' },
@@ -401,7 +401,7 @@ describe('conductor', () => {
     const leftUnlocked = await createNode(stores, {}, { provisionState: 'deploying' });
     await stores.conductors.register({ hostname: 'live-one', conductorGroup: '', drivers: [], interfaces: [] });
     const busy = await createNode(stores, {}, { provisionState: 'deploying' });
-    await stores.nodes.reserve(busy.id, 'live-one');
+    await stores.nodeLocks.reserve(busy.id, 'live-one');
 
     await conductor.runPeriodicChecks();
     expect((await reload(late)).provisionState).toBe('deploy failed');

@@ -99,6 +99,7 @@ export function createConductor(deps: ConductorDeps): Conductor {
   );
   const tasks = new TaskManager({
     nodes: stores.nodes,
+    nodeLocks: stores.nodeLocks,
     nodeCache: bootPath?.listener,
     ports: stores.ports,
     driverFor: (node) => registry.driverFor(node),
@@ -240,7 +241,7 @@ export function createConductor(deps: ConductorDeps): Conductor {
       const abandoned = await tasks.abandonAll((node) => crashRecoveryChanges(node, `Conductor ${hostname}`, now()));
       logger.warn('stopped before its work finished; nodes failed', { abandoned });
     }
-    await stores.nodes.clearReservations(hostname);
+    await stores.nodeLocks.clearReservations(hostname);
     await rpcServer.close();
     await history.close();
     if (fileServer?.listening) {

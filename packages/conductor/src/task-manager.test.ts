@@ -23,6 +23,7 @@ function managerOptions(
 ): TaskManagerOptions {
   return {
     nodes: stores.nodes,
+    nodeLocks: stores.nodeLocks,
     ports: stores.ports,
     driverFor: (node) => registry.driverFor(node),
     hostname,
@@ -295,7 +296,7 @@ describe('TaskManager', () => {
     /** Calls of the store's lock statements while `fn` runs. */
     async function lockStatements(fn: () => Promise<void>): Promise<Record<string, number>> {
       const names = ['reserveByUuidWithPorts', 'reserve', 'release', 'updateReservedBy', 'updateIfUnreservedVersion'];
-      const spies = names.map((name) => vi.spyOn(stores.nodes, name as 'reserve'));
+      const spies = names.map((name) => vi.spyOn(stores.nodeLocks, name as 'reserve'));
       try {
         await fn();
         return Object.fromEntries(names.map((name, i) => [name, spies[i]?.mock.calls.length ?? 0]));
@@ -343,7 +344,7 @@ describe('TaskManager', () => {
 
     it('waits for a node locked by someone else as the usual lock does, then NodeLocked', async () => {
       const node = await createNode(stores);
-      await stores.nodes.reserve(node.id, 'other');
+      await stores.nodeLocks.reserve(node.id, 'other');
       let ran = false;
       await expect(
         manager('c1').withTask(node.uuid, FIRST_WRITE, async () => {
@@ -352,7 +353,7 @@ describe('TaskManager', () => {
       ).rejects.toBeInstanceOf(NodeLocked);
       expect(ran).toBe(false);
       const patient = manager('c1', { attempts: 50, intervalMs: 10 });
-      setTimeout(() => void stores.nodes.release(node.id, 'other'), 50);
+      setTimeout(() => void stores.nodeLocks.release(node.id, 'other'), 50);
       await patient.withTask(node.uuid, FIRST_WRITE, async (task) => {
         expect(await reservationOf(node)).toBe('c1');
         await task.updateNode({ lastError: 'after the wait' });

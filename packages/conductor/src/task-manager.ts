@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Logger, NodeLocked, NodeNotFound, type NodeRecord, type PortRecord } from '@bmaas/common';
-import type { NodeChanges, NodeStore, PortStore } from '@bmaas/db';
+import type { NodeChanges, NodeLockStore, NodeStore, PortStore } from '@bmaas/db';
 import type { BootInterface, NodeDriver, RamdiskMode, Task } from '@bmaas/driver-api';
 import { historyOfChange } from './history/history-events.js';
 import type { NodeHistoryWriter } from './history/node-history-writer.js';
@@ -8,6 +8,7 @@ import type { SharedNodeCache } from './shared-node-cache.js';
 
 export interface TaskManagerOptions {
   nodes: NodeStore;
+  nodeLocks: NodeLockStore;
   ports: Pick<PortStore, 'listByNode'>;
   /** The node's interfaces; throws when they are not enabled here. */
   driverFor(node: NodeRecord): NodeDriver;
@@ -195,14 +196,14 @@ export class TaskManager {
 
   /** Takes a lock and builds the task; the caller must release it (prefer withTask). */
   async acquire(nodeUuid: string, options: AcquireOptions): Promise<ConductorTask & { release(): Promise<void> }> {
-    const { nodes } = this.options;
+    const { nodes, nodeLocks } = this.options;
     const exclusive = !options.shared;
     let node: NodeRecord | undefined;
     let ports: PortRecord[] | undefined;
     if (exclusive) {
       // Reservation, node and ports in one statement. When it finds the node taken (or none), the former
       // path, with all its attempts: a lock released meanwhile is taken at once, as before.
-      const reserved = await nodes.reserveByUuidWithPorts(nodeUuid, this.options.hostname);
+      const reserved = await nodeLocks.reserveByUuidWithPorts(nodeUuid, this.options.hostname);
       if (reserved) {
         ({ node, ports } = reserved);
       } else {
@@ -228,7 +229,7 @@ export class TaskManager {
       ports ??= await this.options.ports.listByNode(node.id);
       task = new NodeTask(this, node, ports, driver, exclusive, makeLogger, options.requestId);
     } catch (error) {
-      if (exclusive) await nodes.release(node.id, this.options.hostname);
+      if (exclusive) await nodeLocks.release(node.id, this.options.hostname);
       throw error;
     }
     if (exclusive) this.track(task);
@@ -287,7 +288,7 @@ export class TaskManager {
    * is locked now, for the usual way and its retries.
    */
   private async taskLockedByFirstWrite(nodeUuid: string, options: AcquireOptions): Promise<NodeTask | undefined> {
-    const read = await this.options.nodes.getVersionedByUuidWithPorts(nodeUuid);
+    const read = await this.options.nodeLocks.getVersionedByUuidWithPorts(nodeUuid);
     if (!read) throw new NodeNotFound(nodeUuid);
     if (read.node.reservation !== null) return undefined;
     const makeLogger = this.taskLogger(nodeUuid, options);
@@ -363,10 +364,10 @@ export class TaskManager {
 
   /** @internal One conditional UPDATE per attempt; NodeLocked naming the holder after the last. */
   async reserveWithRetries(node: NodeRecord): Promise<void> {
-    const { nodes, hostname, lockRetry } = this.options;
+    const { nodes, nodeLocks, hostname, lockRetry } = this.options;
     const attempts = Math.max(1, lockRetry.attempts);
     for (let attempt = 1; ; attempt++) {
-      if (await nodes.reserve(node.id, hostname)) return;
+      if (await nodeLocks.reserve(node.id, hostname)) return;
       if (attempt >= attempts) break;
       await sleep(lockRetry.intervalMs);
     }
@@ -380,13 +381,13 @@ export class TaskManager {
    * the history and state events of what it carried.
    */
   async writeUnderLock(task: NodeTask, write: NodeWrite): Promise<NodeRecord> {
-    const { nodes, hostname } = this.options;
+    const { nodes, nodeLocks, hostname } = this.options;
     const node = task.node;
     const version = task.lockVersion;
     const updated =
       version === undefined
-        ? await nodes.updateReservedBy(node.id, hostname, write.changes)
-        : await nodes.updateIfUnreservedVersion(node.id, version, hostname, write.changes);
+        ? await nodeLocks.updateReservedBy(node.id, hostname, write.changes)
+        : await nodeLocks.updateIfUnreservedVersion(node.id, version, hostname, write.changes);
     if (updated) {
       if (version !== undefined) {
         task.lockVersion = undefined;
@@ -420,7 +421,7 @@ export class TaskManager {
   async releaseLock(task: NodeTask): Promise<void> {
     if (this.held.get(task.node.id) === task) this.held.delete(task.node.id);
     if (!task.pending) {
-      if (task.lockVersion === undefined) await this.options.nodes.release(task.node.id, this.options.hostname);
+      if (task.lockVersion === undefined) await this.options.nodeLocks.release(task.node.id, this.options.hostname);
       return;
     }
     await this.writeUnderLock(task, task.takePending({ reservation: null }));

@@ -57,6 +57,7 @@ export function fixtureTasks(
   });
   const tasks = new TaskManager({
     nodes: stores.nodes,
+    nodeLocks: stores.nodeLocks,
     ports: stores.ports,
     driverFor: (node) => registry.driverFor(node),
     hostname: 'c1',

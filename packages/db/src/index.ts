@@ -29,18 +29,17 @@ export {
 } from './stores/conductor-store.js';
 export { createStores, type Stores } from './stores/index.js';
 export { InventoryStore, type NodeInventory } from './stores/inventory-store.js';
+export { NodeCountStore } from './stores/node-count-store.js';
 export { type NewNodeHistory, type NodeHistoryPage, NodeHistoryStore } from './stores/node-history-store.js';
-export {
-  type NewNode,
-  NODE_SORT_EXPRESSIONS,
-  type NodeChanges,
-  type NodeListQuery,
-  NodeStore,
-  type PeriodicNodeFilter,
-  type PeriodicNodeRow,
-  type VersionedNode,
-} from './stores/node-store.js';
+export { NodeLockStore, type VersionedNode } from './stores/node-lock-store.js';
+export type { NodeChanges, NodeWithPorts } from './stores/node-rows.js';
+export { type NewNode, NODE_SORT_EXPRESSIONS, type NodeListQuery, NodeStore } from './stores/node-store.js';
 export { NodeTraitStore } from './stores/node-trait-store.js';
+export {
+  type PeriodicNodeFilter,
+  PeriodicNodeQueries,
+  type PeriodicNodeRow,
+} from './stores/periodic-node-queries.js';
 export {
   BOOT_LOOKUP_SQL,
   type NewPort,

@@ -1,6 +1,6 @@
 import type { AgentCommandResult } from '@bmaas/agent-client';
 import { AgentCommandFailed } from '@bmaas/agent-client';
-import type { JsonObject, PortRecord } from '@bmaas/common';
+import { type JsonObject, portDict } from '@bmaas/common';
 import type { ProvisionStep, StepOutcome, Task } from '@bmaas/driver-api';
 
 /** Keys of a node's secrets that never leave the conductor, even towards the agent. */
@@ -30,15 +30,7 @@ export function agentNodeOf(task: Task): JsonObject {
 
 /** The `ports` parameter: Ironic's port dicts. */
 export function agentPortsOf(task: Task): JsonObject[] {
-  return task.ports.map((port: PortRecord) => ({
-    uuid: port.uuid,
-    address: port.address,
-    node_uuid: port.nodeUuid,
-    pxe_enabled: port.pxeEnabled,
-    physical_network: port.physicalNetwork,
-    local_link_connection: port.localLinkConnection,
-    extra: port.extra,
-  }));
+  return task.ports.map(portDict);
 }
 
 /** "deploy.write_image" */

@@ -1,5 +1,5 @@
 import type { Logger } from '@bmaas/common';
-import type { NodeStore } from '@bmaas/db';
+import type { NodeCountStore } from '@bmaas/db';
 import { Gauge, type Registry } from 'prom-client';
 
 /**
@@ -13,10 +13,10 @@ import { Gauge, type Registry } from 'prom-client';
  */
 export function registerNodeCountGauge(
   registry: Registry,
-  nodes: Pick<NodeStore, 'countByStateAndConductor'>,
+  nodes: Pick<NodeCountStore, 'countByStateAndConductor'>,
   logger: Logger,
 ): void {
-  let counting: ReturnType<NodeStore['countByStateAndConductor']> | undefined;
+  let counting: ReturnType<NodeCountStore['countByStateAndConductor']> | undefined;
   new Gauge({
     name: 'bmaas_nodes',
     help: 'Nodes by provision state and by the conductor that prepared them (conductor_affinity; none when none did), counted from the database at scrape time.',

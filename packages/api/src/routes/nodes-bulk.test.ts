@@ -256,12 +256,12 @@ describe('POST /v1/nodes/bulk with http_basic', () => {
       headers: { Authorization: basicAuthorization('admin', 'nope') },
     });
     expect(wrong.status).toBe(401);
-    expect(await api.stores.nodes.count()).toBe(0);
+    expect(await api.stores.nodeCounts.count()).toBe(0);
     const res = await api.request('POST', '/v1/nodes/bulk', {
       body,
       headers: { Authorization: basicAuthorization('admin', 's3cret') },
     });
     expect(res.status).toBe(201);
-    expect(await api.stores.nodes.count()).toBe(1);
+    expect(await api.stores.nodeCounts.count()).toBe(1);
   });
 });

@@ -9,7 +9,7 @@ export function shardsRouter(deps: RouteDeps): Router {
   const { router, allow } = resourceRouter();
   router.get('/v1/shards', onlyQuery(), async (req, res) => {
     requireResourceMinor(req.context.minor, Minor.SHARDS);
-    const shards = await deps.stores.nodes.shardCounts();
+    const shards = await deps.stores.nodeCounts.shardCounts();
     res.json({ shards: shards.map(({ name, count }) => ({ name: name ?? 'None', count })) });
   });
   allow('/v1/shards', ['GET']);

@@ -1,8 +1,5 @@
 /** Timestamps as Python's isoformat() writes them (what Ironic clients see). */
-export function timestamp(value: Date | null | undefined): string | null {
-  if (!value) return null;
-  return value.toISOString().replace('Z', '+00:00');
-}
+export { ironicTimestamp as timestamp } from '@bmaas/common';
 
 /**
  * Key fragments that mark a secret, as upstream masks them (oslo.utils'

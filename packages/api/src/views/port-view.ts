@@ -1,8 +1,8 @@
-import { InvalidParameterValue, type PortRecord } from '@bmaas/common';
+import { InvalidParameterValue, type PortRecord, portDict } from '@bmaas/common';
 import { versionTooLow } from '../errors.js';
 import { selfAndBookmark } from '../links.js';
 import { Minor } from '../versions.js';
-import { pickFields, timestamp } from './format.js';
+import { pickFields } from './format.js';
 
 /** Fields of GET /v1/ports without ?fields or detail. */
 export const PORT_DEFAULT_FIELDS = ['uuid', 'address'] as const;
@@ -67,20 +67,8 @@ export interface PortViewOptions {
 /** A port as Ironic answers it at the request's microversion. */
 export function portView(port: PortRecord, options: PortViewOptions): Record<string, unknown> {
   const full: Record<string, unknown> = {
-    uuid: port.uuid,
-    created_at: timestamp(port.createdAt),
-    updated_at: timestamp(port.updatedAt),
-    address: port.address,
-    extra: port.extra,
-    internal_info: {},
-    is_smartnic: port.isSmartnic ?? false,
-    local_link_connection: port.localLinkConnection,
-    physical_network: port.physicalNetwork,
-    pxe_enabled: port.pxeEnabled,
-    node_uuid: port.nodeUuid,
+    ...portDict(port),
     links: selfAndBookmark(options.baseUrl, 'ports', port.uuid),
-    portgroup_uuid: port.portgroupUuid ?? null,
-    name: port.name,
   };
   const view = pickFields(full, options.fields);
   for (const field of Object.keys(view)) {

@@ -65,7 +65,7 @@ export async function releaseOwnLeftovers(deps: NodeCheckDeps): Promise<number> 
       });
     }
   }
-  const cleared = await deps.stores.nodes.clearReservations(hostname);
+  const cleared = await deps.stores.nodeLocks.clearReservations(hostname);
   return recovered + cleared;
 }
 
@@ -92,10 +92,14 @@ export async function recoverOrphanedNodes(deps: NodeCheckDeps): Promise<number>
       }
     }
   }
-  const unlocked = await deps.stores.nodes.listForPeriodicTask(deps.self.conductorGroup, deps.self.hardwareTypes, {
-    unreserved: true,
-    provisionStateIn: TRANSIENT_STATES,
-  });
+  const unlocked = await deps.stores.periodicNodes.listForPeriodicTask(
+    deps.self.conductorGroup,
+    deps.self.hardwareTypes,
+    {
+      unreserved: true,
+      provisionStateIn: TRANSIENT_STATES,
+    },
+  );
   for (const node of unlocked) {
     if (!(await ownedByMe(deps, node))) continue;
     try {

@@ -46,7 +46,7 @@ export class PowerStateSync {
 
   private async ownedNodes(filter: PeriodicNodeFilter): Promise<PeriodicNodeRow[]> {
     const { stores, self } = this.deps;
-    const nodes = await stores.nodes.listForPeriodicTask(self.conductorGroup, self.hardwareTypes, filter);
+    const nodes = await stores.periodicNodes.listForPeriodicTask(self.conductorGroup, self.hardwareTypes, filter);
     const owned: PeriodicNodeRow[] = [];
     for (const node of nodes) if (await ownedByMe(this.deps, node)) owned.push(node);
     return owned;

@@ -33,7 +33,7 @@ export class TakeoverCheck {
     if (myId === undefined) return { taken: 0, complete: false };
     const started = Date.now();
     // As Ironic: maintenance nodes are left alone; a node nobody prepared needs nothing.
-    const nodes = await stores.nodes.listForPeriodicTask(self.conductorGroup, self.hardwareTypes, {
+    const nodes = await stores.periodicNodes.listForPeriodicTask(self.conductorGroup, self.hardwareTypes, {
       maintenance: false,
       preparedByOtherThan: myId,
     });

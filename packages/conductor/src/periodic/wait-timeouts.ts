@@ -23,7 +23,7 @@ export async function failTimedOutWaits(deps: NodeCheckDeps): Promise<number> {
   const timeouts = waitTimeouts(deps.config);
   const timed = Object.fromEntries(Object.entries(timeouts).filter(([, seconds]) => seconds > 0));
   if (Object.keys(timed).length === 0) return 0;
-  const nodes = await deps.stores.nodes.listForPeriodicTask(deps.self.conductorGroup, deps.self.hardwareTypes, {
+  const nodes = await deps.stores.periodicNodes.listForPeriodicTask(deps.self.conductorGroup, deps.self.hardwareTypes, {
     maintenance: false,
     inStateLongerThan: { seconds: timed, now: deps.now() },
   });

@@ -94,6 +94,7 @@ function setUp(automatedClean: boolean): { runner: ProvisioningRunner; tasks: Ta
   const registry = DriverRegistry.create(CATALOG, { config, logger: createSilentLogger(), conductorHostname: 'c1' });
   const tasks = new TaskManager({
     nodes: stores.nodes,
+    nodeLocks: stores.nodeLocks,
     ports: stores.ports,
     driverFor: (node) => registry.driverFor(node),
     hostname: 'c1',
@@ -261,19 +262,19 @@ describe('ProvisioningRunner with the fake interfaces', () => {
   it('takes the lock, moves the node into deploying and records its first deploy step in one statement', async () => {
     const node = await createNode(stores, {}, { provisionState: 'available' });
     const writes: NodeChanges[] = [];
-    const write = stores.nodes.updateReservedBy.bind(stores.nodes);
-    const writeTakingLock = stores.nodes.updateIfUnreservedVersion.bind(stores.nodes);
+    const write = stores.nodeLocks.updateReservedBy.bind(stores.nodeLocks);
+    const writeTakingLock = stores.nodeLocks.updateIfUnreservedVersion.bind(stores.nodeLocks);
     const spies = [
-      vi.spyOn(stores.nodes, 'updateReservedBy').mockImplementation(async (id, host, changes) => {
+      vi.spyOn(stores.nodeLocks, 'updateReservedBy').mockImplementation(async (id, host, changes) => {
         if (id === node.id) writes.push(changes);
         return write(id, host, changes);
       }),
-      vi.spyOn(stores.nodes, 'updateIfUnreservedVersion').mockImplementation(async (id, version, host, changes) => {
+      vi.spyOn(stores.nodeLocks, 'updateIfUnreservedVersion').mockImplementation(async (id, version, host, changes) => {
         if (id === node.id) writes.push({ ...changes, reservation: host });
         return writeTakingLock(id, version, host, changes);
       }),
     ];
-    const reserve = vi.spyOn(stores.nodes, 'reserveByUuidWithPorts');
+    const reserve = vi.spyOn(stores.nodeLocks, 'reserveByUuidWithPorts');
     try {
       expect(await act(plain, node, 'deploy')).toMatchObject({
         provisionState: 'active',
