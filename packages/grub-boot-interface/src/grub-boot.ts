@@ -3,6 +3,7 @@ import { BootConfigNotFound, type ConfigSection, type Logger } from '@bmaas/comm
 import {
   BaseBootInterface,
   type BootInterfaceDescriptor,
+  DISCOVERY_NODE,
   type InterfaceDeps,
   type RamdiskMode,
   type Task,
@@ -20,8 +21,10 @@ import {
 } from '@bmaas/http-root';
 import {
   checkKernelParams,
+  type DiscoveryConfigOptions,
   type GrubConfigEntry,
   nodeConfigEntry,
+  renderDiscoveryConfig,
   renderNodeConfig,
   renderRootConfig,
 } from './grub-config.js';
@@ -51,6 +54,8 @@ export class GrubBootInterface extends BaseBootInterface {
   /** [grub]kernel_append_params, else [pxe]'s (resolved by the registry), else the built-in default. */
   private readonly kernelAppendParams: string;
 
+  private readonly discovery: DiscoveryConfigOptions;
+
   constructor(deps: InterfaceDeps<Partial<GrubSettings>>) {
     super();
     this.layout = new HttpRootLayout(deps.deploy.http_root, readCacheOptionsOf(deps.deploy));
@@ -58,6 +63,11 @@ export class GrubBootInterface extends BaseBootInterface {
     this.apiUrl = deps.apiPublicEndpoint;
     this.allowedPaths = deps.fileUrlAllowedPaths;
     this.logger = deps.logger;
+    this.discovery = {
+      discovery: deps.discovery,
+      apiUrl: deps.apiPublicEndpoint,
+      inspectionCallbackEndpoint: deps.inspectionCallbackEndpoint,
+    };
     this.kernelAppendParams = checkKernelParams(deps.settings.kernel_append_params);
   }
 
@@ -126,6 +136,13 @@ export class GrubBootInterface extends BaseBootInterface {
     await this.layout.removeNodeDir(task.node.uuid);
   }
 
+  /** `grub.cfg` for a machine no node has: the discovery ramdisk (the root config asks every machine for grub.cfg). */
+  override async getDiscoveryConfig(name: string): Promise<string> {
+    const config = name === NODE_CONFIG_NAME ? renderDiscoveryConfig(this.discovery) : undefined;
+    if (config === undefined) throw new BootConfigNotFound(DISCOVERY_NODE, name.slice(0, 64));
+    return config;
+  }
+
   /** Serves `grub.cfg`: the node's config as last written, read without following links. Writes nothing. */
   override async getBootConfig(task: Task, name: string): Promise<string> {
     const content = name === NODE_CONFIG_NAME ? this.layout.readNodeFile(task.node.uuid, NODE_CONFIG_NAME) : undefined;
@@ -154,6 +171,7 @@ export const grubBootInterface: BootInterfaceDescriptor<typeof GRUB_OPTIONS> = {
   config: { section: 'grub', options: GRUB_OPTIONS, fallbacks: { kernel_append_params: 'pxe' } },
   rootFiles: [ROOT_CONFIG_PATH],
   bootConfigNames: [NODE_CONFIG_NAME],
+  discoveryConfigNames: [NODE_CONFIG_NAME],
   textFiles: ['.cfg'],
   networkBoot: true,
   create: (deps) => new GrubBootInterface(deps),

@@ -213,6 +213,7 @@ describe('ipxe boot interface', () => {
     const noApi = new IpxeBootInterface({
       settings: fixture.config.pxe,
       deploy: fixture.config.deploy,
+      discovery: fixture.config.discovery,
       apiPublicEndpoint: null,
       inspectionCallbackEndpoint: null,
       fileUrlAllowedPaths: fixture.config.conductor.file_url_allowed_paths,

@@ -19,6 +19,7 @@ const QEMU = '/usr/bin/qemu-system-x86_64';
 const power = qemuPowerInterface.create({
   settings: pluginSection<typeof QEMU_OPTIONS>(loadConfig({ env: {}, pluginSections: { qemu: QEMU_OPTIONS } }), 'qemu'),
   deploy: loadConfig({ env: {} }).deploy,
+  discovery: loadConfig({ env: {} }).discovery,
   apiPublicEndpoint: null,
   inspectionCallbackEndpoint: null,
   fileUrlAllowedPaths: [],

@@ -1,6 +1,7 @@
 import type { AgentCommandObserver } from '@bmaas/agent-client';
 import {
   type BmaasConfig,
+  BootConfigNotFound,
   ConfigError,
   DriverNotFound,
   INTERFACE_TYPES,
@@ -16,6 +17,7 @@ import type { ConductorRegistration } from '@bmaas/db';
 import {
   type BootInterface,
   type BootInterfaceDescriptor,
+  DISCOVERY_NODE,
   type InterfaceDescriptor,
   type NodeDriver,
   OPTIONAL_INTERFACES,
@@ -139,6 +141,18 @@ export class DriverRegistry {
     return [...this.instances.boot.values()];
   }
 
+  /**
+   * The discovery configuration `name` of the first enabled boot interface
+   * whose descriptor lists it: what a machine no node has boots. Throws
+   * BootConfigNotFound when none does, or the interface renders nothing.
+   */
+  discoveryConfig(name: string): Promise<string> {
+    const descriptor = this.bootDescriptors.find((d) => d.discoveryConfigNames.includes(name));
+    const boot = descriptor && this.instances.boot.get(descriptor.name);
+    if (!boot) return Promise.reject(new BootConfigNotFound(DISCOVERY_NODE, name.slice(0, 64)));
+    return boot.getDiscoveryConfig(name);
+  }
+
   /** Names of the enabled hardware types. */
   hardwareTypeNames(): string[] {
     return [...this.hardwareTypes.keys()];
@@ -237,6 +251,7 @@ function createEnabled<K extends InterfaceType>(
       descriptor.create({
         settings: settingsOf(descriptor, deps.config),
         deploy: deps.config.deploy,
+        discovery: deps.config.discovery,
         apiPublicEndpoint: deps.config.api.public_endpoint,
         inspectionCallbackEndpoint: deps.config.inspector.callback_endpoint_override ?? deps.config.api.public_endpoint,
         fileUrlAllowedPaths: deps.config.conductor.file_url_allowed_paths,

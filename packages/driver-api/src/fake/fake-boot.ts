@@ -59,6 +59,7 @@ export const fakeBootInterface: BootInterfaceDescriptor = {
   name: 'fake',
   rootFiles: [],
   bootConfigNames: [FAKE_BOOT_CONFIG_NAME],
+  discoveryConfigNames: [],
   textFiles: [],
   networkBoot: false,
   create: () => new FakeBootInterface(),

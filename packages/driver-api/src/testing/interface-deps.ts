@@ -13,6 +13,7 @@ export function createTestInterfaceDeps<S = Readonly<Record<string, unknown>>>(
   return {
     settings,
     deploy: config.deploy,
+    discovery: config.discovery,
     apiPublicEndpoint: null,
     inspectionCallbackEndpoint: null,
     fileUrlAllowedPaths: config.conductor.file_url_allowed_paths,
