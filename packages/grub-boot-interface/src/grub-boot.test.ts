@@ -127,3 +127,38 @@ describe('grub boot interface', () => {
     expect(grubBootInterface.create(fixture.deps)).toBeInstanceOf(GrubBootInterface);
   });
 });
+
+describe('grub discovery config', () => {
+  const discovery = {
+    enabled: true,
+    driver: 'fake-hardware',
+    interfaces: [],
+    deploy_kernel: 'http://192.0.2.9:8080/ipa.kernel',
+    deploy_ramdisk: 'http://192.0.2.9:8080/ipa.initramfs',
+    kernel_append_params: 'console=ttyS0',
+    name_template: null,
+  };
+
+  it('boots the inspection ramdisk for grub.cfg with discovery on, and refuses every other name', async () => {
+    const made = await createGrubFixture({ discovery });
+    try {
+      const config = await made.iface.getDiscoveryConfig('grub.cfg');
+      expect(config).toContain(
+        'linux (http,192.0.2.9:8080)/ipa.kernel console=ttyS0 BOOTIF=${bmaas_mac} ipa-api-url=http://192.0.2.1:6385 ipa-inspection-callback-url=http://192.0.2.1:6385/v1/continue_inspection\n',
+      );
+      expect(config).toContain('initrd (http,192.0.2.9:8080)/ipa.initramfs\nboot\n');
+      await expect(made.iface.getDiscoveryConfig('discovery.ipxe')).rejects.toBeInstanceOf(BootConfigNotFound);
+    } finally {
+      await made.cleanup();
+    }
+  });
+
+  it('serves nothing with discovery off', async () => {
+    const made = await createGrubFixture({ discovery: { ...discovery, enabled: false } });
+    try {
+      await expect(made.iface.getDiscoveryConfig('grub.cfg')).rejects.toBeInstanceOf(BootConfigNotFound);
+    } finally {
+      await made.cleanup();
+    }
+  });
+});

@@ -13,8 +13,6 @@ const REGISTRY_FILE = 'packages/conductor/src/registry/enabled-interfaces.ts';
  * (the test fails when a file here no longer names one, so the list only shrinks).
  */
 const KNOWN_EXCEPTIONS: Readonly<Record<string, string>> = {
-  'packages/api/src/boot/discovery-script.ts': 'discovery renders an iPXE script in the API',
-  'packages/api/src/boot/boot-config-controller.ts': 'serves discovery.ipxe (discovery-script.ts)',
   'packages/stack/src/machine-config.ts': "npm start's machines.conf sets [pxe] and ipmitool power and management",
   // The firmware and boot loader of the same names, not the plug-ins:
   'packages/common/src/mac.ts': 'the MAC forms iPXE (the firmware) puts in URLs',
