@@ -77,7 +77,7 @@ describe.skipIf(missingPrerequisite(LABEL, problem))('discovery of an unknown UE
       );
       expect(urls).toEqual(new Set([`/${GRUB_EFI_FILE}`, '/grub/grub.cfg', '/discovery/kernel', '/discovery/initrd']));
       const served = lab.stack.api.lines.filter(
-        (line) => line.message === 'boot config served' && line.path === `/v1/boot/${mac}/grub.cfg`,
+        (line) => line.message === 'boot config served' && line.nodeUuid === 'discovery',
       );
       expect(served.length).toBeGreaterThanOrEqual(1);
 
