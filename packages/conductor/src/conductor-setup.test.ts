@@ -5,7 +5,7 @@ import { type BmaasConfig, ConfigError, createSilentLogger, type DeepPartial } f
 import bcrypt from 'bcryptjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareConductor } from './conductor-setup.js';
-import { testConfig } from './test-fixtures.js';
+import { testConfig } from './testing/fixtures.js';
 
 let dir: string;
 let htpasswd: string;

@@ -18,7 +18,7 @@ import {
   UnexpectedRpcError,
 } from '@bmaas/common';
 import { createStores, type Stores } from '@bmaas/db';
-import { createTestDatabase, freePort, type TestDatabase } from '@bmaas/db/testing';
+import { createNode, createTestDatabase, freePort, type TestDatabase } from '@bmaas/db/testing';
 import { FakeBootInterface, fakeBootInterface } from '@bmaas/driver-api';
 import { ConductorRing, JsonRpcConductorClient, RpcCallMetrics } from '@bmaas/rpc-client';
 import bcrypt from 'bcryptjs';
@@ -27,7 +27,7 @@ import { type Conductor, createConductor } from './conductor.js';
 import { ConductorMetrics } from './metrics/conductor-metrics.js';
 import type { DriverCatalog } from './registry/catalog.js';
 import { DRIVER_CATALOG } from './registry/enabled-interfaces.js';
-import { createNode, testConfig } from './test-fixtures.js';
+import { testConfig } from './testing/fixtures.js';
 
 class CrashingBoot extends FakeBootInterface {
   override async getBootConfig(): Promise<string> {

@@ -11,13 +11,13 @@ import {
   UnsupportedDriverExtension,
 } from '@bmaas/common';
 import { createStores, type Stores } from '@bmaas/db';
-import { createTestDatabase, freePort, type TestDatabase } from '@bmaas/db/testing';
+import { createNode, createTestDatabase, freePort, type TestDatabase } from '@bmaas/db/testing';
 import { ipmiSimAvailable, SimulatedBmc } from '@bmaas/ipmitool-interfaces/testing';
 import { ConductorRing, JsonRpcConductorClient, RpcCallMetrics } from '@bmaas/rpc-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Conductor, createConductor } from './conductor.js';
 import { ConductorMetrics } from './metrics/conductor-metrics.js';
-import { createNode, testConfig } from './test-fixtures.js';
+import { testConfig } from './testing/fixtures.js';
 
 // Under CI a missing ipmi_sim/ipmitool fails this suite instead of skipping it.
 const run = ipmiSimAvailable() || process.env.CI === 'true';

@@ -1,11 +1,11 @@
 import { createSilentLogger, InvalidParameterValue, NodeLocked, NodeNotFound, type NodeRecord } from '@bmaas/common';
 import { createStores, type Stores } from '@bmaas/db';
-import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import { createNode, createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DriverRegistry } from './registry/driver-registry.js';
 import { DRIVER_CATALOG } from './registry/enabled-interfaces.js';
 import { TaskManager, type TaskManagerOptions } from './task-manager.js';
-import { createNode, testConfig } from './test-fixtures.js';
+import { testConfig } from './testing/fixtures.js';
 
 let database: TestDatabase;
 let stores: Stores;

@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import { createRootLogger, createSilentLogger } from '@bmaas/common';
-import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import { createTestDatabase, newNode, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BootPathChangeFeed, type BootPathListener, CHANGES_PER_SLICE } from './boot-path-change-feed.js';
 import type { BootPathChanges } from './stores/boot-path-change-store.js';
 import { BootPathChangeStore } from './stores/boot-path-change-store.js';
-import { newNode } from './stores/fixtures.test-support.js';
 import { NodeStore } from './stores/node-store.js';
 import { PortStore } from './stores/port-store.js';
 

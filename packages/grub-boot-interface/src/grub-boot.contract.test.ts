@@ -1,6 +1,6 @@
 import { describeBootInterfaceContract } from '@bmaas/driver-api/testing';
 import { grubBootInterface } from './grub-boot.js';
-import { createGrubFixture } from './grub-fixture.test-support.js';
+import { createGrubFixture } from './testing/grub-fixture.js';
 
 describeBootInterfaceContract('grub', async () => {
   const fixture = await createGrubFixture();

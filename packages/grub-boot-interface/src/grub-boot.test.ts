@@ -5,7 +5,7 @@ import { BootConfigNotFound, InvalidParameterValue, MissingParameterValue } from
 import { createTestNode, createTestPort, createTestTask } from '@bmaas/driver-api/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GrubBootInterface, grubBootInterface } from './grub-boot.js';
-import { createGrubFixture, type GrubFixture } from './grub-fixture.test-support.js';
+import { createGrubFixture, type GrubFixture } from './testing/grub-fixture.js';
 
 describe('grub boot interface', () => {
   let fixture: GrubFixture | undefined;

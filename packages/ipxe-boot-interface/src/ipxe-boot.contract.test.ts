@@ -1,6 +1,6 @@
 import { describeBootInterfaceContract } from '@bmaas/driver-api/testing';
 import { ipxeBootInterface } from './ipxe-boot.js';
-import { createIpxeFixture } from './ipxe-fixture.test-support.js';
+import { createIpxeFixture } from './testing/ipxe-fixture.js';
 
 describeBootInterfaceContract('ipxe', async () => {
   const fixture = await createIpxeFixture();

@@ -12,9 +12,9 @@ import { createTestNode, createTestPort, createTestTask } from '@bmaas/driver-ap
 import { type ImageServer, startImageServer } from '@bmaas/http-root/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { IpxeBootInterface, ipxeBootInterface, writeRootBootScript } from './ipxe-boot.js';
-import { createIpxeFixture, type IpxeFixture } from './ipxe-fixture.test-support.js';
 import { renderRootBootScript } from './root-script.js';
-import { testDeps } from './test-config.test-support.js';
+import { createIpxeFixture, type IpxeFixture } from './testing/ipxe-fixture.js';
+import { testDeps } from './testing/test-config.js';
 
 describe('ipxe boot interface', () => {
   let fixture: IpxeFixture;

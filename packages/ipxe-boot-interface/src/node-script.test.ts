@@ -3,8 +3,8 @@ import { InvalidParameterValue, MissingParameterValue } from '@bmaas/common';
 import { describe, expect, it } from 'vitest';
 import { ipxeConfigOf } from './ipxe-config.js';
 import { type NodeScriptEntry, nodeScriptEntry, nodeScriptOptions, renderNodeScript } from './node-script.js';
-import { ipxeScriptProblems } from './script-check.test-support.js';
-import { testConfig, testDeps } from './test-config.test-support.js';
+import { ipxeScriptProblems } from './testing/script-check.js';
+import { testConfig, testDeps } from './testing/test-config.js';
 
 const NODE = '1be26c0b-03f2-4d2e-ae87-c02d7f33c123';
 const config = (ipxeTimeout = 0) =>

@@ -2,8 +2,8 @@
 import { InvalidParameterValue, MissingParameterValue } from '@bmaas/common';
 import { describe, expect, it } from 'vitest';
 import { nodeScriptLocation, renderRootBootScript } from './root-script.js';
-import { ipxeScriptProblems } from './script-check.test-support.js';
-import { testConfig } from './test-config.test-support.js';
+import { ipxeScriptProblems } from './testing/script-check.js';
+import { testConfig } from './testing/test-config.js';
 
 describe('renderRootBootScript', () => {
   it.each([

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { IPMI_SIM_BMC_EMU, ipmiSimLanConf } from '@bmaas/ipmitool-interfaces/testing';
 import { type ExitStatus, exitOf, spawned, stopProcess } from './child-process.js';
@@ -171,6 +172,8 @@ export async function startMachineBmc(options: MachineBmcOptions): Promise<Machi
       } catch {
         // gone meanwhile
       }
+      // QEMU daemonized (init's child): nothing to await but its /proc entry going
+      for (const deadline = Date.now() + 5000; machineRunning() && Date.now() < deadline; ) await sleep(20);
     }
     try {
       process.kill(pid, 'SIGCONT');
@@ -238,10 +241,6 @@ export async function startMachineBmc(options: MachineBmcOptions): Promise<Machi
 
 function shellQuote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** Runs ipmitool to completion and gives its exit status (its failures are answers here). */

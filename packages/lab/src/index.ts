@@ -12,6 +12,5 @@ export * from './lab-machines.js';
 export * from './lab-paths.js';
 export * from './netns.js';
 export * from './qemu.js';
-export * from './qmp.js';
 export * from './ramdisk.js';
 export * from './wait.js';

@@ -5,6 +5,7 @@ import { copyFile, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { INSTALL_API_USER } from '@bmaas/common';
 import { endpointsFile, labImagesDir, lockHolder, type StackEndpoints } from '@bmaas/stack';
 import { ApiClient } from './api-client.js';
@@ -37,7 +38,7 @@ const LAB_START_TIMEOUT_MS = 120_000;
 /** A deploy under TCG on a busy machine: ramdisk boot, image write, reboot (about a minute each here). */
 const DEPLOY_TIMEOUT_MS = 900_000;
 
-interface LabArgs {
+export interface LabArgs {
   command: 'up' | 'status' | 'down' | 'help' | 'process';
   machines: number;
   stateDir: string;
@@ -46,56 +47,51 @@ interface LabArgs {
   deploy: boolean;
 }
 
-function parseArgs(argv: readonly string[]): LabArgs {
-  const args: LabArgs = {
-    command: 'up',
-    machines: 3,
-    stateDir: process.env.BMAAS_DEFAULT__STATE_PATH ?? '.state',
-    network: 'netns',
-    userMode: false,
-    deploy: false,
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const [flag, inline] = (argv[i] as string).split(/=(.*)/s, 2) as [string, string | undefined];
-    const value = () => inline ?? argv[++i] ?? '';
-    switch (flag) {
-      case '--help':
-      case '-h':
-        args.command = 'help';
-        break;
-      case '--status':
-        args.command = 'status';
-        break;
-      case '--down':
-        args.command = 'down';
-        break;
-      case '--machines': {
-        const n = Number(value());
-        if (!Number.isInteger(n) || n < 1 || n > 20) throw new Error('--machines expects a whole number from 1 to 20');
-        args.machines = n;
-        break;
-      }
-      case '--user-mode':
-        args.userMode = true;
-        break;
-      case '--deploy':
-        args.deploy = true;
-        break;
-      case '--state-dir':
-        args.stateDir = value();
-        break;
-      // the lab process itself, started detached by `up`
-      case '--run-lab-process':
-        args.command = 'process';
-        break;
-      case '--network':
-        args.network = value() === 'user' ? 'user' : 'netns';
-        break;
-      default:
-        throw new Error(`unknown option ${flag}\n${LAB_USAGE}`);
+const LAB_OPTIONS = {
+  help: { type: 'boolean', short: 'h' },
+  status: { type: 'boolean' },
+  down: { type: 'boolean' },
+  machines: { type: 'string' },
+  'user-mode': { type: 'boolean' },
+  deploy: { type: 'boolean' },
+  'state-dir': { type: 'string' },
+  // the lab process itself, started detached by `up`
+  'run-lab-process': { type: 'boolean' },
+  network: { type: 'string' },
+} as const satisfies ParseArgsConfig['options'];
+
+/** The command line of `npm run lab` (LAB_USAGE); throws with the usage on a wrong one. */
+export function parseLabArgs(argv: readonly string[]): LabArgs {
+  const values = (() => {
+    try {
+      return parseArgs({ args: [...argv], options: LAB_OPTIONS, strict: true, allowPositionals: false }).values;
+    } catch (error) {
+      throw new Error(`${(error as Error).message}\n${LAB_USAGE}`);
     }
+  })();
+  let machines = 3;
+  if (values.machines !== undefined) {
+    machines = Number(values.machines);
+    if (!Number.isInteger(machines) || machines < 1 || machines > 20)
+      throw new Error('--machines expects a whole number from 1 to 20');
   }
-  return args;
+  const command: LabArgs['command'] = values.help
+    ? 'help'
+    : values['run-lab-process']
+      ? 'process'
+      : values.down
+        ? 'down'
+        : values.status
+          ? 'status'
+          : 'up';
+  return {
+    command,
+    machines,
+    stateDir: values['state-dir'] ?? process.env.BMAAS_DEFAULT__STATE_PATH ?? '.state',
+    network: values.network === 'user' ? 'user' : 'netns',
+    userMode: values['user-mode'] ?? false,
+    deploy: values.deploy ?? false,
+  };
 }
 
 /** The stack running from the state directory, or undefined. */
@@ -144,7 +140,7 @@ const noStack = (paths: LabPaths) =>
   `No stack is running from ${paths.stateDir}: start it with \`npm start\` first (or pass --state-dir).\n`;
 
 export async function runLab(argv: readonly string[]): Promise<number> {
-  const args = parseArgs(argv);
+  const args = parseLabArgs(argv);
   const paths = labPaths(args.stateDir);
   if (args.command === 'help') {
     process.stdout.write(`${LAB_USAGE}\n`);

@@ -7,7 +7,7 @@ import type { LabPaths } from './lab-paths.js';
 const ACTION_TIMEOUT_MS = 120_000;
 
 /** A node of the ipmi hardware type for a lab machine: iPXE boot, direct deploy, its BMC. */
-function nodeBody(machine: LabMachine, deployImages: Record<string, string>): Record<string, unknown> {
+export function nodeBody(machine: LabMachine, deployImages: Record<string, string>): Record<string, unknown> {
   return {
     name: machine.name,
     driver: 'ipmi',

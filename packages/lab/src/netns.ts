@@ -158,11 +158,6 @@ export class LabNetwork {
   }
 }
 
-/** Same as LabNetwork.create(). */
-export function createLabNetwork(): Promise<LabNetwork> {
-  return LabNetwork.create();
-}
-
 function bracketed(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
@@ -173,10 +168,6 @@ let probe: Promise<string | null> | undefined;
 export function netnsUnavailableReason(): Promise<string | null> {
   probe ??= probeNetns();
   return probe;
-}
-
-export async function netnsAvailable(): Promise<boolean> {
-  return (await netnsUnavailableReason()) === null;
 }
 
 async function probeNetns(): Promise<string | null> {

@@ -5,10 +5,10 @@ import { closeSync, copyFileSync, openSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { QmpClient } from '@bmaas/qemu-power-interface';
 import { type ExitStatus, exitOf, isRunning, spawned, stopProcess } from './child-process.js';
 import { killNow, onAbnormalExit } from './exit-cleanup.js';
 import type { LabNetwork } from './netns.js';
-import { QmpClient } from './qmp.js';
 import { readIfExists, tail, waitForFileMatch, waitForPath } from './wait.js';
 
 /** Where a user-mode guest reaches forwarded host services. */
@@ -257,8 +257,11 @@ export async function startQemuMachine(options: QemuMachineOptions): Promise<Qem
         throw qemuOutput ? new Error(`${(error as Error).message}\nqemu said:\n${qemuOutput}`) : error;
       }
     },
-    qmp() {
-      qmp ??= QmpClient.connect(monitorSocket).catch((error: Error) => {
+    async qmp() {
+      // a closed connection (QEMU restarted on the socket) is opened again
+      const open = await qmp?.catch(() => undefined);
+      if (open?.closed) qmp = undefined;
+      qmp ??= QmpClient.connect(monitorSocket, { waitForSocket: true }).catch((error: Error) => {
         qmp = undefined; // let a later call try again
         throw error;
       });

@@ -1,2 +1,2 @@
 export { QEMU_OPTIONS, QemuPowerInterface, type QemuSettings, qemuPowerInterface } from './qemu-power.js';
-export { QmpError, QmpSession, withQmp } from './qmp-client.js';
+export { QmpClient, type QmpConnectOptions, QmpError, type QmpEvent, type QmpStatus, withQmp } from './qmp-client.js';

@@ -7,7 +7,7 @@ import {
   type SectionValues,
 } from '@bmaas/common';
 import type { InterfaceDeps, InterfaceDescriptor, PowerInterface, Task } from '@bmaas/driver-api';
-import { type QmpSession, withQmp } from './qmp-client.js';
+import { type QmpClient, withQmp } from './qmp-client.js';
 
 const SOCKET_KEY = 'qemu_qmp_socket';
 
@@ -111,12 +111,12 @@ function settledState(requested: PowerState): PowerState {
   return requested === Power.OFF || requested === Power.SOFT_POWER_OFF ? Power.OFF : Power.ON;
 }
 
-async function isRunning(qmp: QmpSession): Promise<boolean> {
+async function isRunning(qmp: QmpClient): Promise<boolean> {
   const status = await qmp.execute<{ status: string }>('query-status');
   return RUNNING.has(status.status);
 }
 
-async function hardOff(qmp: QmpSession): Promise<void> {
+async function hardOff(qmp: QmpClient): Promise<void> {
   if (await isRunning(qmp)) await qmp.execute('stop');
   await qmp.execute('system_reset');
 }

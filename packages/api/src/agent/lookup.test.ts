@@ -1,9 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { PassThrough } from 'node:stream';
-import { createRootLogger, NodeLocked, type NodeRecord } from '@bmaas/common';
+import { NodeLocked, type NodeRecord } from '@bmaas/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOOT_NOT_FOUND_BODY } from '../boot/boot-config-router.js';
 import { ApiHarness, faultOf } from '../testing/api-harness.js';
+import { captureLog } from '../testing/log-capture.js';
 import { MAX_MINOR, MAX_VERSION } from '../versions.js';
 
 /** A version newer than ours, as agents built for a newer Ironic ask for. */
@@ -27,16 +27,7 @@ function refusalReason(answer: RawAnswer): unknown {
   return log.lines.find((l) => l.requestId === requestId && typeof l.reason === 'string')?.reason;
 }
 
-function logCapture() {
-  const stream = new PassThrough();
-  const lines: Array<Record<string, unknown>> = [];
-  stream.on('data', (chunk: Buffer) => {
-    for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line));
-  });
-  return { logger: createRootLogger({ level: 'debug', format: 'json', stream }), lines };
-}
-
-const log = logCapture();
+const log = captureLog();
 let api: ApiHarness;
 let macCounter = 0;
 

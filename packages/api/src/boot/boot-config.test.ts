@@ -1,15 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { PassThrough } from 'node:stream';
-import {
-  BootConfigNotFound,
-  createRootLogger,
-  RpcTimeout,
-  TemporaryFailure,
-  UnsupportedDriverExtension,
-} from '@bmaas/common';
+import { BootConfigNotFound, RpcTimeout, TemporaryFailure, UnsupportedDriverExtension } from '@bmaas/common';
 import bcrypt from 'bcryptjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiHarness } from '../testing/api-harness.js';
+import { captureLog } from '../testing/log-capture.js';
 import { BOOT_NOT_FOUND_BODY } from './boot-config-router.js';
 
 const MAC = '52:54:00:aa:00:01';
@@ -32,17 +26,8 @@ async function raw(baseUrl: string, path: string, init: RequestInit = {}): Promi
   return { status: response.status, headers, body: await response.text() };
 }
 
-function logCapture() {
-  const stream = new PassThrough();
-  const lines: Array<Record<string, unknown>> = [];
-  stream.on('data', (chunk: Buffer) => {
-    for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line));
-  });
-  return { logger: createRootLogger({ level: 'debug', format: 'json', stream }), lines };
-}
-
 describe('GET /v1/boot/<MAC>/<NAME>', () => {
-  const log = logCapture();
+  const log = captureLog();
   let api: ApiHarness;
   let nodeUuid: string;
   let reference: RawAnswer;

@@ -16,7 +16,7 @@ import {
   OPTIONAL_INTERFACE_TYPES,
 } from '@bmaas/common';
 import { createStores, type NewNode, type NodeChanges, type Stores } from '@bmaas/db';
-import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import { createNode, createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { FakeConductorClient } from '@bmaas/rpc-client';
 import { createApiListener } from '../app.js';
 import { ApiMetrics } from '../metrics/api-metrics.js';
@@ -133,16 +133,11 @@ export class ApiHarness {
     macs: readonly string[],
     fields: { create?: Partial<NewNode>; update?: NodeChanges } = {},
   ): Promise<NodeRecord> {
-    const created = await this.stores.nodes.create({
-      uuid: randomUUID(),
-      driver: 'fake-hardware',
-      bootInterface: 'ipxe',
-      deployInterface: 'direct',
-      powerInterface: 'fake',
-      managementInterface: 'fake',
-      ...fields.create,
-    });
-    const node = (await this.stores.nodes.update(created.id, { provisionState, ...fields.update })) as NodeRecord;
+    const node = await createNode(
+      this.stores,
+      { bootInterface: 'ipxe', deployInterface: 'direct', ...fields.create },
+      { provisionState, ...fields.update },
+    );
     for (const mac of macs) await this.stores.ports.create({ uuid: randomUUID(), address: mac, nodeId: node.id });
     return node;
   }

@@ -1,12 +1,12 @@
 import { AgentDouble } from '@bmaas/agent-client/testing';
 import { createSilentLogger, InvalidParameterValue, NodeNotFound, type NodeRecord } from '@bmaas/common';
 import { createStores, type Stores } from '@bmaas/db';
-import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import { createNode, createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRpcHandlers } from '../rpc/handlers.js';
 import type { ConductorRpcHandlers, RpcCall } from '../rpc/json-rpc-server.js';
 import type { TaskManager } from '../task-manager.js';
-import { createNode, fixtureRunner, fixtureTasks, testConfig } from '../test-fixtures.js';
+import { fixtureRunner, fixtureTasks, testConfig } from '../testing/fixtures.js';
 import { AGENT_TOKEN_KEY, agentTokenMatches, MASKED_AGENT_TOKEN, newAgentToken } from './agent-token.js';
 
 let database: TestDatabase;

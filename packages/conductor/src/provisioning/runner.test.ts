@@ -1,14 +1,8 @@
 import { gunzipSync } from 'node:zlib';
 import { AgentDouble } from '@bmaas/agent-client/testing';
-import {
-  createSilentLogger,
-  InvalidParameterValue,
-  InvalidStateRequested,
-  MissingParameterValue,
-  type NodeRecord,
-} from '@bmaas/common';
+import { InvalidParameterValue, InvalidStateRequested, MissingParameterValue, type NodeRecord } from '@bmaas/common';
 import { createStores, type NodeChanges, type Stores } from '@bmaas/db';
-import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import { createNode, createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { directDeployInterface } from '@bmaas/direct-deploy-interface';
 import {
   FakeDeployInterface,
@@ -26,9 +20,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { agentInspectInterface } from '../inspection/agent-inspect.js';
 import { InventoryProcessor } from '../inspection/inventory-processor.js';
 import type { DriverCatalog } from '../registry/catalog.js';
-import { DriverRegistry } from '../registry/driver-registry.js';
-import { TaskManager } from '../task-manager.js';
-import { createNode, testConfig } from '../test-fixtures.js';
+import type { TaskManager } from '../task-manager.js';
+import { fixtureTasks, testConfig } from '../testing/fixtures.js';
 import { ProvisioningRunner } from './runner.js';
 
 /** Fixture interfaces that fail, as a broken plug-in would. */
@@ -91,17 +84,7 @@ function setUp(automatedClean: boolean): { runner: ProvisioningRunner; tasks: Ta
       post_deploy_get_power_state_retry_interval: 0.01,
     },
   });
-  const registry = DriverRegistry.create(CATALOG, { config, logger: createSilentLogger(), conductorHostname: 'c1' });
-  const tasks = new TaskManager({
-    nodes: stores.nodes,
-    nodeLocks: stores.nodeLocks,
-    ports: stores.ports,
-    driverFor: (node) => registry.driverFor(node),
-    hostname: 'c1',
-    conductorId: () => CONDUCTOR_ID,
-    lockRetry: { attempts: 1, intervalMs: 10 },
-    logger: createSilentLogger(),
-  });
+  const { tasks } = fixtureTasks(stores, config, { catalog: CATALOG, conductorId: () => CONDUCTOR_ID });
   const inventories = new InventoryProcessor({ ...stores, config: config.inspector });
   return { runner: new ProvisioningRunner({ tasks, inventories, automatedClean }), tasks };
 }

@@ -1,10 +1,10 @@
 import { InvalidStateRequested, MissingParameterValue, type NodeRecord } from '@bmaas/common';
 import type { Stores } from '@bmaas/db';
+import { createNode } from '@bmaas/db/testing';
 import { FAKE_SERVICE_STEPS_KEY } from '@bmaas/driver-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createNode } from '../test-fixtures.js';
+import { type RunnerFixture, startRunnerFixture } from '../testing/runner-fixture.js';
 import type { ProvisioningRunner } from './runner.js';
-import { type RunnerFixture, startRunnerFixture } from './runner-fixture.js';
 
 let fixture: RunnerFixture;
 let stores: Stores;

@@ -1,10 +1,10 @@
 import { InvalidParameterValue, type NodeRecord } from '@bmaas/common';
 import type { Stores } from '@bmaas/db';
+import { createNode } from '@bmaas/db/testing';
 import { FAKE_DEPLOY_STEPS_KEY, type ProvisionStep } from '@bmaas/driver-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createNode } from '../test-fixtures.js';
+import { type RunnerFixture, startRunnerFixture } from '../testing/runner-fixture.js';
 import type { ProvisioningRequest, ProvisioningRunner } from './runner.js';
-import { type RunnerFixture, startRunnerFixture } from './runner-fixture.js';
 import { mergeDeploySteps } from './steps.js';
 
 const step = (iface: string, name: string, priority: number, args = {}): ProvisionStep => ({

@@ -4,7 +4,7 @@ import { directDeployInterface } from '@bmaas/direct-deploy-interface';
 import { FakePowerInterface, type Task } from '@bmaas/driver-api';
 import { createTestInterfaceDeps, createTestNode, createTestTask } from '@bmaas/driver-api/testing';
 import { describe, expect, it } from 'vitest';
-import { testConfig } from '../test-fixtures.js';
+import { testConfig } from '../testing/fixtures.js';
 import { validateInterfaces } from './validate-interfaces.js';
 
 class UnconfiguredPower extends FakePowerInterface {

@@ -7,13 +7,13 @@ import {
   UnsupportedDriverExtension,
 } from '@bmaas/common';
 import { createStores, type Stores } from '@bmaas/db';
-import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import { createNode, createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { FAKE_BOOT_CONFIG_NAME } from '@bmaas/driver-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeHistoryWriter } from '../history/node-history-writer.js';
 import type { ProvisioningRunner } from '../provisioning/runner.js';
 import type { TaskManager } from '../task-manager.js';
-import { createNode, fixtureRunner, fixtureTasks, testConfig } from '../test-fixtures.js';
+import { fixtureRunner, fixtureTasks, testConfig } from '../testing/fixtures.js';
 import { createRpcHandlers } from './handlers.js';
 import type { ConductorRpcHandlers, RpcCall } from './json-rpc-server.js';
 

@@ -1,7 +1,7 @@
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { explainPlan } from '../testing/query-plan.js';
 import { BOOT_LOOKUP_SQL, PortStore } from './port-store.js';
-import { explainPlan } from './query-plan.test-support.js';
 
 const NODES = 100_000;
 

@@ -1,6 +1,5 @@
-import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import { createTestDatabase, newNode, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { newNode } from './fixtures.test-support.js';
 import { type NewNodeHistory, NodeHistoryStore } from './node-history-store.js';
 import { NodeStore } from './node-store.js';
 

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DuplicateName } from '@bmaas/common';
-import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import { createTestDatabase, newNode, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newNode } from './fixtures.test-support.js';
 import { NodeLockStore } from './node-lock-store.js';
 import { NodeStore } from './node-store.js';
 import { PortStore } from './port-store.js';

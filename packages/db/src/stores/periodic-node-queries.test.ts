@@ -1,6 +1,5 @@
-import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import { createTestDatabase, newNode, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newNode } from './fixtures.test-support.js';
 import type { NodeChanges } from './node-rows.js';
 import { NodeStore } from './node-store.js';
 import { type PeriodicNodeFilter, PeriodicNodeQueries } from './periodic-node-queries.js';

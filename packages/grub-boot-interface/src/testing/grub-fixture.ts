@@ -1,8 +1,8 @@
 import { createSilentLogger, type DeepPartial, loadConfig } from '@bmaas/common';
 import type { InterfaceDeps } from '@bmaas/driver-api';
 import { createHttpRootFixture, type HttpRootFixture } from '@bmaas/http-root/testing';
-import { GrubBootInterface } from './grub-boot.js';
-import type { GrubSettings } from './grub-options.js';
+import { GrubBootInterface } from '../grub-boot.js';
+import type { GrubSettings } from '../grub-options.js';
 
 export interface GrubFixture extends HttpRootFixture {
   iface: GrubBootInterface;

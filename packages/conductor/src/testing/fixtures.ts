@@ -1,12 +1,12 @@
-import { randomUUID } from 'node:crypto';
-import { type BmaasConfig, createSilentLogger, type LoadConfigOptions, type NodeRecord } from '@bmaas/common';
-import type { NewNode, Stores } from '@bmaas/db';
-import { InventoryProcessor } from './inspection/inventory-processor.js';
-import { ProvisioningRunner } from './provisioning/runner.js';
-import { DriverRegistry } from './registry/driver-registry.js';
-import { DRIVER_CATALOG } from './registry/enabled-interfaces.js';
-import { loadConductorConfig } from './registry/plugin-config.js';
-import { TaskManager, type TaskManagerOptions } from './task-manager.js';
+import { type BmaasConfig, createSilentLogger, type LoadConfigOptions } from '@bmaas/common';
+import type { Stores } from '@bmaas/db';
+import { InventoryProcessor } from '../inspection/inventory-processor.js';
+import { ProvisioningRunner } from '../provisioning/runner.js';
+import type { DriverCatalog } from '../registry/catalog.js';
+import { DriverRegistry } from '../registry/driver-registry.js';
+import { DRIVER_CATALOG } from '../registry/enabled-interfaces.js';
+import { loadConductorConfig } from '../registry/plugin-config.js';
+import { TaskManager, type TaskManagerOptions } from '../task-manager.js';
 
 /** Configuration for tests: no environment, fake boot only; overrides may name plug-in sections too ([agent], [pxe]). */
 export function testConfig(overrides: NonNullable<LoadConfigOptions['overrides']> = {}): BmaasConfig {
@@ -20,26 +20,6 @@ export function testConfig(overrides: NonNullable<LoadConfigOptions['overrides']
   });
 }
 
-/** A fake-hardware node in the given state, inserted through the store. */
-export async function createNode(
-  stores: Stores,
-  fields: Partial<NewNode> = {},
-  state: Partial<NodeRecord> = {},
-): Promise<NodeRecord> {
-  const node = await stores.nodes.create({
-    uuid: randomUUID(),
-    driver: 'fake-hardware',
-    bootInterface: 'fake',
-    deployInterface: 'fake',
-    powerInterface: 'fake',
-    managementInterface: 'fake',
-    inspectInterface: 'fake',
-    ...fields,
-  });
-  if (Object.keys(state).length === 0) return node;
-  return (await stores.nodes.update(node.id, state)) as NodeRecord;
-}
-
 /**
  * The conductor's registry (DRIVER_CATALOG under `config`) and a task
  * manager over the test stores as conductor `c1`, for tests of the runner
@@ -48,9 +28,13 @@ export async function createNode(
 export function fixtureTasks(
   stores: Stores,
   config: BmaasConfig,
-  options: Partial<Pick<TaskManagerOptions, 'lockRetry' | 'history' | 'conductorId'>> = {},
+  options: Partial<Pick<TaskManagerOptions, 'lockRetry' | 'history' | 'conductorId'>> & {
+    /** The interfaces and hardware types to register (default: the product's DRIVER_CATALOG). */
+    catalog?: DriverCatalog;
+  } = {},
 ): { registry: DriverRegistry; tasks: TaskManager } {
-  const registry = DriverRegistry.create(DRIVER_CATALOG, {
+  const { catalog = DRIVER_CATALOG, ...taskOptions } = options;
+  const registry = DriverRegistry.create(catalog, {
     config,
     logger: createSilentLogger(),
     conductorHostname: 'c1',
@@ -64,7 +48,7 @@ export function fixtureTasks(
     conductorId: () => 1,
     lockRetry: { attempts: 1, intervalMs: 10 },
     logger: createSilentLogger(),
-    ...options,
+    ...taskOptions,
   });
   return { registry, tasks };
 }

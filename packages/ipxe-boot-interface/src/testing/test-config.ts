@@ -1,6 +1,6 @@
 import { type BmaasConfig, createSilentLogger, type DeepPartial, loadConfig, pluginSection } from '@bmaas/common';
 import type { InterfaceDeps } from '@bmaas/driver-api';
-import { type IpxeConfig, PXE_OPTIONS, type PxeSettings } from './ipxe-config.js';
+import { type IpxeConfig, PXE_OPTIONS, type PxeSettings } from '../ipxe-config.js';
 
 export type IpxeTestOverrides = DeepPartial<BmaasConfig> & { pxe?: Partial<PxeSettings> };
 

@@ -1,8 +1,8 @@
 import type { BmaasConfig } from '@bmaas/common';
 import { createHttpRootFixture } from '@bmaas/http-root/testing';
-import { IpxeBootInterface } from './ipxe-boot.js';
-import type { IpxeConfig } from './ipxe-config.js';
-import { type IpxeTestOverrides, testConfig, testDeps } from './test-config.test-support.js';
+import { IpxeBootInterface } from '../ipxe-boot.js';
+import type { IpxeConfig } from '../ipxe-config.js';
+import { type IpxeTestOverrides, testConfig, testDeps } from './test-config.js';
 
 export interface IpxeFixture {
   iface: IpxeBootInterface;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { JsonObject } from '@bmaas/common';
-import type { AgentCommandResult, AgentCommandStatus } from './agent-client.js';
+import type { AgentCommandResult, AgentCommandStatus } from '../agent-client.js';
 
 /** How the double answers one command: finished at once, or RUNNING until `finish`. */
 export type CommandBehaviour =

@@ -1,9 +1,9 @@
 import type { NodeRecord } from '@bmaas/common';
 import { createStores, type Stores } from '@bmaas/db';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import type { ProvisioningRequest, ProvisioningRunner } from '../provisioning/runner.js';
 import type { TaskManager } from '../task-manager.js';
-import { fixtureRunner, fixtureTasks, testConfig } from '../test-fixtures.js';
-import type { ProvisioningRequest, ProvisioningRunner } from './runner.js';
+import { fixtureRunner, fixtureTasks, testConfig } from './fixtures.js';
 
 /** A runner over a fresh test database, with the fake and direct deploy interfaces enabled. */
 export interface RunnerFixture {

@@ -5,9 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSilentLogger, type Logger } from '@bmaas/common';
 import pg from 'pg';
-import { type Database, openDatabase } from './connection.js';
-import { EmbeddedPostgresServer } from './embedded-postgres.js';
-import { upgradeSchema } from './migrations/index.js';
+import { type Database, openDatabase } from '../connection.js';
+import { EmbeddedPostgresServer } from '../embedded-postgres.js';
+import { upgradeSchema } from '../migrations/index.js';
+
+export { createNode, newNode } from './test-nodes.js';
 
 /** Environment variable holding the admin URL of the test server (set by the global setup). */
 export const TEST_DATABASE_URL_ENV = 'BMAAS_TEST_DATABASE_URL';

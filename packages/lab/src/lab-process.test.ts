@@ -1,0 +1,190 @@
+// The lab process as `npm run lab` starts it (the built main.js: `npx tsc -b` first), next to a
+// stand-in for the stack: this test holds the stack's PID file. User-mode networking, so no
+// root is needed; a machine's BMC is a real ipmi_sim (skipped without it, a failure under CI=true).
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, openSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { acquireLock, endpointsFile, lockHolder, MACHINE_FACING_HOST, type StackEndpoints } from '@bmaas/stack';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { exitOf, stopProcess } from './child-process.js';
+import type { LabDescription } from './lab-machines.js';
+import { type LabPaths, labPaths } from './lab-paths.js';
+
+const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+const missing = ['/usr/bin/ipmi_sim', '/usr/bin/ipmitool'].filter((tool) => !existsSync(tool));
+const skip = missing.length > 0 && process.env.CI !== 'true';
+if (skip) console.warn(`[lab-process.test] SKIPPING: missing ${missing.join(', ')}`);
+
+interface Answer {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+/** Asks the lab process on its control socket; undefined while none listens. */
+function ask(socketPath: string, method: string, path: string): Promise<Answer | undefined> {
+  return new Promise((resolve) => {
+    const req = http.request({ socketPath, method, path, timeout: 60_000 }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString()) }));
+    });
+    req.on('error', () => resolve(undefined));
+    req.end();
+  });
+}
+
+/** The lab as the answer to a request that must succeed describes it. */
+function described(answer: Answer | undefined): LabDescription {
+  expect(answer?.status).toBe(200);
+  return answer?.body as unknown as LabDescription;
+}
+
+function get(url: string): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve(Buffer.concat(chunks)));
+      })
+      .on('error', reject);
+  });
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe.skipIf(skip)('the lab process (user-mode networking)', () => {
+  let state: string;
+  let paths: LabPaths;
+  let stackLock: { release(): void };
+  let image: Buffer;
+  const children: ChildProcess[] = [];
+
+  beforeEach(async () => {
+    expect(missing, 'ipmi_sim and ipmitool are installed').toEqual([]);
+    state = await mkdtemp(join(tmpdir(), 'bmaas-lab-process-'));
+    paths = labPaths(state);
+    const lock = acquireLock(join(state, 'stack.pid'));
+    if ('heldBy' in lock) throw new Error(`stack.pid of a fresh directory held by ${lock.heldBy}`);
+    stackLock = lock;
+    const endpoints: StackEndpoints = {
+      pid: process.pid,
+      apiUrl: 'http://127.0.0.1:16385',
+      machineApiUrl: `http://${MACHINE_FACING_HOST}:16385`,
+      conductors: [
+        {
+          name: 'conductor-1',
+          hostname: 'c1',
+          httpUrl: 'http://127.0.0.1:18081',
+          machineHttpUrl: `http://${MACHINE_FACING_HOST}:18081`,
+        },
+      ],
+    };
+    mkdirSync(join(state, 'stack'), { recursive: true });
+    await writeFile(endpointsFile(state), JSON.stringify(endpoints));
+    mkdirSync(paths.dir, { recursive: true });
+    image = randomBytes(256 * 1024);
+    await writeFile(join(state, 'instance.img'), image);
+    const sha256 = createHash('sha256').update(image).digest('hex');
+    await writeFile(join(paths.dir, 'image.json'), JSON.stringify({ path: join(state, 'instance.img'), sha256 }));
+  });
+
+  afterEach(async () => {
+    await Promise.all(children.splice(0).map((child) => stopProcess(child, 10_000)));
+    stackLock.release();
+    await rm(state, { recursive: true, force: true });
+  });
+
+  function startLabProcess(): ChildProcess {
+    const log = openSync(paths.log, 'a');
+    const child = spawn(process.execPath, [MAIN, '--run-lab-process', '--network', 'user', '--state-dir', state], {
+      stdio: ['ignore', log, log],
+    });
+    children.push(child);
+    return child;
+  }
+
+  async function ready(child: ChildProcess): Promise<LabDescription> {
+    for (const deadline = Date.now() + 60_000; ; await new Promise((r) => setTimeout(r, 100))) {
+      const answer = await ask(paths.controlSocket, 'GET', '/lab');
+      if (answer) return answer.body as unknown as LabDescription;
+      if (child.exitCode !== null || Date.now() > deadline) {
+        throw new Error(`the lab process did not start:\n${await readFile(paths.log, 'utf8')}`);
+      }
+    }
+  }
+
+  it('answers on its control socket, adds machines behind BMCs, serves the image, and is the only one', async () => {
+    const child = startLabProcess();
+    const lab = await ready(child);
+    expect(lab).toMatchObject({ pid: child.pid, network: 'user', namespace: null, dnsmasqPid: null, machines: [] });
+    expect(lockHolder(paths.pidFile)).toBe(child.pid);
+    expect(lab.instanceInfo).toMatchObject({
+      image_source: expect.stringMatching(new RegExp(`^http://${MACHINE_FACING_HOST}:\\d+/images/instance.img$`)),
+      image_os_hash_algo: 'sha256',
+      image_os_hash_value: createHash('sha256').update(image).digest('hex'),
+    });
+    // the image, on the loopback port the machines' forwards lead to
+    const imagePort = new URL(lab.instanceInfo.image_source ?? '').port;
+    expect((await get(`http://127.0.0.1:${imagePort}/images/instance.img`)).equals(image)).toBe(true);
+
+    expect((await ask(paths.controlSocket, 'POST', '/machines?count=0'))?.status).toBe(400);
+    expect((await ask(paths.controlSocket, 'GET', '/nothing'))?.status).toBe(404);
+    const [machine] = described(await ask(paths.controlSocket, 'POST', '/machines?count=1')).machines;
+    expect(machine).toMatchObject({
+      name: 'lab-1',
+      mac: '52:54:00:1a:b0:01',
+      bmcAddress: '127.0.0.1',
+      poweredOn: false,
+    });
+    expect(machine?.driverInfo).toMatchObject({
+      ipmi_address: '127.0.0.1',
+      ipmi_port: machine?.bmcPort,
+      kernel_append_params: expect.stringMatching(/ipa-advertise-host=127\.0\.0\.1 ipa-advertise-port=\d+/),
+    });
+    expect(alive(machine?.bmcPid ?? 0)).toBe(true);
+    // asking again for as many adds none
+    expect(described(await ask(paths.controlSocket, 'POST', '/machines?count=1')).machines).toHaveLength(1);
+
+    const second = startLabProcess();
+    expect((await exitOf(second)).code).toBe(1);
+    expect(await readFile(paths.log, 'utf8')).toContain(`a lab process already runs (pid ${child.pid})`);
+  });
+
+  it('tears everything down when the stack stops: BMCs, disks, control socket, PID file', async () => {
+    const child = startLabProcess();
+    await ready(child);
+    const lab = described(await ask(paths.controlSocket, 'POST', '/machines?count=1'));
+    const bmcPid = lab.machines[0]?.bmcPid ?? 0;
+    expect(existsSync(join(paths.dir, 'lab-1.disk'))).toBe(true);
+
+    stackLock.release(); // the stack is gone
+    expect(await exitOf(child)).toEqual({ code: 0, signal: null });
+    expect(alive(bmcPid)).toBe(false);
+    expect(existsSync(join(paths.dir, 'lab-1.disk'))).toBe(false);
+    expect(existsSync(paths.controlSocket)).toBe(false);
+    expect(lockHolder(paths.pidFile)).toBeUndefined();
+    expect(await readFile(paths.log, 'utf8')).toContain(`the stack (pid ${process.pid}) stopped`);
+  });
+
+  it('tears everything down on SIGTERM', async () => {
+    const child = startLabProcess();
+    await ready(child);
+    child.kill('SIGTERM');
+    expect((await exitOf(child)).code).toBe(0);
+    expect(existsSync(paths.controlSocket)).toBe(false);
+    expect(await readFile(paths.log, 'utf8')).toMatch(/SIGTERM: stopping machines[\s\S]*stopped/);
+  });
+});
