@@ -189,7 +189,7 @@ const percentile = (sorted: readonly number[], p: number) =>
   sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number);
 const round = (n: number, digits: number) => Math.round(n * 10 ** digits) / 10 ** digits;
 
-async function measureStorm(
+export async function measureStorm(
   server: ImageStormRun['server'],
   machines: StormMachine[],
   serverPids: () => number[],

@@ -12,7 +12,14 @@ import { ApiClient } from './api-client.js';
 import { BenchStack } from './bench-stack.js';
 import { checkBootBodies } from './body-check.js';
 import { enrolNodes } from './enrolment.js';
-import { imageStormFailed, renderImageStorm, runImageStorm, stormOwners } from './image-storm.js';
+import { imageFanoutFailed, renderImageFanout, runImageFanout } from './image-fanout.js';
+import {
+  type ImageStormContext,
+  imageStormFailed,
+  renderImageStorm,
+  runImageStorm,
+  stormOwners,
+} from './image-storm.js';
 import { chooseLoadGenerator, type LoadGenerator } from './load-generator.js';
 import { runLoadMatrix, type ServerUnderTest } from './load-runs.js';
 import { measureApiLookupScaling, measureLookupQueryScaling } from './lookup-scaling.js';
@@ -146,6 +153,7 @@ async function measure(options: BenchOptions, started: Started, cleanup: Cleanup
       ratios: [],
       lookupScaling: { query: null, api: null },
       imageStorm: null,
+      imageFanout: null,
       skipped: [...skipped, 'everything after enrolment (--enrolment-only)'],
     };
   }
@@ -295,9 +303,30 @@ async function measure(options: BenchOptions, started: Started, cleanup: Cleanup
     });
   }
 
+  const owners = stormOwners(stack.conductors, (name) => stack.pidOf(name));
+  const stormContext: ImageStormContext = {
+    workDir,
+    nodes: enrolment.nodes,
+    ownerOf: async (node) => {
+      const { conductor } = await api.expect<{ conductor: string | null }>(
+        200,
+        'GET',
+        `/v1/nodes/${node.uuid}?fields=conductor`,
+      );
+      const owner = conductor ? owners.get(conductor) : undefined;
+      if (!owner) throw new Error(`node ${node.uuid}: owner ${conductor} is not a conductor of this stack`);
+      return owner;
+    },
+    owners: [...owners.values()],
+    nginxBinary,
+    nginxUser: unprivilegedUser(),
+    processes,
+    progress: log,
+    onCleanup: (step) => cleanup.add(step),
+    profileConductors: options.cpuProfileDir !== undefined,
+  };
   let imageStorm: BenchReport['imageStorm'] = null;
   if (options.stormMachines.length > 0) {
-    const owners = stormOwners(stack.conductors, (name) => stack.pidOf(name));
     log(`image storm: ${options.stormMachines.join(', ')} machines, conductors then nginx…`);
     imageStorm = await runImageStorm(
       {
@@ -308,27 +337,20 @@ async function measure(options: BenchOptions, started: Started, cleanup: Cleanup
         rounds: options.rounds,
         conductorsSend: conductorsSend(options),
       },
+      stormContext,
+    );
+  }
+  let imageFanout: BenchReport['imageFanout'] = null;
+  if (options.fanoutAgents.length > 0) {
+    log(`image fan-out: ${options.fanoutAgents.join(', ')} agents, one upstream download, conductors then nginx…`);
+    imageFanout = await runImageFanout(
       {
-        workDir,
-        nodes: enrolment.nodes,
-        ownerOf: async (node) => {
-          const { conductor } = await api.expect<{ conductor: string | null }>(
-            200,
-            'GET',
-            `/v1/nodes/${node.uuid}?fields=conductor`,
-          );
-          const owner = conductor ? owners.get(conductor) : undefined;
-          if (!owner) throw new Error(`node ${node.uuid}: owner ${conductor} is not a conductor of this stack`);
-          return owner;
-        },
-        owners: [...owners.values()],
-        nginxBinary,
-        nginxUser: unprivilegedUser(),
-        processes,
-        progress: log,
-        onCleanup: (step) => cleanup.add(step),
-        profileConductors: options.cpuProfileDir !== undefined,
+        agents: options.fanoutAgents,
+        imageBytes: options.fanoutImageMib * 1024 * 1024,
+        clients: options.stormClients,
+        rounds: options.rounds,
       },
+      stormContext,
     );
   }
 
@@ -342,6 +364,7 @@ async function measure(options: BenchOptions, started: Started, cleanup: Cleanup
     ratios: ratiosOf(runs),
     lookupScaling: { query: querySpan, api: apiSpan },
     imageStorm,
+    imageFanout,
     skipped,
   };
 }
@@ -414,11 +437,14 @@ async function main(argv: string[]): Promise<number> {
     const conductorNames = Array.from({ length: options.conductors }, (_, i) => `conductor-${i + 1}`);
     process.stdout.write(`\n${renderReport(report, conductorNames)}`);
     if (report.imageStorm) process.stdout.write(`\n${renderImageStorm(report.imageStorm)}`);
+    if (report.imageFanout) process.stdout.write(`\n${renderImageFanout(report.imageFanout)}`);
     mkdirSync(options.resultsDir, { recursive: true });
     const file = join(options.resultsDir, `${report.startedAt.replaceAll(':', '-').replace(/\.\d+Z$/, 'Z')}.json`);
     writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
     log(`written ${file}`);
-    const stormFailed = report.imageStorm !== null && imageStormFailed(report.imageStorm);
+    const stormFailed =
+      (report.imageStorm !== null && imageStormFailed(report.imageStorm)) ||
+      (report.imageFanout !== null && imageFanoutFailed(report.imageFanout));
     return (report.bodyCheck?.failures.length ?? 0) > 0 || stormFailed ? 1 : 0;
   } finally {
     await cleanup.run();

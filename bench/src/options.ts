@@ -44,6 +44,9 @@ export interface BenchOptions {
   stormClients: number;
   /** Only the image storm: no boot-API load runs, no lookup scaling. */
   imageStormOnly: boolean;
+  /** Image fan-out (image_download_source local): agents per fan-out; empty = none. */
+  fanoutAgents: number[];
+  fanoutImageMib: number;
   /** The conductors' file servers copy every chunk ([deploy]http_server_sendfile = false): the figures before sendfile. */
   noSendfile: boolean;
   /** Where the JSON result goes. */
@@ -56,6 +59,7 @@ export const BENCH_USAGE = `usage: npm run bench -- [--quick] [--nodes N] [--dur
                        [--cpu-prof DIR] [--keep] [--hold] [--results DIR]
                        [--storm-machines 64,256|0] [--storm-kernel-mib N] [--storm-ramdisk-mib N]
                        [--storm-clients N] [--image-storm-only] [--no-sendfile]
+                       [--fanout-agents 64|0] [--fanout-image-mib N]
                        [--per-request-nodes N] [--bulk-batch N] [--bulk-concurrency N]
                        [--enrolment-only]
 
@@ -74,6 +78,9 @@ and prints one table (also written as JSON under bench/results/).
                        from their conductors, then from nginx (0: no image storm)
   --storm-clients      load generator processes for the storm (default 2)
   --image-storm-only   skip the boot-API load runs and lookup scaling (e.g. --nodes 256)
+  --fanout-agents      agents fetching one instance image with image_download_source local: one
+                       upstream download through the instance image cache, then served by the
+                       conductors, then by nginx (0: no fan-out)
   --no-sendfile        the conductors' file servers copy every chunk through user space
                        ([deploy]http_server_sendfile = false), as before sendfile(2)
   --per-request-nodes  nodes enrolled as the CLI does, POST /v1/nodes then POST /v1/ports
@@ -119,6 +126,8 @@ export function parseBenchOptions(argv: readonly string[], defaultResultsDir: st
     stormRamdiskMib: quick ? 64 : 400,
     stormClients: 2,
     imageStormOnly: false,
+    fanoutAgents: [64],
+    fanoutImageMib: quick ? 64 : 512,
     noSendfile: false,
     resultsDir: defaultResultsDir,
   };
@@ -200,6 +209,14 @@ export function parseBenchOptions(argv: readonly string[], defaultResultsDir: st
         break;
       case '--image-storm-only':
         options.imageStormOnly = true;
+        break;
+      case '--fanout-agents': {
+        const list = value() ?? '';
+        options.fanoutAgents = list === '0' ? [] : list.split(',').map((c) => wholeNumber('fanout-agents', c, 1, 4096));
+        break;
+      }
+      case '--fanout-image-mib':
+        options.fanoutImageMib = wholeNumber('fanout-image-mib', value(), 1, 8192);
         break;
       case '--no-sendfile':
         options.noSendfile = true;

@@ -1,5 +1,6 @@
 import type { BodyCheckResult } from './body-check.js';
 import type { EnrolmentRate, EnrolmentResult } from './enrolment.js';
+import type { ImageFanoutReport } from './image-fanout.js';
 import type { ImageStormReport } from './image-storm.js';
 import type { LoadRunRecord } from './load-runs.js';
 import type { ApiScalePoint, QueryScalePoint } from './lookup-scaling.js';
@@ -58,6 +59,8 @@ export interface BenchReport {
   };
   /** Deploy kernel and ramdisk downloads, conductors against nginx; null when not run. */
   imageStorm: ImageStormReport | null;
+  /** One instance image for many agents with image_download_source local; null when not run. */
+  imageFanout: ImageFanoutReport | null;
   /** Parts left out, and why (e.g. nginx not installed). */
   skipped: string[];
 }

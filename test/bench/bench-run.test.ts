@@ -34,6 +34,7 @@ describe.skipIf(missing)('npm run bench, a tiny run', () => {
         ...['--nodes', '100', '--duration', '1', '--warmup', '1', '--concurrency', '8'],
         ...['--lookup-nodes', '1000', '--sample', '50'],
         ...['--storm-machines', '4', '--storm-kernel-mib', '1', '--storm-ramdisk-mib', '8'],
+        ...['--fanout-agents', '4', '--fanout-image-mib', '8'],
         ...['--results', results],
       ];
       const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -50,6 +51,7 @@ describe.skipIf(missing)('npm run bench, a tiny run', () => {
       expect(code, output.slice(-4000)).toBe(0);
       expect(output).toContain('body check: 50 nodes, 0 failures');
       expect(output).toContain('range checks, conductors: 12/12 pass');
+      expect(output).toContain('image fan-out, 4 agents: 1 upstream download(s)');
       // 20 % of the nodes through the CLI's path, the others in one POST /v1/nodes/bulk.
       expect(output).toMatch(/enrolment, per request \(CLI path[^)]*\): \d+ nodes\/s \(20 in /);
       expect(output).toMatch(/enrolment, bulk \(POST \/v1\/nodes\/bulk[^)]*\): \d+ nodes\/s \(80 in /);

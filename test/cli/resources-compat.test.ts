@@ -326,5 +326,29 @@ emit(out)
         freed: null,
       });
     });
+
+    it('the resources of 1.96-1.115 through plain SDK requests (the SDK has no calls for them yet)', async () => {
+      const out = (await sdk(`
+rule = {'description': 'QEMU machines', 'priority': 10, 'sensitive': True,
+        'conditions': [{'op': 'eq', 'args': {'values': ['{inventory[system_vendor][manufacturer]}', 'QEMU']}}],
+        'actions': [{'op': 'add-trait', 'args': {'name': 'CUSTOM_QEMU'}}]}
+created = conn.baremetal.post('/inspection_rules', json=rule, microversion='1.96').json()
+out = {'created': created, 'listed': conn.baremetal.get('/inspection_rules', microversion='1.96').json()['inspection_rules']}
+out['old'] = conn.baremetal.get('/inspection_rules', microversion='1.95').status_code
+conn.baremetal.delete('/inspection_rules/' + created['uuid'], microversion='1.96')
+rb = {'name': 'fw-update', 'description': 'firmware', 'steps': [{'interface': 'bios', 'step': 'apply_configuration', 'args': {}, 'order': 1}]}
+conn.baremetal.post('/runbooks', json=rb, microversion='1.112')
+conn.baremetal.put('/runbooks/fw-update/traits', json={'traits': ['CUSTOM_FW']}, microversion='1.112')
+out['runbook'] = conn.baremetal.get('/runbooks/fw-update', microversion='1.112').json()
+conn.baremetal.delete('/runbooks/fw-update', microversion='1.112')
+out['node'] = conn.baremetal.get('/nodes/${nodeUuid}?fields=uuid,health,instance_name', microversion='1.115').json()
+emit(out)
+`)) as Json;
+      expect(out.created).toMatchObject({ sensitive: true, conditions: null, actions: null, phase: 'main' });
+      expect(out.listed).toEqual([expect.objectContaining({ priority: 10, description: 'QEMU machines' })]);
+      expect(out.old).toBe(404);
+      expect(out.runbook).toMatchObject({ name: 'fw-update', description: 'firmware', traits: ['CUSTOM_FW'] });
+      expect(out.node).toMatchObject({ uuid: nodeUuid, health: null, instance_name: null });
+    });
   },
 );

@@ -394,9 +394,10 @@ describe('docker/Dockerfile', () => {
     expect(runtime.instructions).toContainEqual({ keyword: 'WORKDIR', args: '/opt/bmaas' });
     const runtimeRuns = runs('runtime').join('\n');
     expect(runtimeRuns).not.toMatch(/build-essential|pnpm|gcc|make/);
-    // The Debian packages a conductor runs: ipmitool (IPMI BMCs) and genisoimage (config drives given as objects).
+    // The Debian packages a conductor runs: ipmitool (IPMI BMCs), genisoimage (config drives given as objects),
+    // qemu-utils (instance images converted to raw).
     for (const install of runtimeRuns.match(/apt-get install[^&\\]*/g) ?? []) {
-      expect(install.trim()).toBe('apt-get install -y --no-install-recommends ipmitool genisoimage');
+      expect(install.trim()).toBe('apt-get install -y --no-install-recommends ipmitool genisoimage qemu-utils');
     }
     const copies = runtime.instructions.filter((i) => i.keyword === 'COPY').map((i) => i.args);
     for (const copy of copies) expect(copy).toMatch(/^--from=build /);

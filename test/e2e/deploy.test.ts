@@ -5,7 +5,7 @@
 // powers off; the machine then boots the disk (the active node's iPXE script sanboots it)
 // and the instance reports its node uuid and config drive to the test host.
 import { execFileSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { open, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -35,6 +35,8 @@ const ACTION_TIMEOUT_MS = 90_000;
 /** [conductor]deploy_callback_timeout of this lab: long enough for a busy ramdisk boot, short for scenario 4. */
 const CALLBACK_TIMEOUT_S = 180;
 const DISK_BYTES = 128 * 1024 * 1024;
+const QCOW2_PATH = '/images/instance.qcow2';
+const HOSTILE_PATH = '/images/hostile.qcow2';
 
 const missingTools = await missingLabTools();
 const problem =
@@ -72,6 +74,8 @@ describe.skipIf(missingPrerequisite(LABEL, problem))(
     let image: InstanceImage;
     let images: ImageServer | undefined;
     let imageBase: string;
+    let qcow2: string;
+    let hostile: string;
     let lab: ProductLab;
     /** Nodes scenario 1 deployed, for scenario 5. */
     const deployed: Array<{ uuid: string; machine: QemuMachine; disk: string }> = [];
@@ -90,8 +94,16 @@ describe.skipIf(missingPrerequisite(LABEL, problem))(
           BMAAS_AGENT__POST_DEPLOY_GET_POWER_STATE_RETRIES: '10',
         },
       });
+      // the qcow2 forms of the instance image, made here from the raw one, and a hostile qcow2 whose
+      // backing file is a file of the host
+      qcow2 = join(base.workDir, 'instance.qcow2');
+      execFileSync('qemu-img', ['convert', '-f', 'raw', '-O', 'qcow2', image.path, qcow2]);
+      hostile = join(base.workDir, 'hostile.qcow2');
+      execFileSync('qemu-img', ['create', '-f', 'qcow2', '-b', '/etc/hostname', '-F', 'raw', hostile, '20M'], {
+        stdio: 'ignore',
+      });
       const socket = join(base.workDir, 'images.sock');
-      images = await startImageServer(socket, image.path);
+      images = await startImageServer(socket, image.path, { [QCOW2_PATH]: qcow2, [HOSTILE_PATH]: hostile });
       imageBase = await lab.reachFromMachines(socket);
       return lab;
     });
@@ -119,6 +131,20 @@ describe.skipIf(missingPrerequisite(LABEL, problem))(
       await lab.api.provision(uuid, 'manage', 'manageable', ACTION_TIMEOUT_MS);
       await lab.api.provision(uuid, 'provide', 'available', ACTION_TIMEOUT_MS);
       return { machine, uuid, disk };
+    }
+
+    function sha256Of(file: string): string {
+      return createHash('sha256').update(readFileSync(file)).digest('hex');
+    }
+
+    function qcow2Image(path: string, file: string, downloadSource: string): Record<string, unknown> {
+      return {
+        image_source: `${imageBase}${path}`,
+        image_os_hash_algo: 'sha256',
+        image_os_hash_value: sha256Of(file),
+        image_disk_format: 'qcow2',
+        image_download_source: downloadSource,
+      };
     }
 
     function goodImage(path = images?.imagePath): Record<string, unknown> {
@@ -344,6 +370,51 @@ describe.skipIf(missingPrerequisite(LABEL, problem))(
         expect(await revived.readSerial()).toContain(`E2E-AGENT image written and verified sha256=${image.sha256}`);
       },
       TEST_TIMEOUT_MS + CALLBACK_TIMEOUT_S * 1000,
+    );
+
+    it.concurrent.each([
+      ['local', '52:54:00:e2:d0:41'],
+      ['http', '52:54:00:e2:d0:51'],
+    ])(
+      '6. a qcow2 image with image_download_source %s is written as raw and the machine boots its disk',
+      async (source, mac) => {
+        const { machine, uuid, disk } = await machineWithNode(`qcow2-${source}`, mac, {
+          instanceInfo: qcow2Image(QCOW2_PATH, qcow2, source),
+        });
+        const { node } = await deployWatching(uuid, null, 'active');
+        expect(node).toMatchObject({ provision_state: 'active', last_error: null });
+        await machine.waitForSerial(/INSTANCE-BOOTED node=none/, DEPLOY_TIMEOUT_MS);
+        const serial = await machine.readSerial();
+        // local: the conductor converted it and served raw from its own file server; http: the agent converted it
+        const url = source === 'local' ? `/agent_images/${uuid} format=raw` : `${QCOW2_PATH} format=qcow2`;
+        expect(serial).toContain(url);
+        // the disk holds the raw image (its partition table then gained the config drive's entry, if any)
+        const written = await firstBytes(disk, image.size);
+        expect(written.subarray(512).equals(readFileSync(image.path).subarray(512))).toBe(true);
+        const owner = lab.stack.conductors.find((conductor) => conductor.hostname === node.conductor);
+        expect(nodeLines(owner?.process.lines ?? [], uuid)).toContainEqual(
+          expect.objectContaining({ message: 'the agent wrote the image asked for' }),
+        );
+      },
+      TEST_TIMEOUT_MS,
+    );
+
+    it.concurrent(
+      '7. a qcow2 whose backing file is a host file is refused with a clear last_error, and nothing is written',
+      async () => {
+        const { machine, uuid, disk } = await machineWithNode('hostile', '52:54:00:e2:d0:61', {
+          instanceInfo: qcow2Image(HOSTILE_PATH, hostile, 'local'),
+        });
+        const { node } = await deployWatching(uuid, null, 'deploy failed');
+        expect(String(node.last_error)).toMatch(
+          /Deploy step deploy\.write_image failed: Image http:\/\/.*\/images\/hostile\.qcow2 is unsafe \(qcow2\): qcow2 image has a backing file\./,
+        );
+        const serial = await machine.readSerial();
+        expect(serial).not.toContain('E2E-AGENT command=deploy.execute_deploy_step');
+        const start = await firstBytes(disk, 1024 * 1024);
+        expect(start.equals(Buffer.alloc(start.length)), 'the disk is untouched').toBe(true);
+      },
+      TEST_TIMEOUT_MS,
     );
   },
 );

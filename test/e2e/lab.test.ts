@@ -51,6 +51,8 @@ describe.skipIf(skipLab)('test ramdisk', () => {
       expect.arrayContaining(['init', 'bin/sh', 'bin/busybox', 'etc/udhcpc.script', 'lib/modules/load-order']),
     );
     expect(files).toContain('lib/modules/virtio_net.ko');
+    // the agent converts qcow2 images: qemu-img and the libraries it loads
+    expect(files).toEqual(expect.arrayContaining(['usr/bin/qemu-img', 'lib64/ld-linux-x86-64.so.2']));
   }, 120_000);
 });
 

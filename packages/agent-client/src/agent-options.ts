@@ -61,6 +61,12 @@ export const AGENT_OPTIONS = {
     default: 5,
     env: 'BMAAS_AGENT__POST_DEPLOY_GET_POWER_STATE_RETRY_INTERVAL',
   },
+  image_download_source: {
+    doc: "Where agents download instance images from: http = the image_source URL itself; local = the conductor downloads the image once into its cache, checks and converts it, and serves it from its own file server ([deploy]http_url). instance_info.image_download_source (then driver_info's) overrides it per node.",
+    format: ['http', 'local'],
+    default: 'http',
+    env: 'BMAAS_AGENT__IMAGE_DOWNLOAD_SOURCE',
+  },
   stream_raw_images: {
     doc: 'Tell the agent to stream raw images straight to the disk.',
     format: Boolean,

@@ -1,6 +1,7 @@
 import { InvalidParameterValue } from '@bmaas/common';
 import jsonPatch, { type Operation } from 'fast-json-patch';
 import { compileSchema, PATCH_SCHEMA } from './validation.js';
+import { Minor } from './versions.js';
 
 export interface PatchOperation {
   op: 'add' | 'replace' | 'remove';
@@ -19,11 +20,16 @@ function decodePointer(segment: string): string {
   return segment.replace(/~1/g, '/').replace(/~0/g, '~');
 }
 
-/** Validates an RFC 6902 body and that it only touches `allowed` top-level fields. */
-export function parsePatch(body: unknown, allowed: readonly string[]): PatchOperation[] {
+/**
+ * Validates an RFC 6902 body and that it only touches `allowed` top-level
+ * fields. Ironic reads `~0` and `~1` in the field name as `~` and `/` from
+ * 1.98 on; older requests name the field as written.
+ */
+export function parsePatch(body: unknown, allowed: readonly string[], minor: number): PatchOperation[] {
   const ops = checkPatchDocument(body);
   for (const op of ops) {
-    if (!allowed.includes(rootField(op.path))) {
+    const field = minor >= Minor.PATCH_ESCAPED_KEYS ? rootField(op.path) : (op.path.split('/')[1] ?? '');
+    if (!allowed.includes(field)) {
       throw new InvalidParameterValue(
         `Cannot patch ${op.path}. Only the following can be updated: ${allowed.join(', ')}`,
       );

@@ -115,3 +115,11 @@ export function onlyQuery(...allowed: string[]): RequestHandler {
 }
 
 export const PAGE_PARAMS = ['limit', 'marker', 'sort_key', 'sort_dir'] as const;
+
+/** The names of a comma-separated filter (`?shard=a,b`), trimmed, empty ones dropped. */
+export function commaList(value: string): string[] {
+  return value
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+}

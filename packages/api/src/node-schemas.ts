@@ -20,6 +20,7 @@ const NODE_PROPERTIES = {
   driver_info: schemaTypes.nullableObject,
   instance_info: schemaTypes.nullableObject,
   instance_uuid: schemaTypes.nullableString(36),
+  instance_name: { type: ['string', 'null'], minLength: 1, maxLength: 255 },
   properties: schemaTypes.nullableObject,
   extra: schemaTypes.nullableObject,
   conductor_group: schemaTypes.nullableString(255),
@@ -82,6 +83,7 @@ export interface NodeBody extends InterfaceFields {
   retired_reason?: string | null;
   network_data?: Record<string, unknown> | null;
   disable_power_off?: BooleanLike;
+  instance_name?: string | null;
   shard?: string | null;
   parent_node?: string | null;
   boot_mode?: 'bios' | 'uefi' | null;
@@ -101,6 +103,7 @@ export const NODE_FIELD_DEFAULTS: Readonly<Record<string, unknown>> = {
   driver_info: {},
   instance_info: {},
   instance_uuid: null,
+  instance_name: null,
   properties: {},
   extra: {},
   conductor_group: '',

@@ -86,6 +86,7 @@ const SCALAR_FIELDS = [
   'name',
   'driver',
   'instanceUuid',
+  'instanceName',
   'conductorGroup',
   'resourceClass',
   'description',
@@ -112,6 +113,7 @@ function fieldsOf(body: NodeBody, defaultGroup: string): NodeFields {
     driverInfo: body.driver_info ?? {},
     instanceInfo: body.instance_info ?? {},
     instanceUuid: body.instance_uuid?.toLowerCase() ?? null,
+    instanceName: body.instance_name ?? null,
     properties: body.properties ?? {},
     extra: body.extra ?? {},
     conductorGroup: normaliseConductorGroup(body.conductor_group || defaultGroup),
@@ -146,6 +148,7 @@ function patchDocument(node: NodeRecord): Record<string, unknown> {
     driver_info: node.driverInfo,
     instance_info: node.instanceInfo,
     instance_uuid: node.instanceUuid,
+    instance_name: node.instanceName,
     properties: node.properties,
     extra: node.extra,
     conductor_group: node.conductorGroup,
@@ -313,7 +316,7 @@ export class NodeService {
   }
 
   async patch(node: NodeRecord, body: unknown, minor: number, resetInterfaces?: boolean): Promise<NodeRecord> {
-    const ops = parsePatch(body, NODE_PATCH_FIELDS);
+    const ops = parsePatch(body, NODE_PATCH_FIELDS, minor);
     for (const op of ops) {
       const since = NODE_WRITE_VERSIONS[rootField(op.path)];
       if (since !== undefined && minor < since && op.op !== 'remove') throw versionTooLow(since);
@@ -335,6 +338,11 @@ export class NodeService {
     const patched = checkNodeBody(applyJsonPatch(patchDocument(node), ops, NODE_FIELD_DEFAULTS));
     checkUuidField('instance_uuid', patched.instance_uuid);
     const next = fieldsOf(patched, '');
+    // Nova names the instance in instance_info.display_name: an unnamed instance takes that name, as Ironic's.
+    const displayName = next.instanceInfo.display_name;
+    if (next.instanceName === null && typeof displayName === 'string' && displayName !== '') {
+      if (!sameJson(next.instanceInfo, node.instanceInfo)) next.instanceName = displayName;
+    }
     if (next.parentNode !== null && next.parentNode !== node.parentNode) {
       next.parentNode = await this.parentUuid(next.parentNode, minor, node);
     }

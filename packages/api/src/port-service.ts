@@ -1,4 +1,5 @@
 import {
+  InvalidApiVersion,
   InvalidParameterValue,
   NodeLocked,
   type NodeRecord,
@@ -62,11 +63,17 @@ const LOCAL_LINK_CONNECTION = {
   ],
 } as const;
 
-/** Throws 406 when `link` holds a key newer than the request's version. */
+/**
+ * Throws 406 when `link` holds a key newer than the request's version, or an
+ * OVN VTEP key from 1.105 on, which took them back.
+ */
 function checkLocalLinkVersion(link: Record<string, unknown> | null | undefined, minor: number): void {
   for (const key of Object.keys(link ?? {})) {
     const since = LOCAL_LINK_KEY_VERSIONS[key];
     if (since !== undefined && minor < since) throw versionTooLow(since);
+    if (since === Minor.OVN_VTEP && minor >= Minor.OVN_VTEP_REMOVED) {
+      throw new InvalidApiVersion(`local_link_connection key ${key} is not acceptable from API version 1.105 on.`);
+    }
   }
 }
 
@@ -83,6 +90,10 @@ const PORT_PROPERTIES = {
   portgroup_uuid: schemaTypes.nullableUuid,
   is_smartnic: schemaTypes.nullableBooleanLike,
   name: schemaTypes.nullableString(255),
+  description: schemaTypes.nullableString(255),
+  vendor: schemaTypes.nullableString(32),
+  category: schemaTypes.nullableString(80),
+  available_for_dynamic_portgroup: { type: 'boolean' },
 } as const;
 
 interface PortBody {
@@ -97,6 +108,10 @@ interface PortBody {
   portgroup_uuid?: string | null;
   is_smartnic?: boolean | string | null;
   name?: string | null;
+  description?: string | null;
+  vendor?: string | null;
+  category?: string | null;
+  available_for_dynamic_portgroup?: boolean;
 }
 
 const checkPortBody = compileSchema<PortBody>('port', {
@@ -129,6 +144,10 @@ const PORT_FIELD_DEFAULTS = {
   portgroup_uuid: null,
   is_smartnic: false,
   name: null,
+  description: null,
+  vendor: null,
+  category: null,
+  available_for_dynamic_portgroup: true,
 };
 const PORT_WRITE_VERSIONS: Readonly<Record<string, number>> = {
   pxe_enabled: Minor.PORT_ADVANCED_NET_FIELDS,
@@ -138,6 +157,10 @@ const PORT_WRITE_VERSIONS: Readonly<Record<string, number>> = {
   is_smartnic: Minor.PORT_SMARTNIC,
   name: Minor.PORT_NAME,
   node_ident: Minor.PORT_NODE_IDENT,
+  description: Minor.PORT_DESCRIPTION,
+  vendor: Minor.PORT_VENDOR,
+  category: Minor.PORT_CATEGORY,
+  available_for_dynamic_portgroup: Minor.DYNAMIC_PORTGROUP,
 };
 
 function checkPhysicalNetwork(value: string | null | undefined): void {
@@ -153,6 +176,16 @@ function checkedCreateBody(body: unknown, minor: number): PortBody {
   checkLocalLinkVersion(port.local_link_connection, minor);
   checkPhysicalNetwork(port.physical_network);
   return { ...port, address: parseMac(port.address) };
+}
+
+/** The free-text fields of a checked body and its dynamic portgroup flag, as stored. */
+function describingFields(port: PortBody) {
+  return {
+    description: port.description ?? null,
+    vendor: port.vendor ?? null,
+    category: port.category ?? null,
+    availableForDynamicPortgroup: port.available_for_dynamic_portgroup ?? true,
+  };
 }
 
 /** Port rules of the REST API. MACs are accepted in every form parseMac knows and stored canonical. */
@@ -207,11 +240,12 @@ export class PortService {
       physicalNetwork: port.physical_network ?? null,
       localLinkConnection: port.local_link_connection ?? {},
       extra: port.extra ?? {},
+      ...describingFields(port),
     };
   }
 
   async patch(port: PortRecord, body: unknown, minor: number): Promise<PortRecord> {
-    const ops = parsePatch(body, PORT_PATCH_FIELDS);
+    const ops = parsePatch(body, PORT_PATCH_FIELDS, minor);
     for (const op of ops) {
       const since = PORT_WRITE_VERSIONS[rootField(op.path)];
       if (since !== undefined && minor < since) throw versionTooLow(since);
@@ -222,8 +256,15 @@ export class PortService {
       created_at: _created,
       updated_at: _updated,
       internal_info: _internal,
-      ...doc
+      ...dict
     } = portDict(port);
+    const doc = {
+      ...dict,
+      description: port.description,
+      vendor: port.vendor,
+      category: port.category,
+      available_for_dynamic_portgroup: port.availableForDynamicPortgroup,
+    };
     const next = checkPatchedPort(applyJsonPatch(doc, ops, PORT_FIELD_DEFAULTS));
     checkPhysicalNetwork(next.physical_network);
     const changes: PortChanges = {};
@@ -242,6 +283,9 @@ export class PortService {
     }
     const extra = next.extra ?? {};
     if (JSON.stringify(extra) !== JSON.stringify(port.extra)) changes.extra = extra;
+    for (const [key, value] of Object.entries(describingFields(next)) as [keyof PortChanges, unknown][]) {
+      if (value !== port[key as keyof PortRecord]) Object.assign(changes, { [key]: value });
+    }
     const membership = await this.membership(next, node.id);
     for (const key of ['portgroupUuid', 'isSmartnic', 'name'] as const) {
       if (membership[key] !== (port[key] ?? null)) Object.assign(changes, { [key]: membership[key] });

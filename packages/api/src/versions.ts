@@ -85,6 +85,26 @@ export const Minor = {
   RUNBOOKS: 92,
   VMEDIA_LIST: 93,
   PORT_NODE_IDENT: 94,
+  INSPECTION_RULES: 96,
+  PORT_DESCRIPTION: 97,
+  PATCH_ESCAPED_KEYS: 98,
+  CONDUCTOR_GROUP_PORT_FILTER: 99,
+  PORT_VENDOR: 100,
+  PORT_CATEGORY: 101,
+  PORTGROUP_PHYSICAL_NETWORK: 102,
+  PORTGROUP_CATEGORY: 103,
+  INSTANCE_NAME: 104,
+  OVN_VTEP_REMOVED: 105,
+  PORTGROUP_SHARD_FILTER: 106,
+  X_OPENSTACK_REQUEST_ID: 107,
+  SERVICE_DISABLE_RAMDISK: 108,
+  NODE_HEALTH: 109,
+  DEPLOY_WAIT_ABORT: 110,
+  DYNAMIC_PORTGROUP: 111,
+  RUNBOOK_TRAITS: 112,
+  HISTORY_PROJECT: 113,
+  FIRMWARE_IDENTITY: 114,
+  HISTORY_STATE_FIELDS: 115,
 } as const;
 
 /** Whether this API serves a microversion's feature. */
@@ -97,7 +117,7 @@ export interface Microversion {
 }
 
 /**
- * The microversions up to 1.95 with what each adds, and whether it is
+ * The microversions up to 1.115 with what each adds, and whether it is
  * served. docs/api.md shows the same rows. MAX_MINOR stops below the first
  * row not served.
  */
@@ -197,6 +217,26 @@ export const MICROVERSIONS: readonly Microversion[] = [
   { minor: 93, feature: 'virtual media listing', status: 'served' },
   { minor: 94, feature: 'port created on a node named by node_ident (UUID or name)', status: 'served' },
   { minor: 95, feature: 'node disable_power_off', status: 'served' },
+  { minor: 96, feature: 'inspection rules', status: 'served' },
+  { minor: 97, feature: 'port description', status: 'served' },
+  { minor: 98, feature: 'PATCH paths with ~0 and ~1 (JSON pointer escaping) in field names', status: 'served' },
+  { minor: 99, feature: '?conductor_groups= on port and portgroup lists', status: 'served' },
+  { minor: 100, feature: 'port vendor', status: 'served' },
+  { minor: 101, feature: 'port category', status: 'served' },
+  { minor: 102, feature: 'portgroup physical_network', status: 'served' },
+  { minor: 103, feature: 'portgroup category', status: 'served' },
+  { minor: 104, feature: 'node instance_name', status: 'served' },
+  { minor: 105, feature: 'OVN VTEP keys of port local_link_connection refused again', status: 'served' },
+  { minor: 106, feature: '?shard= on portgroup lists', status: 'served' },
+  { minor: 107, feature: 'x-openstack-request-id response header', status: 'served' },
+  { minor: 108, feature: 'disable_ramdisk with the service verb', status: 'served' },
+  { minor: 109, feature: 'node health', status: 'served' },
+  { minor: 110, feature: 'abort in wait call-back', status: 'served' },
+  { minor: 111, feature: 'port available_for_dynamic_portgroup, portgroup dynamic_portgroup', status: 'served' },
+  { minor: 112, feature: 'runbook traits and description; /v1/runbooks/{id}/traits', status: 'served' },
+  { minor: 113, feature: 'project in node history', status: 'served' },
+  { minor: 114, feature: 'firmware component vendor, model, serial_number', status: 'served' },
+  { minor: 115, feature: 'state, target_provision_state, duration_seconds in node history', status: 'served' },
 ];
 
 /** The version just below the first row of `table` not served (the highest row when all are). */

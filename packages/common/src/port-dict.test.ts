@@ -13,6 +13,10 @@ const PORT: PortRecord = {
   localLinkConnection: { switch_id: '00:11:22:33:44:55', port_id: 'Eth1/1' },
   extra: { rack: 'r1' },
   name: null,
+  description: null,
+  vendor: null,
+  category: null,
+  availableForDynamicPortgroup: true,
   createdAt: new Date('2026-01-02T03:04:05.678Z'),
   updatedAt: null,
 };

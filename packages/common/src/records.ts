@@ -2,6 +2,9 @@
 
 export type JsonObject = Record<string, unknown>;
 
+/** Hardware health a BMC reports, in Ironic's words. */
+export type HealthState = 'OK' | 'Warning' | 'Critical';
+
 export interface NodeRecord {
   id: number;
   uuid: string;
@@ -15,6 +18,8 @@ export interface NodeRecord {
   driverInternalInfo: JsonObject;
   instanceInfo: JsonObject;
   instanceUuid: string | null;
+  /** A name for the instance deployed on the node (1.104); follows instance_info.display_name when unset. */
+  instanceName: string | null;
   properties: JsonObject;
   extra: JsonObject;
   provisionState: string;
@@ -50,6 +55,8 @@ export interface NodeRecord {
   retiredReason: string | null;
   networkData: JsonObject;
   disablePowerOff: boolean;
+  /** The hardware's health as its BMC reports it at power sync (1.109); null until one is read. */
+  health: HealthState | null;
   shard: string | null;
   parentNode: string | null;
   bootMode: string | null;
@@ -82,6 +89,13 @@ export interface NodeHistoryRecord {
   severity: string;
   event: string;
   user: string | null;
+  /** The project whose request led to the entry (1.113). */
+  project: string | null;
+  /** The node's provision state and target when the entry was written (1.115). */
+  state: string | null;
+  targetProvisionState: string | null;
+  /** Seconds the node had spent in its previous provision state (1.115). */
+  durationSeconds: number | null;
   createdAt: Date;
 }
 
@@ -99,6 +113,11 @@ export interface PortRecord {
   /** The portgroup the port is in. */
   portgroupUuid?: string | null;
   isSmartnic?: boolean;
+  description: string | null;
+  vendor: string | null;
+  category: string | null;
+  /** Whether a conductor may put the port in a portgroup it makes for the node (1.111). */
+  availableForDynamicPortgroup: boolean;
   createdAt: Date;
   updatedAt: Date | null;
 }

@@ -6,6 +6,7 @@ export class PortgroupNotFound extends NotFound.of('Portgroup', 'portgroup') {}
 export class AllocationNotFound extends NotFound.of('Allocation', 'allocation') {}
 export class DeployTemplateNotFound extends NotFound.of('Deploy template', 'template') {}
 export class RunbookNotFound extends NotFound.of('Runbook', 'runbook') {}
+export class InspectionRuleNotFound extends NotFound.of('Inspection rule', 'rule') {}
 export class VolumeConnectorNotFound extends NotFound.of('Volume connector', 'connector') {}
 export class VolumeTargetNotFound extends NotFound.of('Volume target', 'target') {}
 
@@ -39,6 +40,7 @@ export const RESOURCE_ERRORS: readonly DocumentedError[] = [
   describeError(AllocationNotFound, 'No allocation with that UUID or name.'),
   describeError(DeployTemplateNotFound, 'No deploy template with that UUID or name.'),
   describeError(RunbookNotFound, 'No runbook with that UUID or name.'),
+  describeError(InspectionRuleNotFound, 'No inspection rule with that UUID.'),
   describeError(VolumeConnectorNotFound, 'No volume connector with that UUID.'),
   describeError(VolumeTargetNotFound, 'No volume target with that UUID.'),
   describeError(

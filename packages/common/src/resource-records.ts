@@ -27,6 +27,10 @@ export interface PortgroupRecord extends NodeOwned {
   standalonePortsSupported: boolean;
   internalInfo: JsonObject;
   extra: JsonObject;
+  physicalNetwork: string | null;
+  category: string | null;
+  /** Made by a conductor from ports available for one, not by a user (1.111). */
+  dynamicPortgroup: boolean;
 }
 
 export type AllocationState = 'allocating' | 'active' | 'error';
@@ -62,8 +66,29 @@ export interface DeployTemplateRecord extends Stored {
   extra: JsonObject;
 }
 
+/** One condition or action of an inspection rule, as stored (Ironic's shape). */
+export interface InspectionRuleStepRecord {
+  op: string;
+  args: JsonObject | unknown[];
+  loop?: unknown[] | JsonObject;
+  multiple?: 'any' | 'all' | 'first' | 'last';
+}
+
+export interface InspectionRuleRecord extends Stored {
+  description: string | null;
+  priority: number;
+  phase: string;
+  /** Its conditions and actions are never shown, and its arguments never logged. */
+  sensitive: boolean;
+  conditions: InspectionRuleStepRecord[];
+  actions: InspectionRuleStepRecord[];
+}
+
 export interface RunbookRecord extends Stored {
   name: string;
+  description: string | null;
+  /** The node traits it may run on (1.112), sorted. */
+  traits: string[];
   steps: StepRecord[];
   disableRamdisk: boolean;
   public: boolean;

@@ -2,12 +2,14 @@ import type { AddressInfo } from 'node:net';
 import type { AGENT_OPTIONS } from '@bmaas/agent-client';
 import { type BmaasConfig, type Logger, pluginSection, RepeatingTask, WAIT_STATES } from '@bmaas/common';
 import { followBootPath, type Stores } from '@bmaas/db';
+import type { MaskSecrets } from '@bmaas/inspection-rules';
 import { ConductorRing, RpcCallMetrics } from '@bmaas/rpc-client';
 import { loadSendfile } from '@bmaas/sendfile';
 import { type ConductorSetup, prepareConductor } from './conductor-setup.js';
 import { NodeHistoryWriter } from './history/node-history-writer.js';
 import { createHttpFileServer, listen } from './http-file-server.js';
 import { InventoryProcessor } from './inspection/inventory-processor.js';
+import { InspectionRuleApplier, readBuiltInRules } from './inspection/rule-application.js';
 import type { ConductorMetrics } from './metrics/conductor-metrics.js';
 import type { NodeCheckDeps } from './periodic/node-checks.js';
 import { type NodeEventRecorder, recordedNodeEvents } from './periodic/node-events.js';
@@ -117,6 +119,13 @@ export function createConductor(deps: ConductorDeps): Conductor {
     ports: stores.ports,
     inventories: stores.inventories,
     config: config.inspector,
+    rules: new InspectionRuleApplier({
+      rules: stores.inspectionRules,
+      traits: stores.nodeTraits,
+      ports: stores.ports,
+      builtIn: readBuiltInRules(config.inspection_rules.built_in_rules),
+      maskSecrets: config.inspection_rules.mask_secrets as MaskSecrets,
+    }),
   });
   const runner = new ProvisioningRunner({
     tasks,

@@ -49,4 +49,11 @@ export {
   PortStore,
 } from './stores/port-store.js';
 export { type ColumnFilters, ResourceStore, type ResourceTableSpec } from './stores/resource-store.js';
-export { ChassisStore, PortgroupStore, type ResourceStores } from './stores/resource-stores.js';
+export {
+  ChassisStore,
+  InspectionRuleStore,
+  PortgroupStore,
+  type ResourceStores,
+  RunbookStore,
+} from './stores/resource-stores.js';
+export { TraitStore } from './stores/trait-store.js';

@@ -1,3 +1,4 @@
+import { rm } from 'node:fs/promises';
 import { AGENT_OPTIONS, AgentClient, type AgentSettings } from '@bmaas/agent-client';
 import {
   type BmaasConfig,
@@ -10,6 +11,7 @@ import {
 } from '@bmaas/common';
 import type {
   DeployInterface,
+  InstanceImages,
   InterfaceDeps,
   InterfaceDescriptor,
   ProvisionStep,
@@ -17,10 +19,12 @@ import type {
   StepOutcome,
   Task,
 } from '@bmaas/driver-api';
+import { agentImagePath, imageForAgent } from './agent-image.js';
 import { agentNodeOf, agentPortsOf, flattenAgentSteps, stepName, stepStatus } from './agent-steps.js';
 import { configDriveForAgent } from './configdrive.js';
 import { imageInfoFor, instanceImageOf } from './image-info.js';
 import { sha512Crypt } from './rescue-password.js';
+import { type AskedImage, checkWrittenImage, InstanceDeployFailure } from './written-image.js';
 
 /** States whose next boot is the deploy ramdisk: a new owner must prepare it again. */
 const NEEDS_DEPLOY_RAMDISK: ReadonlySet<string> = new Set([
@@ -47,12 +51,16 @@ const DEPLOY_STEPS: readonly ProvisionStep[] = [
 const CACHED_DEPLOY_STEPS = 'agent_cached_deploy_steps';
 const HARDWARE_MANAGER_VERSION = 'hardware_manager_version';
 const ROOT_UUID = 'root_uuid_or_disk_id';
+/** What write_image asked the agent for, checked against the agent's answer. */
+const IMAGE_ASKED = 'agent_image_asked';
 
 export interface DirectDeployDeps {
   /** Its own [agent] section, and the conductor's [deploy] (clean step priorities). */
   config: { agent: AgentSettings; deploy: BmaasConfig['deploy'] };
   logger: Logger;
   agent: AgentClient;
+  /** The conductor's instance image cache, for image_download_source local. */
+  instanceImages?: InstanceImages | undefined;
   sleep?: (ms: number) => Promise<void>;
 }
 
@@ -87,7 +95,7 @@ export class DirectDeployInterface implements DeployInterface, RescueSteps {
 
   /** The image fields of instance_info (image_source URL, checksum, disk format) must be usable. */
   async validate(task: Task): Promise<void> {
-    instanceImageOf(task.node);
+    instanceImageOf(task.node, this.deps.config.agent.image_download_source);
   }
 
   async getDeploySteps(_task: Task): Promise<ProvisionStep[]> {
@@ -116,12 +124,15 @@ export class DirectDeployInterface implements DeployInterface, RescueSteps {
     if (step.step === 'deploy') return this.agentCameUp(task);
     if (step.step === 'write_image') {
       const last = await this.agent.lastCommand(task.node);
-      return stepStatus(last, 'execute_deploy_step', 'deploy_step', step, 'Deploy');
+      const outcome = stepStatus(last, 'execute_deploy_step', 'deploy_step', step, 'Deploy');
+      if (outcome === 'done') await this.checkWritten(task, last?.command_result?.deploy_result);
+      return outcome;
     }
     return 'done';
   }
 
   async tearDown(task: Task): Promise<void> {
+    await rm(agentImagePath(task, this.deps.config.deploy), { force: true });
     await task.driver.power.setPowerState(task, PowerState.OFF);
     await task.driver.boot.cleanUpInstance(task);
   }
@@ -251,7 +262,7 @@ export class DirectDeployInterface implements DeployInterface, RescueSteps {
     if (!offered.some((s) => s.interface === 'deploy' && s.step === 'write_image')) {
       throw new InvalidParameterValue('The agent offers no deploy.write_image step (get_deploy_steps).');
     }
-    const imageInfo = imageInfoFor(task.node, { streamRawImages: this.deps.config.agent.stream_raw_images });
+    const { imageInfo, virtualSize } = await imageForAgent(task, this.deps);
     const configdrive = await configDriveForAgent(task.node.instanceInfo.configdrive, task.node);
     const step: JsonObject = {
       interface: 'deploy',
@@ -259,6 +270,8 @@ export class DirectDeployInterface implements DeployInterface, RescueSteps {
       priority: 80,
       args: { image_info: imageInfo, configdrive },
     };
+    const asked: AskedImage = { ...askedImageOf(imageInfo), ...(virtualSize !== undefined ? { virtualSize } : {}) };
+    await task.updateNode({ driverInternalInfo: { ...task.node.driverInternalInfo, [IMAGE_ASKED]: { ...asked } } });
     task.logger.info('asking the agent to write the image', { url: imageInfo.urls, diskFormat: imageInfo.disk_format });
     const started = await this.agent.executeDeployStep(task.node, step, {
       node: agentNodeOf(task),
@@ -269,6 +282,22 @@ export class DirectDeployInterface implements DeployInterface, RescueSteps {
       stepStatus(started, 'execute_deploy_step', 'deploy_step', DEPLOY_STEPS[1] as ProvisionStep, 'Deploy');
     }
     return 'wait';
+  }
+
+  /** The agent says write_image succeeded: what it reports must be what it was asked to write. */
+  private async checkWritten(task: Task, deployResult: unknown): Promise<void> {
+    const { [IMAGE_ASKED]: stored, ...rest } = task.node.driverInternalInfo;
+    const asked =
+      (stored as AskedImage | undefined) ??
+      askedImageOf(imageInfoFor(task.node, { streamRawImages: this.deps.config.agent.stream_raw_images }));
+    try {
+      checkWrittenImage(deployResult, asked);
+    } catch (error) {
+      throw new InstanceDeployFailure(`Deploy step deploy.write_image failed: ${(error as Error).message}`);
+    }
+    task.logger.info('the agent wrote the image asked for', { image: asked.id, result: deployResult });
+    await task.updateNode({ driverInternalInfo: rest });
+    await rm(agentImagePath(task, this.deps.config.deploy), { force: true });
   }
 
   /** Step `prepare_instance_boot`: record the root disk, boot from it from now on. */
@@ -325,6 +354,19 @@ export class DirectDeployInterface implements DeployInterface, RescueSteps {
   }
 }
 
+function askedImageOf(imageInfo: JsonObject): AskedImage {
+  const text = (key: string) => (typeof imageInfo[key] === 'string' ? (imageInfo[key] as string) : undefined);
+  const osHashAlgo = text('os_hash_algo');
+  const osHashValue = text('os_hash_value');
+  const checksum = text('checksum');
+  return {
+    id: text('id') ?? '',
+    diskFormat: text('disk_format') ?? 'raw',
+    ...(osHashAlgo && osHashValue ? { osHashAlgo, osHashValue } : {}),
+    ...(checksum ? { checksum } : {}),
+  };
+}
+
 /** The `direct` deploy interface, for the conductor's registry: it owns [agent], how it talks to the ramdisk agent. */
 export const directDeployInterface: InterfaceDescriptor<DirectDeployInterface, typeof AGENT_OPTIONS> = {
   name: 'direct',
@@ -335,5 +377,6 @@ export const directDeployInterface: InterfaceDescriptor<DirectDeployInterface, t
       config: { deploy: deps.deploy, agent: deps.settings },
       logger: deps.logger,
       agent: new AgentClient({ config: deps.settings, logger: deps.logger, observer: deps.agentCommands }),
+      instanceImages: deps.instanceImages,
     }),
 };

@@ -7,10 +7,14 @@ export const HASH_ALGORITHMS: readonly string[] = ['md5', 'sha1', 'sha224', 'sha
 /** Legacy image_checksum: the algorithm follows from the length of the hex digest. */
 const CHECKSUM_HEX = /^(?:[0-9a-f]{32}|[0-9a-f]{64}|[0-9a-f]{128})$/i;
 
+/** Where the agent downloads the image from: the image_source URL, or the conductor's own file server. */
+export const DOWNLOAD_SOURCES: readonly string[] = ['http', 'local'];
+
 /** What instance_info says about the image, once checked. */
 export interface InstanceImage {
   source: string;
   diskFormat: string;
+  downloadSource: 'http' | 'local';
   osHashAlgo?: string;
   osHashValue?: string;
   checksum?: string;
@@ -40,8 +44,21 @@ function isHttpUrl(value: string): boolean {
  * Whole-disk images only: kernel/ramdisk (partition images) are refused.
  * Throws MissingParameterValue / InvalidParameterValue.
  */
-export function instanceImageOf(node: Pick<NodeRecord, 'instanceInfo'>): InstanceImage {
+export function instanceImageOf(
+  node: Pick<NodeRecord, 'instanceInfo'> & Partial<Pick<NodeRecord, 'driverInfo'>>,
+  defaultDownloadSource = 'http',
+): InstanceImage {
   const info = node.instanceInfo;
+  // per node as upstream: instance_info, then driver_info, then [agent]image_download_source
+  const downloadSource =
+    text(info, 'image_download_source') ??
+    text(node.driverInfo ?? {}, 'image_download_source') ??
+    defaultDownloadSource;
+  if (!DOWNLOAD_SOURCES.includes(downloadSource)) {
+    throw new InvalidParameterValue(
+      `image_download_source "${downloadSource}" is not supported (${DOWNLOAD_SOURCES.join(', ')}).`,
+    );
+  }
   const source = text(info, 'image_source');
   if (!source) throw new MissingParameterValue('instance_info.image_source is required to deploy.');
   if (!isHttpUrl(source)) {
@@ -85,11 +102,27 @@ export function instanceImageOf(node: Pick<NodeRecord, 'instanceInfo'>): Instanc
       'instance_info.image_checksum must be an MD5/SHA-256/SHA-512 hex digest or an http(s) URL.',
     );
   }
+  if (downloadSource === 'local' && !osHashAlgo && !CHECKSUM_HEX.test(checksum ?? '')) {
+    throw new InvalidParameterValue(
+      'image_download_source local needs the image hash (image_os_hash_*, or image_checksum as a hex digest): the conductor verifies it.',
+    );
+  }
   return {
     source,
     diskFormat,
+    downloadSource: downloadSource as InstanceImage['downloadSource'],
     ...(osHashAlgo ? { osHashAlgo, osHashValue: (osHashValue as string).toLowerCase() } : {}),
     ...(checksum ? { checksum } : {}),
+  };
+}
+
+/** The hash the conductor verifies a local download with: image_os_hash_*, else the hex image_checksum. */
+export function imageHashOf(image: InstanceImage): { algo: string; value: string } {
+  if (image.osHashAlgo && image.osHashValue) return { algo: image.osHashAlgo, value: image.osHashValue };
+  const checksum = image.checksum ?? '';
+  return {
+    algo: ({ 32: 'md5', 64: 'sha256', 128: 'sha512' } as Record<number, string>)[checksum.length] ?? '',
+    value: checksum,
   };
 }
 
@@ -99,6 +132,15 @@ export function imageInfoFor(
   options: { streamRawImages: boolean },
 ): JsonObject {
   const image = instanceImageOf(node);
+  return imageInfoOf(node, image, options);
+}
+
+/** image_info for a checked image (`image.source` is the URL the agent downloads). */
+export function imageInfoOf(
+  node: Pick<NodeRecord, 'uuid' | 'driverInfo'>,
+  image: InstanceImage,
+  options: { streamRawImages: boolean },
+): JsonObject {
   const path = new URL(image.source).pathname;
   const proxies = Object.fromEntries(
     [

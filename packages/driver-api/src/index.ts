@@ -1,5 +1,6 @@
 export * from './boot.js';
 export * from './fake/index.js';
+export * from './instance-images.js';
 export * from './interfaces.js';
 export * from './noop-management.js';
 export * from './optional/index.js';

@@ -1,6 +1,7 @@
 import type { AgentCommandObserver } from '@bmaas/agent-client';
 import type { ConfigSection, Logger, NodeRecord, PortRecord } from '@bmaas/common';
 import type { BootInterface } from './boot.js';
+import type { InstanceImages } from './instance-images.js';
 import type { DeployInterface, ManagementInterface, PowerInterface } from './interfaces.js';
 import type { OptionalInterfaceKinds } from './optional-interfaces.js';
 
@@ -76,6 +77,8 @@ export interface InterfaceDeps<Settings = Readonly<Record<string, unknown>>> {
   conductorHostname: string;
   /** Hears of agent commands that did not succeed (the conductor's metrics); absent, they are not counted. */
   agentCommands?: AgentCommandObserver | undefined;
+  /** The conductor's instance image cache (image_download_source local); absent, local downloads are refused. */
+  instanceImages?: InstanceImages | undefined;
 }
 
 /** The interfaces of one node: the core kinds and every optional one. */

@@ -2,13 +2,16 @@
 # Runs one agent command for agent-api.sh and writes its result object.
 # usage: agent-command NAME RESULT_FILE REQUEST_BODY_FILE
 # Commands (ipa-protocol.md §2.6 and §5.6): deploy.get_deploy_steps,
-# deploy.execute_deploy_step (write_image: download, verify the hash, dd to the
-# disk, config drive partition), standby.get_partition_uuids, standby.power_off,
-# standby.sync, clean.get_clean_steps, clean.execute_clean_step (erase_devices_metadata).
+# deploy.execute_deploy_step (write_image: raw streamed to the disk and read back, qcow2
+# converted by qemu-img, anything else refused; the hash verified; config drive partition),
+# standby.get_partition_uuids, standby.power_off, standby.sync, clean.get_clean_steps,
+# clean.execute_clean_step (erase_devices_metadata).
 NAME=$1
 FILE=$2
 BODY=$3
 DISK=/dev/vda
+# the ramdisk carries it at the host's path (ramdisk.ts), which the agent's PATH need not name
+QEMU_IMG=/usr/bin/qemu-img
 MANAGER='"E2eHardwareManager"'
 SHORT=${NAME#*.}
 ID=$(sed -n 's/.*"id": "\([^"]*\)".*/\1/p' "$FILE")
@@ -58,8 +61,85 @@ write_configdrive() {
   log "configdrive partition=$DISK$part start=$start label=$(findfs LABEL=config-2)"
 }
 
+# The format whose magic the first bytes of a file or disk carry (raw when none); what the disk holds after a write.
+magic_format() {
+  case $(head -c 8 "$1" | od -An -tx1 | tr -d ' \n') in
+    514649fb*) echo qcow2 ;;
+    51454400*) echo qed ;;
+    4b444d56*) echo vmdk ;;
+    636f6e6563746978) echo vhd ;;
+    7668647866696c65) echo vhdx ;;
+    4c554b53babe*) echo luks ;;
+    *) echo raw ;;
+  esac
+}
+
+# raw: HTTP -> disk, hashing and counting on the way (the image never sits in RAM); a connection
+# that fails before an HTTP answer is tried again, as IPA retries downloads. Sets got and bytes.
+stream_raw() {
+  attempt=1
+  while :; do
+    rm -f /tmp/download.failed /tmp/count
+    mkfifo /tmp/count
+    wc -c </tmp/count >/tmp/bytes &
+    got=$({ wget -q -O - "$url" 2>/tmp/download.err || echo "$?" >/tmp/download.failed; } | tee $DISK /tmp/count | "${algo}sum" | cut -d' ' -f1)
+    wait
+    [ -f /tmp/download.failed ] && ! grep -q 'server returned error' /tmp/download.err && [ $attempt -lt 3 ] || break
+    log "download attempt $attempt failed: $(cat /tmp/download.err), retrying"
+    attempt=$((attempt + 1))
+    sleep 2
+  done
+  bytes=$(tr -d ' ' </tmp/bytes)
+  sync
+  [ -f /tmp/download.failed ] && finished FAILED null "Image download failed. URL: $url; Error: $(cat /tmp/download.err)"
+  verify_hash
+  written=$(magic_format $DISK)
+  if [ "$written" != raw ]; then
+    # a header on the disk is not a disk the machine can boot: wipe it rather than leave it looking deployed
+    dd if=/dev/zero of=$DISK bs=1M count=1 conv=fsync 2>/dev/null
+    finished FAILED null "Image declared raw is $written: it cannot be written byte for byte (declare its real format)"
+  fi
+  # read back what the disk holds: the bytes written must hash as the image did
+  echo 3 >/proc/sys/vm/drop_caches
+  back=$(head -c "$bytes" $DISK | "${algo}sum" | cut -d' ' -f1)
+  [ "$back" = "$want" ] || finished FAILED null "The disk does not hold the image after writing: read back $algo $back, expected $want"
+}
+
+# qcow2: downloaded into RAM (qcow2 cannot be piped), checked by qemu-img, converted to raw onto the disk.
+convert_qcow2() {
+  [ -x $QEMU_IMG ] || finished FAILED null "Image format qcow2 needs qemu-img, which this ramdisk lacks: give a raw image"
+  rm -f /tmp/image
+  wget -q -O /tmp/image "$url" 2>/tmp/download.err || finished FAILED null "Image download failed. URL: $url; Error: $(cat /tmp/download.err)"
+  got=$("${algo}sum" /tmp/image | cut -d' ' -f1)
+  bytes=$(wc -c </tmp/image)
+  verify_hash
+  # -f qcow2: qemu-img never guesses; info opens no backing file
+  $QEMU_IMG info --output=json -f qcow2 /tmp/image >/tmp/image.info 2>&1 ||
+    finished FAILED null "Image declared qcow2 is not a qcow2 image ($(magic_format /tmp/image)): $(tail -n 1 /tmp/image.info)"
+  backing=$(sed -n 's/.*"backing-filename": "\([^"]*\)".*/\1/p' /tmp/image.info)
+  [ -z "$backing" ] || finished FAILED null "Image refused: the qcow2 image has a backing file ($backing)"
+  grep -q '"data-file"' /tmp/image.info && finished FAILED null "Image refused: the qcow2 image has an external data file"
+  bytes=$(sed -n 's/.*"virtual-size": \([0-9]*\).*/\1/p' /tmp/image.info | head -n 1)
+  disk=$(($(cat /sys/block/vda/size) * 512))
+  [ "$bytes" -le "$disk" ] || finished FAILED null "Image is larger than the disk: $bytes bytes for $disk"
+  $QEMU_IMG convert -n -f qcow2 -O raw /tmp/image $DISK >/tmp/convert.log 2>&1 ||
+    finished FAILED null "qemu-img could not convert the image onto $DISK: $(tail -n 1 /tmp/convert.log)"
+  rm -f /tmp/image
+  sync
+  written=$(magic_format $DISK)
+}
+
+verify_hash() {
+  if [ "$got" != "$want" ]; then
+    finished FAILED null "Image failed to verify against checksum. location: $url; verification checksum: $want; image checksum: $got"
+  fi
+}
+
+# Writes raw images, and qcow2 ones only by converting them: anything else fails the step, never a
+# disk that cannot boot. The result says what was written, which the conductor checks.
 write_image() {
   url=$(grep -o '"urls":\["[^"]*"' "$BODY" | head -n 1 | sed 's/.*\["//; s/"$//')
+  format=$(field disk_format)
   algo=$(field os_hash_algo)
   want=$(field os_hash_value)
   if [ -z "$want" ]; then
@@ -71,29 +151,17 @@ write_image() {
     *) finished FAILED null "Image verification failed: unsupported hash algorithm '$algo'" ;;
   esac
   [ -b $DISK ] || finished FAILED null "No suitable device was found for deployment: $DISK missing"
-  log "write_image url=$url algo=$algo"
-  # stream: HTTP -> disk, hashing on the way (the image never sits in RAM); a connection that
-  # fails before an HTTP answer is tried again, as IPA retries downloads
-  attempt=1
-  while :; do
-    rm -f /tmp/download.failed
-    got=$({ wget -q -O - "$url" 2>/tmp/download.err || echo "$?" >/tmp/download.failed; } | tee $DISK | "${algo}sum" | cut -d' ' -f1)
-    [ -f /tmp/download.failed ] && ! grep -q 'server returned error' /tmp/download.err && [ $attempt -lt 3 ] || break
-    log "download attempt $attempt failed: $(cat /tmp/download.err), retrying"
-    attempt=$((attempt + 1))
-    sleep 2
-  done
-  sync
-  if [ -f /tmp/download.failed ]; then
-    finished FAILED null "Image download failed. URL: $url; Error: $(cat /tmp/download.err)"
-  fi
-  if [ "$got" != "$want" ]; then
-    finished FAILED null "Image failed to verify against checksum. location: $url; verification checksum: $want; image checksum: $got"
-  fi
-  log "image written and verified $algo=$got"
+  log "write_image url=$url format=${format:-raw} algo=$algo"
+  case "${format:-raw}" in
+    raw) stream_raw ;;
+    qcow2) convert_qcow2 ;;
+    *) finished FAILED null "Image format $format cannot be written by this agent: it writes raw images and converts qcow2 ones" ;;
+  esac
+  log "image written and verified $algo=$got bytes=$bytes"
   write_configdrive || finished FAILED null "Failed to write the config drive: $(tail -n 3 /tmp/fdisk.log 2>/dev/null)"
   sync
-  finished SUCCEEDED '{"deploy_result": null, "deploy_step": {"interface": "deploy", "step": "write_image", "priority": 80, "args": {}}}'
+  report="{\"source_format\": \"${format:-raw}\", \"written_format\": \"$written\", \"size\": $bytes, \"os_hash_algo\": \"$algo\", \"os_hash_value\": \"$got\"}"
+  finished SUCCEEDED "{\"deploy_result\": {\"image\": $report}, \"deploy_step\": {\"interface\": \"deploy\", \"step\": \"write_image\", \"priority\": 80, \"args\": {}}}"
 }
 
 # IPA's erase_devices_metadata: partition tables and signatures at both ends of the disk go.

@@ -27,7 +27,15 @@ export interface ImageServer {
 
 const STALL_AFTER = 1024 * 1024;
 
-export async function startImageServer(socketPath: string, imageFile: string): Promise<ImageServer> {
+/**
+ * Serves `imageFile` at imagePath (and stallOncePath), and each of `moreFiles`
+ * (URL path -> file) as it is.
+ */
+export async function startImageServer(
+  socketPath: string,
+  imageFile: string,
+  moreFiles: Readonly<Record<string, string>> = {},
+): Promise<ImageServer> {
   const requests: ImageServer['requests'] = [];
   const reports: InstanceReport[] = [];
   const stalled = new Set<string>();
@@ -47,12 +55,13 @@ export async function startImageServer(socketPath: string, imageFile: string): P
         res.writeHead(200).end('ok\n');
         return;
       }
-      if (req.method === 'GET' && (url === imagePath || url === stallOncePath)) {
+      const more = Object.hasOwn(moreFiles, url) ? moreFiles[url] : undefined;
+      if (req.method === 'GET' && (url === imagePath || url === stallOncePath || more)) {
         record(200);
         res.writeHead(200, { 'Content-Type': 'application/octet-stream' });
         const stall = url === stallOncePath && !stalled.has(url);
         stalled.add(url);
-        const stream = createReadStream(imageFile, stall ? { end: STALL_AFTER - 1 } : {});
+        const stream = createReadStream(more ?? imageFile, stall ? { end: STALL_AFTER - 1 } : {});
         // a stalled download sends its first MiB, then nothing until the client goes away
         stream.pipe(res, { end: !stall });
         return;

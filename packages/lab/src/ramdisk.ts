@@ -53,8 +53,10 @@ export const RAMDISK_KERNEL_ARGS = 'console=ttyS0 quiet panic=1';
 export const RAMDISK_AGENT_PORT = 9999;
 
 const BUSYBOX = '/bin/busybox';
+/** The agent converts qcow2 images to raw with it (qemu-utils); it and its libraries add ~10 MB to the ramdisk. */
+export const QEMU_IMG = '/usr/bin/qemu-img';
 // Bump when the build steps change in a way the hashed inputs do not show.
-const BUILD_FORMAT = '3';
+const BUILD_FORMAT = '4';
 
 /** A busybox initramfs to build: its files (path in the root -> content, mode) and modules in load order. */
 export interface InitramfsSpec {
@@ -62,6 +64,8 @@ export interface InitramfsSpec {
   label: string;
   files: Record<string, { content: string; mode: number }>;
   modules: readonly string[];
+  /** Host programs copied to the same path in the root, with every shared library `ldd` names for them. */
+  programs?: readonly string[];
   /** Writes more into the cache entry (e.g. a disk image) once kernel and initrd are there. */
   finish?: (entry: string) => Promise<void>;
   /** The file whose presence marks a complete entry (besides vmlinuz and initrd.img). */
@@ -82,6 +86,7 @@ export async function buildTestRamdisk(cacheDir: string): Promise<TestRamdisk> {
       'bin/ramdisk-inventory': { content: await read('ramdisk-inventory.sh'), mode: 0o755 },
     },
     modules: [...VIRTIO_NET_MODULES, ...VIRTIO_BLOCK_MODULES],
+    programs: [QEMU_IMG],
   });
   return filesOf(entry);
 }
@@ -94,6 +99,13 @@ export async function buildTestRamdisk(cacheDir: string): Promise<TestRamdisk> {
 export async function buildInitramfs(cacheDir: string, spec: InitramfsSpec): Promise<string> {
   // busybox is part of the key too: a Debian update of busybox-static rebuilds
   const busybox = await readFile(BUSYBOX);
+  const programs = await Promise.all(
+    (spec.programs ?? []).map((program) =>
+      readFile(program).catch((error: Error) => {
+        throw new Error(`the ${spec.label} needs ${program} (qemu-utils): ${error.message}`);
+      }),
+    ),
+  );
   const specHash = hashOf([
     BUILD_FORMAT,
     spec.label,
@@ -101,6 +113,8 @@ export async function buildInitramfs(cacheDir: string, spec: InitramfsSpec): Pro
     spec.modules.join(' '),
     spec.finish?.toString() ?? '',
     busybox,
+    ...(spec.programs ?? []),
+    ...programs,
   ]);
   await mkdir(cacheDir, { recursive: true });
   const complete = (entry: string) => isComplete(entry, spec.marker);
@@ -182,6 +196,8 @@ async function assembleRoot(root: string, moduleTree: string, spec: InitramfsSpe
     await writeFile(join(root, path), file.content, { mode: file.mode });
   }
 
+  for (const program of spec.programs ?? []) await copyWithLibraries(program, root);
+
   const found = await findModules(moduleTree);
   const loadOrder: string[] = [];
   for (const module of spec.modules) {
@@ -192,6 +208,21 @@ async function assembleRoot(root: string, moduleTree: string, spec: InitramfsSpe
     loadOrder.push(module);
   }
   await writeFile(join(root, 'lib/modules/load-order'), `${loadOrder.join('\n')}\n`);
+}
+
+/**
+ * Copies a host program and the shared libraries it loads (as `ldd` lists
+ * them, the loader included) to the same paths in the root: the loader then
+ * finds them with no further set-up.
+ */
+async function copyWithLibraries(program: string, root: string): Promise<void> {
+  const { stdout } = await run('ldd', [program]);
+  const libraries = [...stdout.matchAll(/(?:=> )?(\/\S+) \(0x/g)].map((match) => match[1] as string);
+  for (const file of [program, ...libraries]) {
+    await mkdir(dirname(join(root, file)), { recursive: true });
+    await copyFile(file, join(root, file));
+    await chmod(join(root, file), 0o755);
+  }
 }
 
 /** Maps module name -> file for every module of the tree. */

@@ -3,6 +3,7 @@ import type { RouteDeps } from '../route-deps.js';
 import { allocationsRouter } from './allocations.js';
 import { chassisRouter } from './chassis.js';
 import { driverPropertiesRouter } from './driver-properties.js';
+import { inspectionRulesRouter } from './inspection-rules.js';
 import { nodePortgroupsRouter, portgroupsRouter } from './portgroups.js';
 import { deployTemplatesRouter, runbooksRouter } from './step-templates.js';
 import { nodeVolumeRouters, volumeConnectorsRouter, volumeRootRouter, volumeTargetsRouter } from './volume.js';
@@ -15,6 +16,7 @@ export function resourceRouters(deps: RouteDeps): Router[] {
     allocationsRouter(deps),
     deployTemplatesRouter(deps),
     runbooksRouter(deps),
+    inspectionRulesRouter(deps),
     volumeRootRouter(deps),
     volumeConnectorsRouter(deps),
     volumeTargetsRouter(deps),

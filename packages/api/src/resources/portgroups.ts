@@ -8,7 +8,7 @@ import {
 } from '@bmaas/common';
 import type { Router } from 'express';
 import { selfAndBookmark } from '../links.js';
-import { onlyQuery } from '../list-query.js';
+import { commaList, onlyQuery } from '../list-query.js';
 import type { RouteDeps } from '../route-deps.js';
 import { listPorts, PORT_LIST_PARAMS } from '../routes/ports.js';
 import { compileSchema, schemaTypes, toBoolean } from '../validation.js';
@@ -33,6 +33,8 @@ interface PortgroupBody {
   properties?: Record<string, unknown> | null;
   standalone_ports_supported?: boolean | string | null;
   extra?: Record<string, unknown> | null;
+  physical_network?: string | null;
+  category?: string | null;
 }
 
 const checkPortgroup = compileSchema<PortgroupBody>('portgroup', {
@@ -46,12 +48,19 @@ const checkPortgroup = compileSchema<PortgroupBody>('portgroup', {
     properties: schemaTypes.nullableObject,
     standalone_ports_supported: schemaTypes.nullableBooleanLike,
     extra: schemaTypes.nullableObject,
+    physical_network: schemaTypes.nullableString(64),
+    category: schemaTypes.nullableString(80),
   },
   required: ['node_uuid'],
   additionalProperties: false,
 });
 
-const WRITE_VERSIONS = { mode: Minor.PORTGROUP_MODE_PROPERTIES, properties: Minor.PORTGROUP_MODE_PROPERTIES };
+const WRITE_VERSIONS = {
+  mode: Minor.PORTGROUP_MODE_PROPERTIES,
+  properties: Minor.PORTGROUP_MODE_PROPERTIES,
+  physical_network: Minor.PORTGROUP_PHYSICAL_NETWORK,
+  category: Minor.PORTGROUP_CATEGORY,
+};
 
 /** The stored columns a checked body describes; a portgroup without a mode gets [DEFAULT]default_portgroup_mode. */
 async function columnsOf(body: PortgroupBody, ctx: ResourceContext) {
@@ -68,6 +77,8 @@ async function columnsOf(body: PortgroupBody, ctx: ResourceContext) {
     standalonePortsSupported:
       body.standalone_ports_supported == null ? true : toBoolean(body.standalone_ports_supported),
     extra: body.extra ?? {},
+    physicalNetwork: body.physical_network ?? null,
+    category: body.category ?? null,
   };
 }
 
@@ -90,16 +101,34 @@ export function portgroupSpec(deps: RouteDeps): ResourceSpec<PortgroupRecord> {
       created_at: 0,
       updated_at: 0,
       ports: Minor.PORTGROUPS_SUBCONTROLLERS,
+      physical_network: Minor.PORTGROUP_PHYSICAL_NETWORK,
+      category: Minor.PORTGROUP_CATEGORY,
+      dynamic_portgroup: Minor.DYNAMIC_PORTGROUP,
     },
     defaultFields: ['uuid', 'address', 'name'],
-    filters: { node: 0, address: 0 },
+    filters: {
+      node: 0,
+      address: 0,
+      conductor_groups: Minor.CONDUCTOR_GROUP_PORT_FILTER,
+      shard: Minor.PORTGROUP_SHARD_FILTER,
+    },
     store,
     byName: true,
     notFound: (ident) => new PortgroupNotFound(ident),
-    listFilters: async (query, ctx) => ({
-      ...(await nodeFilter(query, ctx)),
-      ...(query.address === undefined ? {} : { address: parseMac(query.address) }),
-    }),
+    listFilters: async (query, ctx) => {
+      // Ironic takes one of these at a time.
+      if (['node', 'address', 'shard', 'conductor_groups'].filter((name) => query[name] !== undefined).length > 1) {
+        throw new InvalidParameterValue('Filtering by node, address, or shard simultaneously is not supported.');
+      }
+      return {
+        ...(await nodeFilter(query, ctx)),
+        ...(query.address === undefined ? {} : { address: parseMac(query.address) }),
+        ...(query.conductor_groups === undefined
+          ? {}
+          : { 'node.conductorGroup': commaList(query.conductor_groups.toLowerCase()) }),
+        ...(query.shard === undefined ? {} : { 'node.shard': commaList(query.shard) }),
+      };
+    },
     view: (pg, ctx) => ({
       uuid: pg.uuid,
       name: pg.name,
@@ -110,6 +139,9 @@ export function portgroupSpec(deps: RouteDeps): ResourceSpec<PortgroupRecord> {
       extra: pg.extra,
       mode: pg.mode,
       properties: pg.properties,
+      physical_network: pg.physicalNetwork,
+      category: pg.category,
+      dynamic_portgroup: pg.dynamicPortgroup,
       ports: selfAndBookmark(ctx.baseUrl, 'portgroups', `${pg.uuid}/ports`),
     }),
     create: async (body, ctx) => {
@@ -129,6 +161,8 @@ export function portgroupSpec(deps: RouteDeps): ResourceSpec<PortgroupRecord> {
           properties: pg.properties,
           standalone_ports_supported: pg.standalonePortsSupported,
           extra: pg.extra,
+          physical_network: pg.physicalNetwork,
+          category: pg.category,
         },
         body,
         defaults: {
@@ -138,12 +172,14 @@ export function portgroupSpec(deps: RouteDeps): ResourceSpec<PortgroupRecord> {
           properties: {},
           extra: {},
           standalone_ports_supported: true,
+          physical_network: null,
+          category: null,
         },
         check: checkPortgroup,
         writeVersions: WRITE_VERSIONS,
         minor: ctx.minor,
       });
-      return saveChanges(store, pg, await columnsOf(next, ctx), async (changes) => {
+      const updated = await saveChanges(store, pg, await columnsOf(next, ctx), async (changes) => {
         await checkNodeUnlocked(pg.nodeId, ctx);
         if (changes.nodeId === undefined) return;
         if ((await store.countPorts(pg.uuid)) > 0) {
@@ -151,6 +187,11 @@ export function portgroupSpec(deps: RouteDeps): ResourceSpec<PortgroupRecord> {
         }
         await checkNodeUnlocked(changes.nodeId as number, ctx);
       });
+      // A portgroup's ports are on its physical network, as Ironic's conductor keeps them (1.102).
+      if (updated.physicalNetwork !== pg.physicalNetwork) {
+        await ctx.deps.stores.ports.setPortgroupPhysicalNetwork(pg.uuid, updated.physicalNetwork);
+      }
+      return updated;
     },
     remove: async (pg, ctx) => {
       await checkNodeUnlocked(pg.nodeId, ctx);

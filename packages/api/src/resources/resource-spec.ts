@@ -133,7 +133,7 @@ export function patchedDocument<T>(options: {
   minor: number;
 }): T {
   const allowed = Object.keys(options.document).sort();
-  const ops = parsePatch(options.body, allowed);
+  const ops = parsePatch(options.body, allowed, options.minor);
   for (const op of ops) {
     const since = options.writeVersions?.[op.path.split('/')[1] ?? ''];
     if (since !== undefined && options.minor < since) throw versionTooLow(since);

@@ -7,12 +7,20 @@ import {
   type StepRecord,
 } from '@bmaas/common';
 import type { ResourceStore } from '@bmaas/db';
-import type { RouteDeps } from '../route-deps.js';
+import type { Request, Router } from 'express';
+import { requireResourceMinor } from '../errors.js';
+import { buildUrl } from '../links.js';
+import { onlyQuery } from '../list-query.js';
+import { baseUrlOf, type RouteDeps } from '../route-deps.js';
+import { checkTraitName, checkTraitsBody } from '../routes/node-traits.js';
 import { compileSchema, schemaTypes } from '../validation.js';
 import { Minor } from '../versions.js';
 import { maskSecrets } from '../views/format.js';
-import { resourceRoutes } from './resource-router.js';
+import { resourceOf, resourceRoutes } from './resource-router.js';
 import { CUSTOM_TRAIT, patchedDocument, type ResourceSpec, saveChanges } from './resource-spec.js';
+
+/** A runbook name from 1.112: a logical name, no longer a trait (Ironic's RUNBOOK_NAME_SCHEMA). */
+const RUNBOOK_NAME = { type: 'string', minLength: 1, maxLength: 255, pattern: '^[A-Za-z0-9\\-._~]+$' };
 
 /** Interfaces whose steps a template or runbook may name. */
 const STEP_INTERFACES = ['bios', 'deploy', 'firmware', 'management', 'power', 'raid'];
@@ -36,6 +44,8 @@ interface StepKind {
   orderField: 'priority' | 'order';
   /** Fields a runbook has besides name, steps and extra. */
   extraProperties: Record<string, unknown>;
+  /** From this version the name is any logical name and these fields come too (runbooks, 1.112). */
+  later?: { sinceMinor: number; name: Record<string, unknown>; extraProperties: Record<string, unknown> };
 }
 
 interface TemplateBody {
@@ -52,9 +62,19 @@ interface TemplateBody {
   disable_ramdisk?: boolean | null;
   public?: boolean | null;
   owner?: string | null;
+  description?: string | null;
 }
 
-function stepsChecker(kind: StepKind) {
+/** The body checker of a kind at a version: the later schema from `kind.later.sinceMinor` on. */
+function stepsChecker(kind: StepKind): (minor: number) => (value: unknown) => TemplateBody {
+  const early = compileStepsSchema(kind, CUSTOM_TRAIT, kind.extraProperties);
+  const { later } = kind;
+  if (!later) return () => early;
+  const late = compileStepsSchema(kind, later.name, { ...kind.extraProperties, ...later.extraProperties });
+  return (minor) => (minor >= later.sinceMinor ? late : early);
+}
+
+function compileStepsSchema(kind: StepKind, name: Record<string, unknown>, extraProperties: Record<string, unknown>) {
   const step = {
     type: 'object',
     properties: {
@@ -70,11 +90,11 @@ function stepsChecker(kind: StepKind) {
   return compileSchema<TemplateBody>(kind.label, {
     type: 'object',
     properties: {
-      name: CUSTOM_TRAIT,
+      name,
       steps: { type: 'array', items: step, minItems: 1 },
       uuid: schemaTypes.nullableUuid,
       extra: schemaTypes.nullableObject,
-      ...kind.extraProperties,
+      ...extraProperties,
     },
     required: ['steps', 'name'],
     additionalProperties: false,
@@ -114,6 +134,8 @@ function stepTemplateSpec<R extends DeployTemplateRecord | RunbookRecord>(
     document: (record: R) => Record<string, unknown>;
     columns: (body: TemplateBody) => Record<string, unknown>;
     defaults: Record<string, unknown>;
+    /** Read-only fields of the answer. */
+    shown?: (record: R) => Record<string, unknown>;
   },
 ): ResourceSpec<R> {
   const check = stepsChecker(kind);
@@ -140,20 +162,37 @@ function stepTemplateSpec<R extends DeployTemplateRecord | RunbookRecord>(
       steps: record.steps.map((step) => ({ ...step, args: maskSecrets(step.args) })),
       extra: record.extra,
       ...own.document(record),
+      ...own.shown?.(record),
     }),
-    create: async (body) => {
-      const template = check(body);
+    create: async (body, ctx) => {
+      const template = check(ctx.minor)(body);
       return store.create({ uuid: template.uuid?.toLowerCase() ?? crypto.randomUUID(), ...columnsOf(template) });
     },
     patch: async (record, body, ctx) => {
+      const document: Record<string, unknown> = {
+        name: record.name,
+        steps: record.steps,
+        extra: record.extra,
+        ...own.document(record),
+      };
+      const defaults: Record<string, unknown> = { extra: {}, ...own.defaults };
+      // Fields of a later version are patched only from it, and kept as they are before it.
+      const kept: Record<string, unknown> = {};
+      if (kind.later && ctx.minor < kind.later.sinceMinor) {
+        for (const field of Object.keys(kind.later.extraProperties)) {
+          kept[field] = document[field];
+          delete document[field];
+          delete defaults[field];
+        }
+      }
       const next = patchedDocument({
-        document: { name: record.name, steps: record.steps, extra: record.extra, ...own.document(record) },
+        document,
         body,
-        defaults: { extra: {}, ...own.defaults },
-        check,
+        defaults,
+        check: check(ctx.minor),
         minor: ctx.minor,
       });
-      return saveChanges(store, record, columnsOf(next));
+      return saveChanges(store, record, columnsOf({ ...kept, ...next } as TemplateBody));
     },
     remove: async (record) => {
       await store.destroy(record.id);
@@ -188,21 +227,80 @@ export function runbookSpec(deps: RouteDeps): ResourceSpec<RunbookRecord> {
         public: { type: ['boolean', 'null'] },
         owner: schemaTypes.nullableString(255),
       },
+      later: {
+        sinceMinor: Minor.RUNBOOK_TRAITS,
+        name: RUNBOOK_NAME,
+        extraProperties: { description: schemaTypes.nullableString(255) },
+      },
     },
     deps.stores.runbooks,
     (ident) => new RunbookNotFound(ident),
     {
-      fields: { disable_ramdisk: 0, public: 0, owner: 0 },
-      document: (r) => ({ disable_ramdisk: r.disableRamdisk, public: r.public, owner: r.owner }),
+      fields: {
+        disable_ramdisk: 0,
+        public: 0,
+        owner: 0,
+        description: Minor.RUNBOOK_TRAITS,
+        traits: Minor.RUNBOOK_TRAITS,
+      },
+      document: (r) => ({
+        disable_ramdisk: r.disableRamdisk,
+        public: r.public,
+        owner: r.owner,
+        description: r.description,
+      }),
       columns: (b) => ({
         disableRamdisk: b.disable_ramdisk ?? false,
         public: b.public ?? false,
         owner: b.owner ?? null,
+        description: b.description ?? null,
       }),
-      defaults: { disable_ramdisk: false, public: false, owner: null },
+      defaults: { disable_ramdisk: false, public: false, owner: null, description: null },
+      shown: (r) => ({ traits: r.traits }),
     },
   );
 }
 
 export const deployTemplatesRouter = (deps: RouteDeps) => resourceRoutes(deployTemplateSpec(deps), deps);
-export const runbooksRouter = (deps: RouteDeps) => resourceRoutes(runbookSpec(deps), deps);
+/** /v1/runbooks, and from 1.112 a runbook's traits: list, replace all, add one, remove one or all. */
+export function runbooksRouter(deps: RouteDeps): Router {
+  const spec = runbookSpec(deps);
+  const traits = deps.stores.runbooks.traits;
+  return resourceRoutes(spec, deps, (router, allow) => {
+    const runbook = async (req: Request) => {
+      requireResourceMinor(req.context.minor, Minor.RUNBOOK_TRAITS);
+      return resourceOf(spec, req);
+    };
+    router.get('/v1/runbooks/:ident/traits', onlyQuery(), async (req, res) => {
+      res.json({ traits: await traits.list((await runbook(req)).id) });
+    });
+    router.put('/v1/runbooks/:ident/traits', onlyQuery(), async (req, res) => {
+      const target = await runbook(req);
+      const names = checkTraitsBody(req.body).traits.map(checkTraitName);
+      await traits.replace(target.id, names);
+      req.context.logger.info('runbook traits set', { uuid: target.uuid, count: names.length });
+      res.status(204).end();
+    });
+    router.put('/v1/runbooks/:ident/traits/:trait', onlyQuery(), async (req, res) => {
+      const target = await runbook(req);
+      const trait = checkTraitName(req.params.trait);
+      if (req.body !== undefined && req.body !== null && Object.keys(req.body as object).length > 0) {
+        throw new InvalidParameterValue('No body should be provided when adding a trait');
+      }
+      await traits.add(target.id, trait);
+      res.location(buildUrl(baseUrlOf(req, deps), 'runbooks', `${req.params.ident}/traits/${trait}`));
+      res.status(204).end();
+    });
+    router.delete('/v1/runbooks/:ident/traits', onlyQuery(), async (req, res) => {
+      await traits.replace((await runbook(req)).id, []);
+      res.status(204).end();
+    });
+    // Removing a trait the runbook does not have is a no-op, as in Ironic.
+    router.delete('/v1/runbooks/:ident/traits/:trait', onlyQuery(), async (req, res) => {
+      await traits.remove((await runbook(req)).id, req.params.trait as string);
+      res.status(204).end();
+    });
+    allow('/v1/runbooks/:ident/traits', ['GET', 'PUT', 'DELETE']);
+    allow('/v1/runbooks/:ident/traits/:trait', ['PUT', 'DELETE']);
+  });
+}

@@ -8,8 +8,12 @@ import { isUuid } from '../validation.js';
 import { Minor } from '../versions.js';
 import { timestamp } from '../views/format.js';
 
-/** An entry as Ironic shows it: the list's short form truncates long events to 255 characters. */
-function historyView(entry: NodeHistoryRecord, nodeUuid: string, baseUrl: string, detail: boolean) {
+/**
+ * An entry as Ironic shows it: the list's short form truncates long events
+ * to 255 characters; the detail adds project from 1.113 and where the node
+ * was (state, target, time in the state left) from 1.115.
+ */
+function historyView(entry: NodeHistoryRecord, nodeUuid: string, baseUrl: string, detail: boolean, minor: number) {
   const view: Record<string, unknown> = {
     uuid: entry.uuid,
     created_at: timestamp(entry.createdAt),
@@ -17,6 +21,14 @@ function historyView(entry: NodeHistoryRecord, nodeUuid: string, baseUrl: string
     event: detail || entry.event.length <= 255 ? entry.event : `${entry.event.slice(0, 251)}...`,
   };
   if (detail) Object.assign(view, { event_type: entry.eventType, conductor: entry.conductor, user: entry.user });
+  if (detail && minor >= Minor.HISTORY_PROJECT) view.project = entry.project;
+  if (detail && minor >= Minor.HISTORY_STATE_FIELDS) {
+    Object.assign(view, {
+      state: entry.state,
+      target_provision_state: entry.targetProvisionState,
+      duration_seconds: entry.durationSeconds,
+    });
+  }
   view.links = selfAndBookmark(baseUrl, 'nodes', `${nodeUuid}/history/${entry.uuid}`).slice(0, 1);
   return view;
 }
@@ -46,7 +58,7 @@ export function nodeHistoryRouter(deps: RouteDeps): Router {
     const entries = await deps.stores.nodeHistory.list(target.id, page);
     const baseUrl = baseUrlOf(req, deps);
     const body: Record<string, unknown> = {
-      history: entries.map((entry) => historyView(entry, target.uuid, baseUrl, detail)),
+      history: entries.map((entry) => historyView(entry, target.uuid, baseUrl, detail, req.context.minor)),
     };
     const last = entries[entries.length - 1];
     if (last && entries.length === page.limit) {
@@ -65,7 +77,7 @@ export function nodeHistoryRouter(deps: RouteDeps): Router {
     const uuid = req.params.event as string;
     const entry = isUuid(uuid) ? await deps.stores.nodeHistory.get(target.id, uuid.toLowerCase()) : undefined;
     if (!entry) throw new ResourceNotFound(`Node history record ${uuid} could not be found.`);
-    res.json(historyView(entry, target.uuid, baseUrlOf(req, deps), true));
+    res.json(historyView(entry, target.uuid, baseUrlOf(req, deps), true, req.context.minor));
   });
 
   allow('/v1/nodes/:ident/history', ['GET']);

@@ -19,9 +19,6 @@ import { compileSchema } from '../validation.js';
 import { Minor } from '../versions.js';
 import { nodeStatesView } from '../views/node-view.js';
 
-/** A version above our maximum: such an abort is refused with 406, as Ironic before 1.110 refuses it. */
-const DEPLOY_WAIT_ABORT_MINOR = 110;
-
 /** Provision targets added after 1.1, with the version that added each (Ironic's MIN_VERB_VERSIONS). */
 const TARGET_MIN_MINOR: Readonly<Record<string, number>> = {
   manage: Minor.MANAGEABLE_STATE,
@@ -89,9 +86,6 @@ const DEPLOY_STEP_SCHEMA = {
   required: ['interface', 'step', 'args', 'priority'],
   additionalProperties: false,
 } as const;
-
-/** Versions of disable_ramdisk: manual cleaning (1.70), servicing (Ironic's 1.108, above our maximum). */
-const SERVICE_DISABLE_RAMDISK_MINOR = 108;
 
 const checkProvisionBody = compileSchema<ProvisionBody>('provision state request', {
   type: 'object',
@@ -179,8 +173,8 @@ function checkProvisionRequest(node: NodeRecord, body: ProvisionBody, minor: num
     throw new InvalidParameterValue('"rescue_password" is only valid when setting target provision state to rescue');
   }
   checkConfigDrive(body.configdrive, event, minor);
-  if (event === 'abort' && node.provisionState === ProvisionState.DEPLOY_WAIT && minor < DEPLOY_WAIT_ABORT_MINOR) {
-    throw versionTooLow(DEPLOY_WAIT_ABORT_MINOR);
+  if (event === 'abort' && node.provisionState === ProvisionState.DEPLOY_WAIT && minor < Minor.DEPLOY_WAIT_ABORT) {
+    throw versionTooLow(Minor.DEPLOY_WAIT_ABORT);
   }
   return event;
 }
@@ -200,7 +194,7 @@ function checkDeploySteps(steps: ProvisionBody['deploy_steps'], target: string, 
 function checkDisableRamdisk(disableRamdisk: ProvisionBody['disable_ramdisk'], target: string, minor: number): void {
   if (disableRamdisk === undefined || disableRamdisk === null) return;
   const since =
-    target === 'clean' ? Minor.CLEAN_DISABLE_RAMDISK : target === 'service' ? SERVICE_DISABLE_RAMDISK_MINOR : undefined;
+    target === 'clean' ? Minor.CLEAN_DISABLE_RAMDISK : target === 'service' ? Minor.SERVICE_DISABLE_RAMDISK : undefined;
   if (since === undefined) {
     throw new InvalidParameterValue('disable_ramdisk is supported only with manual cleaning or servicing');
   }

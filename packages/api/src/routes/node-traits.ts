@@ -25,7 +25,7 @@ export function checkTraitName(trait: unknown): string {
   return trait;
 }
 
-const checkTraitsBody = compileSchema<{ traits: unknown[] }>('traits', {
+export const checkTraitsBody = compileSchema<{ traits: unknown[] }>('traits', {
   type: 'object',
   properties: { traits: { type: 'array' } },
   required: ['traits'],

@@ -4,6 +4,7 @@ import type { Request, Response, Router } from 'express';
 import { requireMinor, requireResourceMinor } from '../errors.js';
 import { buildUrl } from '../links.js';
 import {
+  commaList,
   nextQuery,
   onlyQuery,
   optionalBoolean,
@@ -44,6 +45,7 @@ function nodeFilters(query: Record<string, unknown>, minor: number): Partial<Nod
     ['description_contains', 'descriptionContains', Minor.DESCRIPTION],
     ['lessee', 'lessee', Minor.LESSEE],
     ['project', 'project', Minor.LESSEE],
+    ['instance_name', 'instanceName', Minor.INSTANCE_NAME],
   ] as const;
   for (const [param, key, since] of versioned) {
     const value = queryString(query, param);
@@ -59,10 +61,7 @@ function nodeFilters(query: Record<string, unknown>, minor: number): Partial<Nod
   const shard = queryString(query, 'shard');
   if (shard !== undefined) {
     requireMinor(minor, Minor.SHARDS);
-    filters.shards = shard
-      .split(',')
-      .map((name) => name.trim())
-      .filter((name) => name !== '');
+    filters.shards = commaList(shard);
   }
   const booleans = [
     ['maintenance', 'maintenance', 0],
@@ -97,6 +96,7 @@ const FILTER_PARAMS = [
   'project',
   'description_contains',
   'instance_uuid',
+  'instance_name',
   'maintenance',
   'associated',
   'retired',

@@ -1,14 +1,24 @@
-import { type NodeRecord, type PortgroupRecord, parseMac } from '@bmaas/common';
+import { InvalidParameterValue, type NodeRecord, type PortgroupRecord, parseMac } from '@bmaas/common';
 import type { PortListQuery } from '@bmaas/db';
 import type { Request, Response, Router } from 'express';
+import { requireMinor } from '../errors.js';
 import { buildUrl } from '../links.js';
-import { nextQuery, onlyQuery, PAGE_PARAMS, parsePage, queryString, requestedFields } from '../list-query.js';
+import {
+  commaList,
+  nextQuery,
+  onlyQuery,
+  PAGE_PARAMS,
+  parsePage,
+  queryString,
+  requestedFields,
+} from '../list-query.js';
 import { baseUrlOf, queryOf, type RouteDeps, resourceRouter } from '../route-deps.js';
+import { Minor } from '../versions.js';
 import { checkPortFields, checkPortSortKey, PORT_DEFAULT_FIELDS, portView } from '../views/port-view.js';
 import { checkedMarker } from './nodes.js';
 
 /** Query parameters of port lists besides fields and detail. */
-export const PORT_LIST_PARAMS = [...PAGE_PARAMS, 'node', 'node_uuid', 'address', 'portgroup'];
+export const PORT_LIST_PARAMS = [...PAGE_PARAMS, 'node', 'node_uuid', 'address', 'portgroup', 'conductor_groups'];
 
 export interface PortListScope {
   /** Only this node's ports (the /v1/nodes/{id}/ports sub-collection). */
@@ -18,6 +28,14 @@ export interface PortListScope {
   detail: boolean;
   /** Path under /v1 for the next link. */
   resource: string;
+}
+
+/** `?conductor_groups=a,b` of port and portgroup lists (1.99): the groups, lower-cased as nodes store them. */
+export function conductorGroupsFilter(query: Record<string, unknown>, minor: number): string[] | undefined {
+  const value = queryString(query, 'conductor_groups');
+  if (value === undefined) return undefined;
+  requireMinor(minor, Minor.CONDUCTOR_GROUP_PORT_FILTER);
+  return commaList(value.toLowerCase());
 }
 
 /** GET /v1/ports, /v1/ports/detail and a node's ports: filters, fields and pages. */
@@ -40,6 +58,15 @@ export async function listPorts(deps: RouteDeps, req: Request, res: Response, sc
   if (address !== undefined) filter.address = parseMac(address);
   const portgroup = scope.portgroup ?? (await deps.ports.portgroupFilter(queryString(query, 'portgroup'), minor));
   if (portgroup) filter.portgroupUuid = portgroup.uuid;
+  const conductorGroups = conductorGroupsFilter(query, minor);
+  if (conductorGroups !== undefined) {
+    if (node || portgroup || address !== undefined) {
+      throw new InvalidParameterValue(
+        'Filtering by conductor_groups cannot be combined with node_ident, portgroup_ident, or node address filters.',
+      );
+    }
+    filter.conductorGroups = conductorGroups;
+  }
   if (page.marker !== undefined) await deps.ports.find(checkedMarker(page.marker));
   const ports = await deps.stores.ports.list({ ...filter, ...page });
   const baseUrl = baseUrlOf(req, deps);
@@ -47,7 +74,7 @@ export async function listPorts(deps: RouteDeps, req: Request, res: Response, sc
   const last = ports[ports.length - 1];
   if (last && ports.length === page.limit) {
     const params: Record<string, string | undefined> = { sort_key: page.sortKey, sort_dir: page.sortDir };
-    for (const name of ['node', 'node_uuid', 'address', 'portgroup', 'detail', 'fields'])
+    for (const name of ['node', 'node_uuid', 'address', 'portgroup', 'conductor_groups', 'detail', 'fields'])
       params[name] = queryString(query, name);
     body.next = buildUrl(baseUrl, scope.resource, nextQuery(params, page.limit, last.uuid));
   }

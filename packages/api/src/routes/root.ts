@@ -57,6 +57,7 @@ export function rootRouter(deps: RouteDeps): Router {
       ['allocations', Minor.ALLOCATION],
       ['deploy_templates', Minor.DEPLOY_TEMPLATES],
       ['runbooks', Minor.RUNBOOKS],
+      ['inspection_rules', Minor.INSPECTION_RULES],
     ];
     for (const [name, since] of versioned) if (req.context.minor >= since) body[name] = resourceLinks(baseUrl, name);
     res.json(body);

@@ -15,6 +15,10 @@ const VERSIONED_PORT_FIELDS: Readonly<Record<string, number>> = {
   physical_network: Minor.PORT_PHYSICAL_NETWORK,
   is_smartnic: Minor.PORT_SMARTNIC,
   name: Minor.PORT_NAME,
+  description: Minor.PORT_DESCRIPTION,
+  vendor: Minor.PORT_VENDOR,
+  category: Minor.PORT_CATEGORY,
+  available_for_dynamic_portgroup: Minor.DYNAMIC_PORTGROUP,
 };
 
 /** local_link_connection keys newer than the field itself, with the version that added each. */
@@ -38,6 +42,10 @@ export const PORT_FIELDS = [
   'node_uuid',
   'portgroup_uuid',
   'name',
+  'description',
+  'vendor',
+  'category',
+  'available_for_dynamic_portgroup',
 ] as const;
 
 export function portFieldAllowed(field: string, minor: number): boolean {
@@ -69,13 +77,21 @@ export function portView(port: PortRecord, options: PortViewOptions): Record<str
   const full: Record<string, unknown> = {
     ...portDict(port),
     links: selfAndBookmark(options.baseUrl, 'ports', port.uuid),
+    description: port.description,
+    vendor: port.vendor,
+    category: port.category,
+    available_for_dynamic_portgroup: port.availableForDynamicPortgroup,
   };
   const view = pickFields(full, options.fields);
   for (const field of Object.keys(view)) {
     if (!portFieldAllowed(field, options.minor)) delete view[field];
   }
-  // Ironic shows an OVN VTEP link as empty to requests older than 1.90.
-  if (options.minor < Minor.OVN_VTEP && hasVtepKeys(view.local_link_connection)) view.local_link_connection = {};
+  // Ironic shows an OVN VTEP link as empty outside 1.90-1.104, the versions that accepted one.
+  if (
+    (options.minor < Minor.OVN_VTEP || options.minor >= Minor.OVN_VTEP_REMOVED) &&
+    hasVtepKeys(view.local_link_connection)
+  )
+    view.local_link_connection = {};
   return view;
 }
 

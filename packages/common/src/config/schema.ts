@@ -213,6 +213,12 @@ export const configSchema = {
       default: 'auto',
       env: 'BMAAS_DEFAULT__LOG_FORMAT',
     },
+    force_raw_images: {
+      doc: 'Convert instance images the conductor downloads itself ([agent]image_download_source = local) to raw with qemu-img before serving them, so the agent streams them straight to the disk.',
+      format: Boolean,
+      default: true,
+      env: 'BMAAS_DEFAULT__FORCE_RAW_IMAGES',
+    },
     parallel_young_gc: {
       doc: "Let V8 collect the API's or conductor's young generation with helper threads (V8's default). Off, the process collects it on its main thread alone: where the API and conductors share a few busy cores, a parallel collection can stop the process until its helper threads get a core, and off halved the time they stopped for young collections (docs/performance.md).",
       format: Boolean,
@@ -324,6 +330,30 @@ export const configSchema = {
       format: 'positive-number',
       default: 60,
       env: 'BMAAS_CONDUCTOR__CHECK_PROVISION_STATE_INTERVAL',
+    },
+    image_download_concurrency: {
+      doc: 'Instance image downloads and raw conversions of the image cache that run at once; more wait their turn. Concurrent requests for the same image share one download.',
+      format: 'positive-int',
+      default: 20,
+      env: 'BMAAS_CONDUCTOR__IMAGE_DOWNLOAD_CONCURRENCY',
+    },
+    instance_image_cache_path: {
+      doc: "Directory of the conductor's instance image cache (images downloaded with [agent]image_download_source = local, keyed by checksum); unset = master_images beside [deploy]http_root. On the file system of http_root, agents' URLs are hard links to it.",
+      format: 'optional-string',
+      default: null as string | null,
+      env: 'BMAAS_CONDUCTOR__INSTANCE_IMAGE_CACHE_PATH',
+    },
+    instance_image_cache_size: {
+      doc: 'Most MiB the instance image cache holds; the least recently used images are removed to make room, and an image larger than the whole cache is refused.',
+      format: 'positive-int',
+      default: 20480,
+      env: 'BMAAS_CONDUCTOR__INSTANCE_IMAGE_CACHE_SIZE',
+    },
+    permitted_image_formats: {
+      doc: 'Image formats (as told from their bytes) an instance image the conductor downloads may have; raw admits partitioned disks (gpt, mbr) too. Anything else is refused before it is converted or served.',
+      format: 'string-list',
+      default: ['raw', 'gpt', 'qcow2', 'iso'],
+      env: 'BMAAS_CONDUCTOR__PERMITTED_IMAGE_FORMATS',
     },
     file_url_allowed_paths: {
       doc: 'Directories that local image paths and file:// URLs in driver_info (deploy_kernel, deploy_ramdisk, …) must lie under, checked after resolving symbolic links; anything else is refused when the node is validated or deployed. /dev, /sys, /proc, /boot, /run and /etc are refused whatever is listed.',
@@ -565,6 +595,20 @@ export const configSchema = {
       format: 'optional-url',
       default: null as string | null,
       env: 'BMAAS_INSPECTOR__CALLBACK_ENDPOINT_OVERRIDE',
+    },
+  },
+  inspection_rules: {
+    built_in_rules: {
+      doc: "YAML (or JSON) file of inspection rules every conductor applies besides the API's (a list of {uuid?, description?, priority?, phase?, sensitive?, conditions?, actions}); a broken file stops the conductor from starting.",
+      format: 'optional-string',
+      default: null as string | null,
+      env: 'BMAAS_INSPECTION_RULES__BUILT_IN_RULES',
+    },
+    mask_secrets: {
+      doc: 'Whether rules see password, auth_token and bmc_password of the inventory and plugin data as ******: always, never, or sensitive (masked for rules that are not marked sensitive).',
+      format: ['always', 'never', 'sensitive'],
+      default: 'always',
+      env: 'BMAAS_INSPECTION_RULES__MASK_SECRETS',
     },
   },
   discovery: {

@@ -15,7 +15,10 @@ export interface NodeHistoryWriterOptions {
 }
 
 /** What a caller records; the conductor and time are added here. */
-export type HistoryEvent = Pick<NewNodeHistory, 'nodeId' | 'eventType' | 'severity' | 'event'>;
+export type HistoryEvent = Pick<
+  NewNodeHistory,
+  'nodeId' | 'eventType' | 'severity' | 'event' | 'state' | 'targetProvisionState' | 'durationSeconds'
+>;
 
 /**
  * Node history as this conductor records it: recording is a push onto a

@@ -8,12 +8,15 @@ import {
   portsToDelete,
   propertiesFromInventory,
 } from './inventory-processing.js';
+import type { InspectionRuleApplier } from './rule-application.js';
 
 export interface InventoryProcessorDeps {
   ports: Pick<PortStore, 'create' | 'listByNode' | 'destroy'>;
   inventories: Pick<InventoryStore, 'save'>;
   /** [inspector] options. */
   config: InspectorConfig;
+  /** The inspection rules, applied once the inventory is processed (absent: none, in tests of other concerns). */
+  rules?: InspectionRuleApplier;
 }
 
 /**
@@ -21,7 +24,8 @@ export interface InventoryProcessorDeps {
  * discovered nodes alike: properties first (a bad inventory fails before
  * anything is written), then the inventory is stored, missing ports created
  * ([inspector]add_ports) and unwanted ones deleted ([inspector]keep_ports).
- * Runs under the node's exclusive lock.
+ * Then the inspection rules run, and the inventory is stored with the
+ * plugin data they left. Runs under the node's exclusive lock.
  */
 export class InventoryProcessor {
   constructor(private readonly deps: InventoryProcessorDeps) {}
@@ -29,7 +33,6 @@ export class InventoryProcessor {
   async process(task: ConductorTask, data: InspectionData): Promise<void> {
     const { node } = task;
     const properties = propertiesFromInventory(data.inventory, node);
-    await this.deps.inventories.save(node.id, data.inventory, data.pluginData);
 
     const nics = validInterfaces(data.inventory);
     const wanted = interfacesToAdd(nics, this.deps.config.add_ports);
@@ -52,6 +55,10 @@ export class InventoryProcessor {
       if (port && (await this.deps.ports.destroy(port.id))) deleted.push(address);
     }
     await task.updateNode({ properties });
+    const pluginData = this.deps.rules
+      ? await this.deps.rules.apply(task, data.inventory as Record<string, unknown>, data.pluginData ?? {})
+      : data.pluginData;
+    await this.deps.inventories.save(node.id, data.inventory, pluginData);
     task.logger.info('inventory processed', {
       cpus: properties.cpus,
       memoryMb: properties.memory_mb,

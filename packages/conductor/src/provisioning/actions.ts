@@ -165,7 +165,7 @@ async function prepareDeploy(task: ConductorTask): Promise<ActionWork> {
 /** deleting: tear the instance down, then clean on the way to available. */
 async function undeploy(task: ConductorTask, ctx: ActionContext): Promise<void> {
   await task.driver.deploy.tearDown(task);
-  await advance(task, 'clean', ctx.now, { instanceInfo: {}, instanceUuid: null });
+  await advance(task, 'clean', ctx.now, { instanceInfo: {}, instanceUuid: null, instanceName: null });
   await clean(task, ctx);
 }
 

@@ -152,6 +152,19 @@ function agentLikeIpa(): void {
   agent.behaviours.set('rescue.finalize_rescue', { kind: 'sync' });
 }
 
+/** A direct node deploying with an IPA-like agent, in wait call-back while the agent writes its image. */
+async function nodeWritingItsImage(): Promise<NodeRecord> {
+  agentLikeIpa();
+  const node = await createNode(
+    stores,
+    { deployInterface: 'direct', instanceInfo: IMAGE },
+    { provisionState: 'available' },
+  );
+  await act(plain, node, 'deploy');
+  await heartbeat(plain, node);
+  return node;
+}
+
 beforeAll(async () => {
   agent = await AgentDouble.start(TOKEN);
   database = await createTestDatabase();
@@ -336,7 +349,10 @@ describe('ProvisioningRunner with the direct deploy interface and an agent', () 
     expect(iso.toString('latin1', 16 * 2048 + 40, 16 * 2048 + 48)).toBe('config-2');
     // still writing: the node keeps waiting
     expect(await heartbeat(plain, node)).toMatchObject({ provisionState: 'wait call-back', deployStep: WRITE_IMAGE });
-    agent.finish('execute_deploy_step', 'SUCCEEDED', { deploy_step: WRITE_IMAGE, deploy_result: null });
+    agent.finish('execute_deploy_step', 'SUCCEEDED', {
+      deploy_step: WRITE_IMAGE,
+      deploy_result: 'image (disk.img) written to device /dev/sda root_uuid=0x1234abcd',
+    });
     const active = await heartbeat(plain, node);
     expect(active).toMatchObject({
       provisionState: 'active',
@@ -356,14 +372,7 @@ describe('ProvisioningRunner with the direct deploy interface and an agent', () 
   });
 
   it("fails the deploy with the agent's message when write_image fails, and powers the node off", async () => {
-    agentLikeIpa();
-    const node = await createNode(
-      stores,
-      { deployInterface: 'direct', instanceInfo: IMAGE },
-      { provisionState: 'available' },
-    );
-    await act(plain, node, 'deploy');
-    await heartbeat(plain, node);
+    const node = await nodeWritingItsImage();
     agent.finish('execute_deploy_step', 'FAILED', null, 'Image checksum mismatch: expected aaa, got bbb');
     const failed = await heartbeat(plain, node);
     expect(failed).toMatchObject({ provisionState: 'deploy failed', powerState: 'power off', deployStep: {} });
@@ -373,6 +382,44 @@ describe('ProvisioningRunner with the direct deploy interface and an agent', () 
     // the next deploy's agent is asked for its steps again
     expect(failed.driverInternalInfo.agent_cached_deploy_steps).toBeUndefined();
   });
+
+  it.each([
+    [null, /The agent reported no image written \(deploy_result null\)/],
+    [
+      {
+        image: {
+          source_format: 'raw',
+          written_format: 'qcow2',
+          size: 1,
+          os_hash_algo: 'sha256',
+          os_hash_value: 'a'.repeat(64),
+        },
+      },
+      /The agent left a qcow2 image on the disk, which the machine cannot boot/,
+    ],
+    [
+      {
+        image: {
+          source_format: 'raw',
+          written_format: 'raw',
+          size: 1,
+          os_hash_algo: 'sha256',
+          os_hash_value: 'b'.repeat(64),
+        },
+      },
+      /The agent wrote an image of sha256 b+, but sha256 a+ was asked/,
+    ],
+  ])(
+    'fails the deploy, never active, when the agent reports a write other than asked (%j)',
+    async (report, message) => {
+      const node = await nodeWritingItsImage();
+      agent.finish('execute_deploy_step', 'SUCCEEDED', { deploy_step: WRITE_IMAGE, deploy_result: report });
+      const failed = await heartbeat(plain, node);
+      expect(failed).toMatchObject({ provisionState: 'deploy failed', powerState: 'power off' });
+      expect(failed.lastError).toMatch(/^Failed to deploy node .*: Deploy step deploy.write_image failed: /);
+      expect(failed.lastError).toMatch(message);
+    },
+  );
 
   it('sends write_image again at the next heartbeat when the agent was busy', async () => {
     agentLikeIpa();

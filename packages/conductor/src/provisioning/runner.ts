@@ -29,7 +29,7 @@ import {
   tearDownWait,
   WORK_BY_STATE,
 } from './actions.js';
-import { abortService, continueService, SERVICE_STEPS_KEY } from './servicing.js';
+import { abortService, continueService, SERVICE_DISABLE_RAMDISK_KEY, SERVICE_STEPS_KEY } from './servicing.js';
 import { mergeDeploySteps, USER_DEPLOY_STEPS_KEY, userDeployStepsOf } from './steps.js';
 import { advance, failAction } from './transitions.js';
 
@@ -395,7 +395,14 @@ export class ProvisioningRunner {
       if (!Array.isArray(steps) || steps.length === 0) {
         throw new MissingParameterValue('An explicit list of service steps (service_steps) is required for servicing.');
       }
-      return (node) => ({ driverInternalInfo: { ...node.driverInternalInfo, [SERVICE_STEPS_KEY]: steps } });
+      const disableRamdisk = request.disableRamdisk === true;
+      return (node) => ({
+        driverInternalInfo: {
+          ...node.driverInternalInfo,
+          [SERVICE_STEPS_KEY]: steps,
+          ...(disableRamdisk ? { [SERVICE_DISABLE_RAMDISK_KEY]: true } : {}),
+        },
+      });
     }
     if (event === 'rescue') {
       const password = request.rescuePassword;

@@ -49,6 +49,25 @@ describe('servicing an active node (the service verb)', () => {
     expect(serviced.driverInternalInfo).not.toHaveProperty('service_step');
   });
 
+  it('with disable_ramdisk (1.108) runs only the steps the conductor runs itself', async () => {
+    const node = await activeNode();
+    const powered = await fixture.act(node, 'service', {
+      serviceSteps: [{ interface: 'power', step: 'power_off' }],
+      disableRamdisk: true,
+    });
+    expect(powered).toMatchObject({ provisionState: 'active', powerState: 'power off', lastError: null });
+    expect(powered.driverInternalInfo).not.toHaveProperty('service_disable_ramdisk');
+    const refused = await fixture.act(powered, 'service', {
+      serviceSteps: [{ interface: 'deploy', step: 'update_firmware' }],
+      disableRamdisk: true,
+    });
+    expect(refused).toMatchObject({
+      provisionState: 'service failed',
+      lastError: `Failed to service node ${node.uuid}: service step deploy.update_firmware requires booting a ramdisk`,
+    });
+    expect(refused.driverInternalInfo[FAKE_SERVICE_STEPS_KEY]).toBeUndefined();
+  });
+
   it('needs service steps, an active node and no maintenance', async () => {
     const node = await activeNode();
     await expect(runner.doProvisioningAction(node.uuid, 'service')).rejects.toBeInstanceOf(MissingParameterValue);

@@ -8,6 +8,8 @@ export const SERVICE_STEPS_KEY = 'service_steps';
 const STEP_INDEX_KEY = 'service_step_index';
 /** The step running (or held, or waited for), shown as the node's service_step. */
 export const SERVICE_STEP_KEY = 'service_step';
+/** A service asked with disable_ramdisk (1.108): no step that needs the ramdisk may run. */
+export const SERVICE_DISABLE_RAMDISK_KEY = 'service_disable_ramdisk';
 
 /** Flow steps the conductor resolves itself (Ironic's, but `wait`), whatever the interface named. */
 const POWER_STEPS: Readonly<Record<string, PowerState>> = {
@@ -24,14 +26,28 @@ function stepsOf(task: ConductorTask): UserStep[] {
 
 /** driver_internal_info without what a service keeps in it. */
 export function withoutServiceInfo(info: Record<string, unknown>): Record<string, unknown> {
-  const { [SERVICE_STEPS_KEY]: _s, [STEP_INDEX_KEY]: _i, [SERVICE_STEP_KEY]: _c, ...rest } = info;
+  const {
+    [SERVICE_STEPS_KEY]: _s,
+    [STEP_INDEX_KEY]: _i,
+    [SERVICE_STEP_KEY]: _c,
+    [SERVICE_DISABLE_RAMDISK_KEY]: _d,
+    ...rest
+  } = info;
   return rest;
 }
 
-/** Refuses, before any step runs, a step neither the conductor nor the deploy interface runs. */
+/**
+ * Refuses, before any step runs, a step neither the conductor nor the deploy
+ * interface runs, and with disable_ramdisk one that is not a flow step: the
+ * deploy interface runs its steps through the agent, in the ramdisk.
+ */
 function checkSupported(task: ConductorTask, steps: readonly UserStep[]): void {
+  const withoutRamdisk = task.node.driverInternalInfo[SERVICE_DISABLE_RAMDISK_KEY] === true;
   for (const step of steps) {
     const flow = step.step === HOLD_STEP || step.step in POWER_STEPS;
+    if (!flow && withoutRamdisk) {
+      throw new InvalidParameterValue(`service step ${step.interface}.${step.step} requires booting a ramdisk`);
+    }
     if (!flow && !task.driver.deploy.executeServiceStep) {
       throw new InvalidParameterValue(`node does not support this service step: ${step.interface}.${step.step}`);
     }

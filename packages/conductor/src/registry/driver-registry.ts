@@ -18,10 +18,12 @@ import {
   type BootInterface,
   type BootInterfaceDescriptor,
   DISCOVERY_NODE,
+  type InstanceImages,
   type InterfaceDescriptor,
   type NodeDriver,
   OPTIONAL_INTERFACES,
 } from '@bmaas/driver-api';
+import { InstanceImageCache, instanceImageCacheSettingsOf } from '@bmaas/image-cache';
 import { type PowerActionObserver, RecordedPowerInterface } from '../metrics/recorded-power.js';
 import type { DriverCatalog, HardwareTypeDescriptor, InterfaceKinds } from './catalog.js';
 
@@ -41,6 +43,8 @@ export interface DriverRegistryDeps {
   conductorHostname: string;
   /** Handed to every interface: hears of agent commands that did not succeed. */
   agentCommands?: AgentCommandObserver | undefined;
+  /** Handed to every interface: the conductor's instance image cache (made from the configuration when absent). */
+  instanceImages?: InstanceImages | undefined;
   /** When set, every power interface is handed out wrapped so that its power changes are reported. */
   powerActions?: PowerActionObserver | undefined;
 }
@@ -85,8 +89,18 @@ export class DriverRegistry {
     readonly bootDescriptors: readonly BootInterfaceDescriptor[],
   ) {}
 
-  static create(catalog: DriverCatalog, deps: DriverRegistryDeps): DriverRegistry {
-    const { config } = deps;
+  static create(catalog: DriverCatalog, registryDeps: DriverRegistryDeps): DriverRegistry {
+    const { config } = registryDeps;
+    // one instance image cache per conductor, whichever interfaces use it
+    const deps: DriverRegistryDeps = {
+      ...registryDeps,
+      instanceImages:
+        registryDeps.instanceImages ??
+        new InstanceImageCache(
+          instanceImageCacheSettingsOf(config),
+          registryDeps.logger.child({ component: 'instance-image-cache' }),
+        ),
+    };
     const instances = {} as InterfaceInstances;
     for (const kind of INTERFACE_TYPES) {
       instances[kind] = createEnabled(catalog, kind, deps) as never;
@@ -259,6 +273,7 @@ function createEnabled<K extends InterfaceType>(
         logger: deps.logger.child({ component: `${kind}:${name}` }),
         conductorHostname: deps.conductorHostname,
         agentCommands: deps.agentCommands,
+        instanceImages: deps.instanceImages,
       }),
     );
   }

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 
 /**
  * Cheaper writes to `nodes`, which every provisioning step updates several
- * times (docs/performance.md, "Fifth round").
+ * times (docs/performance.md, "Locks as heap-only updates").
  *
  * - An UPDATE that changes no indexed column, on a page with room for the
  *   new row version, is a heap-only (HOT) update: no index is touched. Taking

@@ -6,6 +6,8 @@ import * as deployCleanSteps from './20261201000200_deploy_clean_steps.js';
 import * as inspection from './20261201000300_inspection.js';
 import * as bootPathChanges from './20261201000500_boot_path_changes.js';
 import * as nodesHotUpdates from './20261202000000_nodes_hot_updates.js';
+import * as api97To115 from './20261204000000_api_1_97_to_1_115.js';
+import * as inspectionRules from './20261204000100_inspection_rules.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -24,6 +26,8 @@ const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261201000300_inspection', inspection],
   ['20261201000500_boot_path_changes', bootPathChanges],
   ['20261202000000_nodes_hot_updates', nodesHotUpdates],
+  ['20261204000000_api_1_97_to_1_115', api97To115],
+  ['20261204000100_inspection_rules', inspectionRules],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

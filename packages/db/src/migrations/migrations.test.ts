@@ -10,6 +10,8 @@ const ALL = [
   '20261201000300_inspection',
   '20261201000500_boot_path_changes',
   '20261202000000_nodes_hot_updates',
+  '20261204000000_api_1_97_to_1_115',
+  '20261204000100_inspection_rules',
 ];
 const LATEST = (ALL.at(-1) as string).slice(0, 14);
 
@@ -51,12 +53,14 @@ describe('migrations', () => {
       'conductor_hardware_interfaces',
       'conductors',
       'deploy_templates',
+      'inspection_rules',
       'node_history',
       'node_inventory',
       'node_traits',
       'nodes',
       'portgroups',
       'ports',
+      'runbook_traits',
       'runbooks',
       'volume_connectors',
       'volume_targets',
@@ -72,7 +76,12 @@ describe('migrations', () => {
         'inspection_finished_at',
       ]),
     );
-    expect(await columns('ports')).toEqual(expect.arrayContaining(['portgroup_uuid', 'is_smartnic']));
+    expect(await columns('ports')).toEqual(
+      expect.arrayContaining(['portgroup_uuid', 'is_smartnic', 'description', 'available_for_dynamic_portgroup']),
+    );
+    expect(await columns('node_history')).toEqual(
+      expect.arrayContaining(['project', 'state', 'target_provision_state', 'duration_seconds']),
+    );
     expect(await upgradeSchema(t.db)).toEqual([]);
     expect(await downgradeSchema(t.db)).toEqual([...ALL].reverse());
     expect(await tables()).toEqual([]);

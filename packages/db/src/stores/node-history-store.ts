@@ -7,13 +7,21 @@ import { queryPrepared } from './prepared-query.js';
 /** What is recorded; uuid and created_at are filled in. */
 export type NewNodeHistory = Pick<NodeHistoryRecord, 'nodeId' | 'conductor' | 'eventType' | 'severity' | 'event'> & {
   user?: string | null;
+  project?: string | null;
+  state?: string | null;
+  targetProvisionState?: string | null;
+  durationSeconds?: number | null;
   createdAt?: Date;
 };
 
-const APPEND_SQL = `insert into node_history (uuid, node_id, conductor, event_type, severity, event, "user", created_at)
-  select e.uuid, e.node_id, e.conductor, e.event_type, e.severity, e.event, e."user", e.created_at
-  from unnest($1::uuid[], $2::integer[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[])
-    with ordinality as e(uuid, node_id, conductor, event_type, severity, event, "user", created_at, position)
+const APPEND_SQL = `insert into node_history (uuid, node_id, conductor, event_type, severity, event, "user", created_at,
+    project, state, target_provision_state, duration_seconds)
+  select e.uuid, e.node_id, e.conductor, e.event_type, e.severity, e.event, e."user", e.created_at,
+    e.project, e.state, e.target_provision_state, e.duration_seconds
+  from unnest($1::uuid[], $2::integer[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[],
+      $9::text[], $10::text[], $11::text[], $12::integer[])
+    with ordinality as e(uuid, node_id, conductor, event_type, severity, event, "user", created_at,
+      project, state, target_provision_state, duration_seconds, position)
   where exists (select 1 from nodes n where n.id = e.node_id)
   order by e.position`;
 
@@ -50,6 +58,10 @@ export class NodeHistoryStore {
       entries.map((entry) => entry.event),
       entries.map((entry) => entry.user ?? null),
       entries.map((entry) => entry.createdAt ?? now),
+      entries.map((entry) => entry.project ?? null),
+      entries.map((entry) => entry.state ?? null),
+      entries.map((entry) => entry.targetProvisionState ?? null),
+      entries.map((entry) => entry.durationSeconds ?? null),
     ];
     // insert … select … where exists: a node deleted since the entry was queued takes its entries with it.
     await queryPrepared(this.db, 'bmaas_node_history_append', APPEND_SQL, columns);

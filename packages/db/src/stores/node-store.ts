@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type NodeRecord, type PortRecord, TurnBatcher } from '@bmaas/common';
+import { type HealthState, type NodeRecord, type PortRecord, TurnBatcher } from '@bmaas/common';
 import type { Knex } from 'knex';
 import { recordToColumns, rowToRecord, toSnake } from './case.js';
 import { detailOf, insertRecords, withDetails } from './insert-many.js';
@@ -36,6 +36,7 @@ export type NewNode = Pick<
       | 'driverInfo'
       | 'instanceInfo'
       | 'instanceUuid'
+      | 'instanceName'
       | 'properties'
       | 'extra'
       | 'conductorGroup'
@@ -82,6 +83,7 @@ export interface NodeListQuery {
   /** Nodes owned by or leased to this project. */
   project?: string;
   instanceUuid?: string;
+  instanceName?: string;
   retired?: boolean;
   fault?: string;
   /** Any of these shards. */
@@ -325,6 +327,7 @@ export class NodeStore {
       q.where((w) => w.where('owner', project).orWhere('lessee', project));
     }
     if (query.instanceUuid !== undefined) q.where('instance_uuid', query.instanceUuid);
+    if (query.instanceName !== undefined) q.where('instance_name', query.instanceName);
     if (query.retired !== undefined) q.where('retired', query.retired);
     if (query.fault !== undefined) q.where('fault', query.fault);
     if (query.shards !== undefined) q.whereIn('shard', query.shards as string[]);
@@ -347,6 +350,19 @@ export class NodeStore {
    * Updates a node. With `expect`, the update applies only while those columns
    * still hold the given values (compare-and-set); returns undefined otherwise.
    */
+  /**
+   * Records the health a BMC reported (power sync, 1.109). Writes only a
+   * change, and leaves updated_at alone: a reading is not an edit of the
+   * node. Returns whether it changed.
+   */
+  async recordHealth(id: number, health: HealthState | null): Promise<boolean> {
+    const count = await this.db('nodes')
+      .where({ id })
+      .whereRaw('health is distinct from ?', [health])
+      .update({ health });
+    return count > 0;
+  }
+
   async update(id: number, changes: NodeChanges, expect: NodeChanges = {}): Promise<NodeRecord | undefined> {
     const where: Record<string, unknown> = { id };
     for (const [key, value] of Object.entries(expect)) where[toSnake(key)] = value;

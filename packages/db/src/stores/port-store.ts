@@ -21,7 +21,17 @@ export type NewPort = Pick<PortRecord, 'uuid' | 'address' | 'nodeId'> &
   Partial<
     Pick<
       PortRecord,
-      'pxeEnabled' | 'physicalNetwork' | 'localLinkConnection' | 'extra' | 'name' | 'portgroupUuid' | 'isSmartnic'
+      | 'pxeEnabled'
+      | 'physicalNetwork'
+      | 'localLinkConnection'
+      | 'extra'
+      | 'name'
+      | 'portgroupUuid'
+      | 'isSmartnic'
+      | 'description'
+      | 'vendor'
+      | 'category'
+      | 'availableForDynamicPortgroup'
     >
   >;
 export type PortChanges = Partial<
@@ -36,6 +46,10 @@ export type PortChanges = Partial<
     | 'name'
     | 'portgroupUuid'
     | 'isSmartnic'
+    | 'description'
+    | 'vendor'
+    | 'category'
+    | 'availableForDynamicPortgroup'
   >
 >;
 
@@ -43,6 +57,8 @@ export interface PortListQuery {
   nodeId?: number;
   address?: string;
   portgroupUuid?: string;
+  /** Only ports of nodes in these conductor groups (lower-cased). */
+  conductorGroups?: readonly string[];
   limit: number;
   marker?: string;
   sortKey: string;
@@ -137,8 +153,16 @@ export class PortStore {
     if (query.nodeId !== undefined) q.where('ports.node_id', query.nodeId);
     if (query.address !== undefined) q.where('ports.address', query.address);
     if (query.portgroupUuid !== undefined) q.where('ports.portgroup_uuid', query.portgroupUuid);
+    if (query.conductorGroups !== undefined) q.whereIn('nodes.conductor_group', query.conductorGroups);
     applyKeysetPage(q, 'ports', PORT_SORT_EXPRESSIONS, query);
     return (await q).map((row: Record<string, unknown>) => rowToRecord<PortRecord>(row));
+  }
+
+  /** Puts every port of a portgroup on the portgroup's physical network. */
+  async setPortgroupPhysicalNetwork(portgroupUuid: string, physicalNetwork: string | null): Promise<void> {
+    await this.db('ports')
+      .where('portgroup_uuid', portgroupUuid)
+      .update({ physical_network: physicalNetwork, updated_at: this.db.fn.now() });
   }
 
   async listByNode(nodeId: number): Promise<PortRecord[]> {

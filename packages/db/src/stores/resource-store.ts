@@ -25,8 +25,11 @@ export interface PageQuery {
   sortDir: 'asc' | 'desc';
 }
 
-/** Equality filters, by camelCase column name. */
-export type ColumnFilters = Record<string, string | number | boolean | null>;
+/**
+ * Filters, by camelCase column name: a value is equality, a list is `in`.
+ * `node.<column>` names a column of the resource's node (hasNode).
+ */
+export type ColumnFilters = Record<string, string | number | boolean | null | readonly string[]>;
 
 /**
  * SQL for the tables of the resources around nodes (chassis, portgroups,
@@ -81,9 +84,11 @@ export class ResourceStore<R extends { id: number; uuid: string }> {
     const { table } = this.spec;
     const q = this.select();
     for (const [column, value] of Object.entries(filters)) {
-      const name = `${table}.${column.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`;
+      const [owner, field] = column.startsWith('node.') ? ['nodes', column.slice(5)] : [table, column];
+      const name = `${owner}.${field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`;
       if (value === null) q.whereNull(name);
-      else q.where(name, value);
+      else if (Array.isArray(value)) q.whereIn(name, value);
+      else q.where(name, value as string | number | boolean);
     }
     applyKeysetPage(q, table, this.spec.sortExpressions, page);
     return (await q).map((row: Record<string, unknown>) => rowToRecord<R>(row));

@@ -2,6 +2,7 @@ import {
   type AllocationRecord,
   type ChassisRecord,
   type DeployTemplateRecord,
+  type InspectionRuleRecord,
   type PortgroupRecord,
   ResourceAlreadyExists,
   ResourceConflict,
@@ -11,7 +12,9 @@ import {
 } from '@bmaas/common';
 import type { Knex } from 'knex';
 import { AllocationStore } from './allocation-store.js';
-import { COMMON_SORT_EXPRESSIONS, ResourceStore } from './resource-store.js';
+import { rowToRecord } from './case.js';
+import { COMMON_SORT_EXPRESSIONS, ResourceStore, type ResourceTableSpec } from './resource-store.js';
+import { TraitStore } from './trait-store.js';
 
 const exists = (message: string) => new ResourceAlreadyExists(message);
 
@@ -64,8 +67,8 @@ export class PortgroupStore extends ResourceStore<PortgroupRecord> {
   }
 }
 
-function namedResource<R extends { id: number; uuid: string }>(db: Knex, table: string, label: string) {
-  return new ResourceStore<R>(db, {
+function namedResourceSpec(table: string, label: string): ResourceTableSpec {
+  return {
     table,
     jsonColumns: ['steps', 'extra'],
     sortExpressions: { ...COMMON_SORT_EXPRESSIONS(table), name: `${table}.name` },
@@ -75,7 +78,57 @@ function namedResource<R extends { id: number; uuid: string }>(db: Knex, table: 
       constraint.includes('name')
         ? exists(`A ${label} with name ${v.name} already exists.`)
         : exists(`A ${label} with UUID ${v.uuid} already exists.`),
-  });
+  };
+}
+
+function namedResource<R extends { id: number; uuid: string }>(db: Knex, table: string, label: string) {
+  return new ResourceStore<R>(db, namedResourceSpec(table, label));
+}
+
+/** Inspection rules (1.96); the conductor reads a phase's rules at every inspection. */
+export class InspectionRuleStore extends ResourceStore<InspectionRuleRecord> {
+  constructor(db: Knex) {
+    super(db, {
+      table: 'inspection_rules',
+      jsonColumns: ['conditions', 'actions'],
+      sortExpressions: {
+        ...COMMON_SORT_EXPRESSIONS('inspection_rules'),
+        priority: 'inspection_rules.priority',
+        phase: 'inspection_rules.phase',
+        description: "coalesce(inspection_rules.description, '')",
+        sensitive: 'inspection_rules.sensitive',
+      },
+      hasNode: false,
+      hasName: false,
+      conflict: (_constraint, v) => exists(`An inspection rule with UUID ${v.uuid} already exists.`),
+    });
+  }
+
+  /** Every rule of a phase. */
+  async listPhase(phase: string): Promise<InspectionRuleRecord[]> {
+    const rows = await this.select().where('inspection_rules.phase', phase).orderBy('inspection_rules.id');
+    return rows.map((row: Record<string, unknown>) => rowToRecord<InspectionRuleRecord>(row));
+  }
+}
+
+/** Runbooks, each read with its traits (runbook_traits, 1.112). */
+export class RunbookStore extends ResourceStore<RunbookRecord> {
+  readonly traits: TraitStore;
+
+  constructor(db: Knex) {
+    super(db, namedResourceSpec('runbooks', 'runbook'));
+    this.traits = new TraitStore(db, 'runbook_traits', 'runbook_id');
+  }
+
+  protected override select(db: Knex | Knex.Transaction = this.db): Knex.QueryBuilder {
+    return super
+      .select(db)
+      .select(
+        db.raw(
+          "coalesce((select array_agg(trait order by trait) from runbook_traits where runbook_id = runbooks.id), '{}') as traits",
+        ),
+      );
+  }
 }
 
 export function createResourceStores(db: Knex) {
@@ -101,7 +154,8 @@ export function createResourceStores(db: Knex) {
       },
     }),
     deployTemplates: namedResource<DeployTemplateRecord>(db, 'deploy_templates', 'deploy template'),
-    runbooks: namedResource<RunbookRecord>(db, 'runbooks', 'runbook'),
+    runbooks: new RunbookStore(db),
+    inspectionRules: new InspectionRuleStore(db),
     volumeConnectors: new ResourceStore<VolumeConnectorRecord>(db, {
       table: 'volume_connectors',
       jsonColumns: ['extra'],
