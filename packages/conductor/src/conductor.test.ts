@@ -44,10 +44,9 @@ const CATALOG: DriverCatalog = {
       { ...fakeBootInterface, name: 'crashing', create: () => new CrashingBoot() },
     ],
   },
-  hardwareTypes: DRIVER_CATALOG.hardwareTypes.map((hw) => ({
-    ...hw,
-    supported: { ...hw.supported, boot: [...hw.supported.boot, 'crashing'] },
-  })),
+  hardwareTypes: DRIVER_CATALOG.hardwareTypes.map((hw) =>
+    hw.supported.boot ? { ...hw, supported: { ...hw.supported, boot: [...hw.supported.boot, 'crashing'] } } : hw,
+  ),
 };
 
 let database: TestDatabase;

@@ -130,7 +130,7 @@ export class Stack {
   /**
    * Starts everything and resolves once the API answers, every conductor shows
    * alive and every file server serves the root files of the enabled boot
-   * interfaces (the registry's, e.g. iPXE's boot.ipxe). Throws StackStartRefused when
+   * interfaces (the registry's descriptors' root files). Throws StackStartRefused when
    * a port is taken (nothing started), StackStopped after `stop()`, else an
    * Error naming what failed; the caller then calls `stop()`.
    */

@@ -2,7 +2,7 @@ import { join, resolve } from 'node:path';
 import { ConfigError, createRootLogger, ensureInstallCredentials } from '@bmaas/common';
 import { loadConductorConfig } from '@bmaas/conductor';
 import { renderStackBanner } from './banner.js';
-import { writeEndpoints, writeMachineConfig } from './machine-config.js';
+import { STACK_BOOT_INTERFACES, writeEndpoints, writeMachineConfig } from './machine-config.js';
 import { parseStackOptions, STACK_USAGE } from './options.js';
 import { acquireLock } from './pid-lock.js';
 import { StackStartRefused } from './port-check.js';
@@ -38,10 +38,19 @@ export async function runStack(argv: readonly string[]): Promise<number> {
   // Credentials made once per install: the stack is authenticated end to end unless the
   // operator's own files or environment say otherwise (they are read after these).
   const credentials = ensureInstallCredentials(join(resolve(userConfig.DEFAULT.state_path), 'credentials'));
-  // Then the real interfaces machines need (iPXE, direct deploy, IPMI), also overridable.
+  // Then the real interfaces machines need (every boot interface, the agent's deploy, IPMI), also overridable.
   const machineConfig = writeMachineConfig(resolve(userConfig.DEFAULT.state_path));
   const configFiles = [credentials.configFile, machineConfig, ...options.configFiles];
   const config = loadConductorConfig({ configFiles });
+  // An operator's enabled_boot_interfaces replaces the stack's list (the last file wins, as in
+  // ironic.conf): said at start, so an interface the stack would have enabled is not lost unnoticed.
+  const dropped = STACK_BOOT_INTERFACES.filter((name) => !config.DEFAULT.enabled_boot_interfaces.includes(name));
+  if (dropped.length > 0) {
+    logger.warn(
+      `[DEFAULT]enabled_boot_interfaces from your configuration (${config.DEFAULT.enabled_boot_interfaces.join(',')}) ` +
+        `replaces the stack's (${STACK_BOOT_INTERFACES.join(',')}): not enabled: ${dropped.join(', ')}`,
+    );
+  }
 
   // A closed terminal or pipe must not turn an orderly stop into a crash: output is best effort.
   for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
