@@ -1,24 +1,9 @@
-import { InvalidParameterValue } from '@bmaas/common';
+import { InvalidParameterValue, pythonRepr } from '@bmaas/common';
 import type { RaidConfig } from '../optional-interfaces.js';
 
 const RAID_LEVELS = ['JBOD', '0', '1', '2', '5', '6', '1+0', '5+0', '6+0'];
 const DISK_TYPES = ['hdd', 'ssd'];
 const INTERFACE_TYPES = ['sata', 'scsi', 'sas'];
-
-/** A value as Python's repr writes it, which is how Ironic's jsonschema messages quote it. */
-function pyRepr(value: unknown): string {
-  if (value === null || value === undefined) return 'None';
-  if (value === true) return 'True';
-  if (value === false) return 'False';
-  if (typeof value === 'string') return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-  if (Array.isArray(value)) return `[${value.map(pyRepr).join(', ')}]`;
-  if (typeof value === 'object') {
-    return `{${Object.entries(value)
-      .map(([k, v]) => `${pyRepr(k)}: ${pyRepr(v)}`)
-      .join(', ')}}`;
-  }
-  return String(value);
-}
 
 function invalid(detail: string): InvalidParameterValue {
   return new InvalidParameterValue(`RAID config validation error: ${detail}`);
@@ -34,34 +19,35 @@ const isPositiveInteger = (v: unknown) => Number.isInteger(v) && (v as number) >
 const DISK_FIELDS: Readonly<Record<string, (value: unknown) => string | null>> = {
   raid_level: (v) =>
     typeof v !== 'string'
-      ? `${pyRepr(v)} is not of type 'string'`
+      ? `${pythonRepr(v)} is not of type 'string'`
       : RAID_LEVELS.includes(v)
         ? null
-        : `${pyRepr(v)} is not one of ${pyRepr(RAID_LEVELS)}`,
+        : `${pythonRepr(v)} is not one of ${pythonRepr(RAID_LEVELS)}`,
   size_gb: (v) =>
-    v === 'MAX' || isPositiveInteger(v) ? null : `${pyRepr(v)} is not valid under any of the given schemas`,
-  volume_name: (v) => (typeof v === 'string' ? null : `${pyRepr(v)} is not of type 'string'`),
-  is_root_volume: (v) => (typeof v === 'boolean' ? null : `${pyRepr(v)} is not of type 'boolean'`),
-  share_physical_disks: (v) => (typeof v === 'boolean' ? null : `${pyRepr(v)} is not of type 'boolean'`),
-  disk_type: (v) => (DISK_TYPES.includes(v as string) ? null : `${pyRepr(v)} is not one of ${pyRepr(DISK_TYPES)}`),
+    v === 'MAX' || isPositiveInteger(v) ? null : `${pythonRepr(v)} is not valid under any of the given schemas`,
+  volume_name: (v) => (typeof v === 'string' ? null : `${pythonRepr(v)} is not of type 'string'`),
+  is_root_volume: (v) => (typeof v === 'boolean' ? null : `${pythonRepr(v)} is not of type 'boolean'`),
+  share_physical_disks: (v) => (typeof v === 'boolean' ? null : `${pythonRepr(v)} is not of type 'boolean'`),
+  disk_type: (v) =>
+    DISK_TYPES.includes(v as string) ? null : `${pythonRepr(v)} is not one of ${pythonRepr(DISK_TYPES)}`,
   interface_type: (v) =>
-    INTERFACE_TYPES.includes(v as string) ? null : `${pyRepr(v)} is not one of ${pyRepr(INTERFACE_TYPES)}`,
+    INTERFACE_TYPES.includes(v as string) ? null : `${pythonRepr(v)} is not one of ${pythonRepr(INTERFACE_TYPES)}`,
   number_of_physical_disks: (v) =>
     !Number.isInteger(v)
-      ? `${pyRepr(v)} is not of type 'integer'`
+      ? `${pythonRepr(v)} is not of type 'integer'`
       : (v as number) > 0
         ? null
-        : `${pyRepr(v)} is less than or equal to the minimum of 0`,
-  controller: (v) => (typeof v === 'string' ? null : `${pyRepr(v)} is not of type 'string'`),
+        : `${pythonRepr(v)} is less than or equal to the minimum of 0`,
+  controller: (v) => (typeof v === 'string' ? null : `${pythonRepr(v)} is not of type 'string'`),
   physical_disks: (v) => {
-    if (!Array.isArray(v)) return `${pyRepr(v)} is not of type 'array'`;
+    if (!Array.isArray(v)) return `${pythonRepr(v)} is not of type 'array'`;
     const bad = v.find((disk) => typeof disk !== 'string');
-    return bad === undefined ? null : `${pyRepr(bad)} is not of type 'string'`;
+    return bad === undefined ? null : `${pythonRepr(bad)} is not of type 'string'`;
   },
 };
 
 function unexpected(keys: string[]): string {
-  const names = keys.map(pyRepr).join(', ');
+  const names = keys.map(pythonRepr).join(', ');
   return `Additional properties are not allowed (${names} ${keys.length === 1 ? 'was' : 'were'} unexpected)`;
 }
 
@@ -78,10 +64,10 @@ export function checkRaidConfig(config: RaidConfig): void {
   const extra = Object.keys(config).filter((key) => key !== 'logical_disks');
   if (extra.length > 0) throw invalid(unexpected(extra));
   const disks = config.logical_disks;
-  if (!Array.isArray(disks)) throw invalid(`${pyRepr(disks)} is not of type 'array'`);
+  if (!Array.isArray(disks)) throw invalid(`${pythonRepr(disks)} is not of type 'array'`);
   if (disks.length === 0) throw invalid('[] should be non-empty');
   for (const disk of disks) {
-    if (!isObject(disk)) throw invalid(`${pyRepr(disk)} is not of type 'object'`);
+    if (!isObject(disk)) throw invalid(`${pythonRepr(disk)} is not of type 'object'`);
     for (const required of ['raid_level', 'size_gb']) {
       if (!(required in disk)) throw invalid(`'${required}' is a required property`);
     }
