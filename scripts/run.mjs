@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 // Entry point of `npm start`, `npm test`, `npm run bench` and friends: installs what is missing
 // (pnpm, the workspace's dependencies, the compiled packages), then runs the
-// command. Only Node.js 20+ and npm are assumed.
+// command: `start` in this process, the others as a child. Only Node.js 20+ and npm are assumed.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ensureDebianPackages } from './debian-packages.mjs';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
@@ -66,10 +66,15 @@ function exec(argv) {
 
 ensureInstalled();
 switch (command) {
-  case 'start':
+  case 'start': {
     ensureBuilt();
-    exec([process.execPath, join(root, 'packages', 'stack', 'dist', 'main.js'), ...rest]);
+    // The stack's supervisor runs in this process: one Node process between npm and the
+    // children instead of two (this script waiting on another Node that runs the stack).
+    const supervisor = pathToFileURL(join(root, 'packages', 'stack', 'dist', 'supervisor.js')).href;
+    const { runStackCommand } = await import(supervisor);
+    runStackCommand(rest);
     break;
+  }
   case 'lab':
     ensureBuilt();
     ensureDebianPackages(

@@ -2,8 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { type BmaasConfig, createRootLogger } from '@bmaas/common';
-import { freePort, freePortBlock } from '@bmaas/db/testing';
+import { type BmaasConfig, createRootLogger, freePort, freePortBlock } from '@bmaas/common';
 import { type ConductorEndpoint, loadConductorConfig, Stack } from '@bmaas/stack';
 import type { ProcessTable } from './process-stats.js';
 

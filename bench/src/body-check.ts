@@ -1,4 +1,4 @@
-import type { ApiClient } from './api-client.js';
+import type { ApiClient } from '@bmaas/api-client';
 import type { EnrolledNode } from './enrolment.js';
 import { bootPath } from './macs.js';
 
@@ -27,11 +27,9 @@ export async function checkBootBodies(options: {
 }): Promise<BodyCheckResult> {
   const failures: string[] = [];
   for (const node of options.sample) {
-    const { conductor } = await options.api.expect<{ conductor: string | null }>(
-      200,
-      'GET',
-      `/v1/nodes/${node.uuid}?fields=conductor`,
-    );
+    const { conductor } = (
+      await options.api.expect<{ conductor: string | null }>(200, 'GET', `/v1/nodes/${node.uuid}?fields=conductor`)
+    ).body;
     const httpUrl = conductor ? options.httpUrlOf.get(conductor) : undefined;
     if (!httpUrl) {
       failures.push(`${node.mac}: owner ${conductor} is not a conductor of this stack`);

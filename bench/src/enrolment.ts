@@ -1,4 +1,5 @@
-import { type ApiClient, forEachConcurrently } from './api-client.js';
+import type { ApiClient } from '@bmaas/api-client';
+import { mapLimit } from '@bmaas/common';
 import { macForIndex } from './macs.js';
 
 export interface EnrolledNode {
@@ -89,8 +90,8 @@ export async function enrolNodes(api: ApiClient, count: number, options: Enrolme
     const stop = options.measure?.('per-request');
     const started = performance.now();
     let done = 0;
-    await forEachConcurrently(nodes.slice(0, perRequestNodes), options.concurrency, async (_unused, index) => {
-      const node = await api.expect<{ uuid: string }>(201, 'POST', '/v1/nodes', nodeBody(index, options.images));
+    await mapLimit(nodes.slice(0, perRequestNodes), options.concurrency, async (_unused, index) => {
+      const node = (await api.expect<{ uuid: string }>(201, 'POST', '/v1/nodes', nodeBody(index, options.images))).body;
       const mac = macForIndex(index);
       await api.expect(201, 'POST', '/v1/ports', { address: mac, node_uuid: node.uuid });
       nodes[index] = { uuid: node.uuid, mac };
@@ -108,7 +109,7 @@ export async function enrolNodes(api: ApiClient, count: number, options: Enrolme
     const stop = options.measure?.('bulk');
     const started = performance.now();
     let done = 0;
-    await forEachConcurrently(batches, options.bulkConcurrency, async (first) => {
+    await mapLimit(batches, options.bulkConcurrency, async (first) => {
       const indices = Array.from({ length: Math.min(options.bulkBatchNodes, count - first) }, (_, i) => first + i);
       const body = {
         nodes: indices.map((index) => ({
@@ -116,12 +117,8 @@ export async function enrolNodes(api: ApiClient, count: number, options: Enrolme
           ports: [{ address: macForIndex(index) }],
         })),
       };
-      const created = await api.expect<{ nodes: Array<{ uuid: string; ports: Array<{ address: string }> }> }>(
-        201,
-        'POST',
-        '/v1/nodes/bulk',
-        body,
-      );
+      type Created = { nodes: Array<{ uuid: string; ports: Array<{ address: string }> }> };
+      const created = (await api.expect<Created>(201, 'POST', '/v1/nodes/bulk', body)).body;
       indices.forEach((index, i) => {
         const node = created.nodes[i];
         if (node?.ports[0]?.address !== macForIndex(index)) {

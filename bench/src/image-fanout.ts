@@ -3,8 +3,7 @@ import { createReadStream, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { createSilentLogger } from '@bmaas/common';
-import { freePort } from '@bmaas/db/testing';
+import { createSilentLogger, freePort } from '@bmaas/common';
 import { InstanceImageCache } from '@bmaas/image-cache';
 import {
   type ImageStormContext,

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, linkSync, mkdirSync, openSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '@bmaas/db/testing';
+import { freePort } from '@bmaas/common';
 import type { ConductorEndpoint } from '@bmaas/stack';
 import type { EnrolledNode } from './enrolment.js';
 import type { StormClientResult, StormMachine } from './image-storm-client.js';

@@ -4,11 +4,10 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { pluginSection } from '@bmaas/common';
+import { ApiClient } from '@bmaas/api-client';
+import { freePort, pluginSection, UsageError } from '@bmaas/common';
 import { openDatabase } from '@bmaas/db';
-import { freePort } from '@bmaas/db/testing';
 import { loadSendfile } from '@bmaas/sendfile';
-import { ApiClient } from './api-client.js';
 import { BenchStack } from './bench-stack.js';
 import { checkBootBodies } from './body-check.js';
 import { enrolNodes } from './enrolment.js';
@@ -25,7 +24,7 @@ import { runLoadMatrix, type ServerUnderTest } from './load-runs.js';
 import { measureApiLookupScaling, measureLookupQueryScaling } from './lookup-scaling.js';
 import { sample, toHyphens } from './macs.js';
 import { findNginx, nginxVersion, startNginx, unprivilegedUser } from './nginx.js';
-import { BENCH_USAGE, type BenchOptions, BenchUsageError, parseBenchOptions } from './options.js';
+import { BENCH_USAGE, type BenchOptions, parseBenchOptions } from './options.js';
 import { ProcessTable, ResourceMonitor } from './process-stats.js';
 import { provisionNodes } from './provisioning.js';
 import { type BenchReport, ratiosOf, renderEnrolment, renderReport, summariesOf } from './report.js';
@@ -108,7 +107,7 @@ interface Started {
 
 async function measure(options: BenchOptions, started: Started, cleanup: Cleanup): Promise<BenchReport> {
   const { workDir, stack, generator, skipped } = started;
-  const api = new ApiClient(stack.apiUrl);
+  const api = new ApiClient(stack.apiUrl, { version: 'latest' });
   cleanup.add(async () => api.close());
 
   const enrolmentProcesses = new ProcessTable();
@@ -308,11 +307,9 @@ async function measure(options: BenchOptions, started: Started, cleanup: Cleanup
     workDir,
     nodes: enrolment.nodes,
     ownerOf: async (node) => {
-      const { conductor } = await api.expect<{ conductor: string | null }>(
-        200,
-        'GET',
-        `/v1/nodes/${node.uuid}?fields=conductor`,
-      );
+      const { conductor } = (
+        await api.expect<{ conductor: string | null }>(200, 'GET', `/v1/nodes/${node.uuid}?fields=conductor`)
+      ).body;
       const owner = conductor ? owners.get(conductor) : undefined;
       if (!owner) throw new Error(`node ${node.uuid}: owner ${conductor} is not a conductor of this stack`);
       return owner;
@@ -454,9 +451,9 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    const message = error instanceof BenchUsageError ? error.message : ((error as Error).stack ?? String(error));
+    const message = error instanceof UsageError ? error.message : ((error as Error).stack ?? String(error));
     process.stderr.write(`bench: ${message}\n`);
-    process.exit(error instanceof BenchUsageError ? 2 : 1);
+    process.exit(error instanceof UsageError ? 2 : 1);
   },
 );
 

@@ -1,3 +1,5 @@
+import { parseCommandLine, UsageError, wholeNumber, wholeNumbers } from '@bmaas/common';
+
 /** What `npm run bench` can be told on its command line. */
 export interface BenchOptions {
   /** Nodes enrolled (one port each) and provisioned to `wait call-back`. */
@@ -90,151 +92,99 @@ and prints one table (also written as JSON under bench/results/).
   --enrolment-only     stop once both enrolment rates are measured
   --hold    set up, print the servers' URLs and PIDs, then wait for Ctrl-C (for profiling by hand)`;
 
-export class BenchUsageError extends Error {}
+/** The bench's flags, as util.parseArgs reads them; numbers are checked by parseBenchOptions. */
+const BENCH_FLAGS = {
+  help: { type: 'boolean', short: 'h' },
+  quick: { type: 'boolean' },
+  nodes: { type: 'string' },
+  duration: { type: 'string' },
+  warmup: { type: 'string' },
+  rounds: { type: 'string' },
+  concurrency: { type: 'string' },
+  conductors: { type: 'string' },
+  'client-concurrency': { type: 'string' },
+  'per-request-nodes': { type: 'string' },
+  'bulk-batch': { type: 'string' },
+  'bulk-concurrency': { type: 'string' },
+  'enrolment-only': { type: 'boolean' },
+  'lookup-nodes': { type: 'string' },
+  sample: { type: 'string' },
+  'load-generator': { type: 'string' },
+  'cpu-prof': { type: 'string' },
+  'storm-machines': { type: 'string' },
+  'storm-kernel-mib': { type: 'string' },
+  'storm-ramdisk-mib': { type: 'string' },
+  'storm-clients': { type: 'string' },
+  'image-storm-only': { type: 'boolean' },
+  'fanout-agents': { type: 'string' },
+  'fanout-image-mib': { type: 'string' },
+  'no-sendfile': { type: 'boolean' },
+  keep: { type: 'boolean' },
+  hold: { type: 'boolean' },
+  results: { type: 'string' },
+} as const;
 
-function wholeNumber(name: string, text: string | undefined, min: number, max: number): number {
-  const value = Number(text);
-  if (!text || !Number.isInteger(value) || value < min || value > max) {
-    throw new BenchUsageError(`--${name} expects a whole number from ${min} to ${max}, got ${JSON.stringify(text)}`);
-  }
-  return value;
-}
+type StringFlag = {
+  [K in keyof typeof BENCH_FLAGS]: (typeof BENCH_FLAGS)[K]['type'] extends 'string' ? K : never;
+}[keyof typeof BENCH_FLAGS];
+
+const LOAD_GENERATORS = ['auto', 'wrk', 'autocannon'] as const;
 
 export function parseBenchOptions(argv: readonly string[], defaultResultsDir: string): BenchOptions | 'help' {
-  const quick = argv.includes('--quick');
-  const options: BenchOptions = {
-    nodes: quick ? 1000 : 10_000,
-    durationSeconds: quick ? 5 : 10,
-    warmupSeconds: quick ? 1 : 3,
-    rounds: quick ? 1 : 3,
-    concurrency: [64, 256],
-    conductors: 3,
-    clientConcurrency: 32,
-    perRequestNodes: 0,
-    bulkBatchNodes: 500,
-    bulkConcurrency: 2,
-    enrolmentOnly: false,
-    lookupNodes: quick ? 20_000 : 100_000,
-    sampleSize: 200,
-    loadGenerator: 'auto',
-    cpuProfileDir: undefined,
-    keep: false,
-    hold: false,
-    quick,
-    stormMachines: [64, 256],
-    stormKernelMib: quick ? 2 : 10,
-    stormRamdiskMib: quick ? 64 : 400,
-    stormClients: 2,
-    imageStormOnly: false,
-    fanoutAgents: [64],
-    fanoutImageMib: quick ? 64 : 512,
-    noSendfile: false,
-    resultsDir: defaultResultsDir,
+  const values = parseCommandLine(argv, BENCH_FLAGS, BENCH_USAGE);
+  if (values.help) return 'help';
+  const quick = values.quick ?? false;
+  const number = (flag: StringFlag, fallback: number, min: number, max: number): number => {
+    const text = values[flag];
+    return text === undefined ? fallback : wholeNumber(flag, text, min, max);
   };
-  let perRequestNodes: number | undefined;
-  for (let i = 0; i < argv.length; i++) {
-    const [flag, inline] = (argv[i] as string).split(/=(.*)/s, 2) as [string, string | undefined];
-    const value = () => inline ?? argv[++i];
-    switch (flag) {
-      case '--help':
-      case '-h':
-        return 'help';
-      case '--quick':
-        break;
-      case '--nodes':
-        options.nodes = wholeNumber('nodes', value(), 10, 1_000_000);
-        break;
-      case '--duration':
-        options.durationSeconds = wholeNumber('duration', value(), 1, 600);
-        break;
-      case '--warmup':
-        options.warmupSeconds = wholeNumber('warmup', value(), 0, 60);
-        break;
-      case '--rounds':
-        options.rounds = wholeNumber('rounds', value(), 1, 20);
-        break;
-      case '--concurrency':
-        options.concurrency = (value() ?? '').split(',').map((c) => wholeNumber('concurrency', c, 1, 10_000));
-        break;
-      case '--conductors':
-        options.conductors = wholeNumber('conductors', value(), 1, 20);
-        break;
-      case '--client-concurrency':
-        options.clientConcurrency = wholeNumber('client-concurrency', value(), 1, 512);
-        break;
-      case '--per-request-nodes':
-        perRequestNodes = wholeNumber('per-request-nodes', value(), 0, 1_000_000);
-        break;
-      case '--bulk-batch':
-        options.bulkBatchNodes = wholeNumber('bulk-batch', value(), 1, 100_000);
-        break;
-      case '--bulk-concurrency':
-        options.bulkConcurrency = wholeNumber('bulk-concurrency', value(), 1, 64);
-        break;
-      case '--enrolment-only':
-        options.enrolmentOnly = true;
-        break;
-      case '--lookup-nodes':
-        options.lookupNodes = wholeNumber('lookup-nodes', value(), 0, 10_000_000);
-        break;
-      case '--sample':
-        options.sampleSize = wholeNumber('sample', value(), 1, 100_000);
-        break;
-      case '--load-generator': {
-        const name = value();
-        if (name !== 'auto' && name !== 'wrk' && name !== 'autocannon') {
-          throw new BenchUsageError(`--load-generator expects auto, wrk or autocannon, got ${JSON.stringify(name)}`);
-        }
-        options.loadGenerator = name;
-        break;
-      }
-      case '--cpu-prof':
-        options.cpuProfileDir = value();
-        if (!options.cpuProfileDir) throw new BenchUsageError('--cpu-prof expects a directory');
-        break;
-      case '--storm-machines': {
-        const list = value() ?? '';
-        options.stormMachines =
-          list === '0' ? [] : list.split(',').map((c) => wholeNumber('storm-machines', c, 1, 4096));
-        break;
-      }
-      case '--storm-kernel-mib':
-        options.stormKernelMib = wholeNumber('storm-kernel-mib', value(), 1, 1024);
-        break;
-      case '--storm-ramdisk-mib':
-        options.stormRamdiskMib = wholeNumber('storm-ramdisk-mib', value(), 1, 8192);
-        break;
-      case '--storm-clients':
-        options.stormClients = wholeNumber('storm-clients', value(), 1, 16);
-        break;
-      case '--image-storm-only':
-        options.imageStormOnly = true;
-        break;
-      case '--fanout-agents': {
-        const list = value() ?? '';
-        options.fanoutAgents = list === '0' ? [] : list.split(',').map((c) => wholeNumber('fanout-agents', c, 1, 4096));
-        break;
-      }
-      case '--fanout-image-mib':
-        options.fanoutImageMib = wholeNumber('fanout-image-mib', value(), 1, 8192);
-        break;
-      case '--no-sendfile':
-        options.noSendfile = true;
-        break;
-      case '--keep':
-        options.keep = true;
-        break;
-      case '--hold':
-        options.hold = true;
-        break;
-      case '--results':
-        options.resultsDir = value() ?? '';
-        if (!options.resultsDir) throw new BenchUsageError('--results expects a directory');
-        break;
-      default:
-        throw new BenchUsageError(`unknown option ${flag}\n${BENCH_USAGE}`);
-    }
+  const loadGenerator = values['load-generator'] ?? 'auto';
+  if (!(LOAD_GENERATORS as readonly string[]).includes(loadGenerator)) {
+    throw new UsageError(`--load-generator expects auto, wrk or autocannon, got ${JSON.stringify(loadGenerator)}`);
   }
-  options.perRequestNodes = Math.min(options.nodes, perRequestNodes ?? Math.round(options.nodes * 0.2));
-  return options;
+  if (values['cpu-prof'] === '') throw new UsageError('--cpu-prof expects a directory');
+  if (values.results === '') throw new UsageError('--results expects a directory');
+  const stormMachines = values['storm-machines'];
+  const fanoutAgents = values['fanout-agents'];
+  const nodes = number('nodes', quick ? 1000 : 10_000, 10, 1_000_000);
+  return {
+    nodes,
+    durationSeconds: number('duration', quick ? 5 : 10, 1, 600),
+    warmupSeconds: number('warmup', quick ? 1 : 3, 0, 60),
+    rounds: number('rounds', quick ? 1 : 3, 1, 20),
+    concurrency:
+      values.concurrency === undefined ? [64, 256] : wholeNumbers('concurrency', values.concurrency, 1, 10_000),
+    conductors: number('conductors', 3, 1, 20),
+    clientConcurrency: number('client-concurrency', 32, 1, 512),
+    perRequestNodes: Math.min(nodes, number('per-request-nodes', Math.round(nodes * 0.2), 0, 1_000_000)),
+    bulkBatchNodes: number('bulk-batch', 500, 1, 100_000),
+    bulkConcurrency: number('bulk-concurrency', 2, 1, 64),
+    enrolmentOnly: values['enrolment-only'] ?? false,
+    lookupNodes: number('lookup-nodes', quick ? 20_000 : 100_000, 0, 10_000_000),
+    sampleSize: number('sample', 200, 1, 100_000),
+    loadGenerator: loadGenerator as BenchOptions['loadGenerator'],
+    cpuProfileDir: values['cpu-prof'],
+    keep: values.keep ?? false,
+    hold: values.hold ?? false,
+    quick,
+    stormMachines:
+      stormMachines === undefined
+        ? [64, 256]
+        : stormMachines === '0'
+          ? []
+          : wholeNumbers('storm-machines', stormMachines, 1, 4096),
+    stormKernelMib: number('storm-kernel-mib', quick ? 2 : 10, 1, 1024),
+    stormRamdiskMib: number('storm-ramdisk-mib', quick ? 64 : 400, 1, 8192),
+    stormClients: number('storm-clients', 2, 1, 16),
+    imageStormOnly: values['image-storm-only'] ?? false,
+    fanoutAgents:
+      fanoutAgents === undefined
+        ? [64]
+        : fanoutAgents === '0'
+          ? []
+          : wholeNumbers('fanout-agents', fanoutAgents, 1, 4096),
+    fanoutImageMib: number('fanout-image-mib', quick ? 64 : 512, 1, 8192),
+    noSendfile: values['no-sendfile'] ?? false,
+    resultsDir: values.results ?? defaultResultsDir,
+  };
 }

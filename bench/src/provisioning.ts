@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type ApiClient, ApiError, forEachConcurrently } from './api-client.js';
+import { type ApiClient, ApiError } from '@bmaas/api-client';
+import { mapLimit } from '@bmaas/common';
 
 /** One provision target fired at every node, and the state all must reach. */
 interface Step {
@@ -36,11 +37,8 @@ async function firstErrors(api: ApiClient): Promise<string[]> {
   const errors: string[] = [];
   for (const state of FAILED_STATES) {
     const query = new URLSearchParams({ provision_state: state, fields: 'uuid,last_error', limit: '3' });
-    const page = await api.expect<{ nodes: Array<{ uuid: string; last_error: string | null }> }>(
-      200,
-      'GET',
-      `/v1/nodes?${query}`,
-    );
+    type Page = { nodes: Array<{ uuid: string; last_error: string | null }> };
+    const page = (await api.expect<Page>(200, 'GET', `/v1/nodes?${query}`)).body;
     for (const node of page.nodes) if (node.last_error) errors.push(`${node.uuid} (${state}): ${node.last_error}`);
   }
   return errors;
@@ -82,7 +80,7 @@ export async function provisionNodes(
     const stepStarted = performance.now();
     let fired = 0;
     options.progress(`${step.target}: requesting`);
-    await forEachConcurrently(uuids, options.concurrency, async (uuid) => {
+    await mapLimit(uuids, options.concurrency, async (uuid) => {
       await fire(api, uuid, step.target);
       if (++fired % 1000 === 0) options.progress(`${step.target}: ${fired}/${uuids.length} requested`);
     });

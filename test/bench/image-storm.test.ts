@@ -3,12 +3,12 @@ import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRootLogger } from '@bmaas/common';
+import { createRootLogger, UsageError } from '@bmaas/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderStormNginxConfig, startStormNginx, stormRatios, writeImageFile } from '../../bench/src/image-storm.js';
 import { runStorm } from '../../bench/src/image-storm-client.js';
 import { findNginx, unprivilegedUser } from '../../bench/src/nginx.js';
-import { BenchUsageError, parseBenchOptions } from '../../bench/src/options.js';
+import { parseBenchOptions } from '../../bench/src/options.js';
 import { checkRanges } from '../../bench/src/range-check.js';
 import { createHttpFileServer } from '../../packages/conductor/src/http-file-server.js';
 
@@ -122,7 +122,7 @@ describe('image storm pieces', () => {
     ).toMatchObject({ stormMachines: [8, 16], stormRamdiskMib: 100, imageStormOnly: true });
     expect(parseBenchOptions(['--storm-machines', '0'], '/r')).toMatchObject({ stormMachines: [] });
     expect(parseBenchOptions(['--storm-clients', '1'], '/r')).toMatchObject({ stormClients: 1 });
-    expect(() => parseBenchOptions(['--storm-machines', '-1'], '/r')).toThrow(BenchUsageError);
+    expect(() => parseBenchOptions(['--storm-machines', '-1'], '/r')).toThrow(UsageError);
   });
 
   it('renders one nginx server per http root', () => {

@@ -1,12 +1,14 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createTestDatabase, freePort, type TestDatabase } from '@bmaas/db/testing';
+import { ApiClient, ironicFault } from '@bmaas/api-client';
+import { freePort, mapLimit, waitFor } from '@bmaas/common';
+import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import type { ConductorProcess, LogLine, Services } from '@bmaas/stack';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ipxeNodeWaitingCallBack } from '../support/instance-image.js';
 import { comparable, type RawAnswer, rawGet } from '../support/raw-http.js';
-import { ironicFault, RestClient } from '../support/rest-client.js';
-import { type ConductorProcess, type LogLine, type Stack, startStack } from '../support/stack.js';
-import { mapLimit, waitFor } from '../support/wait-for.js';
+import { startTestServices } from '../support/test-services.js';
 
 /**
  * The boot configuration API with three real conductors, each rendering
@@ -30,8 +32,8 @@ interface BootNode {
 }
 
 let database: TestDatabase;
-let stack: Stack;
-let rest: RestClient;
+let stack: Services;
+let rest: ApiClient;
 let apiUrl: string;
 let workDir: string;
 /** http_url of each conductor, by registered hostname. */
@@ -78,7 +80,7 @@ beforeAll(async () => {
   const apiPort = await freePort();
   apiUrl = `http://127.0.0.1:${apiPort}`;
 
-  stack = await startStack({
+  stack = await startTestServices({
     databaseUrl: database.url,
     conductors: 3,
     api: true,
@@ -105,13 +107,13 @@ beforeAll(async () => {
     }),
   });
   for (const conductor of stack.conductors) {
-    const started = await conductor.waitForLine((l) => l.message === 'conductor started', 1000);
+    const started = await conductor.process.waitForLine((l) => l.message === 'conductor started', 1000);
     // Which conductor got which root: its file server listens on the port of its http_url.
     const url = httpUrls.find((u) => u.endsWith(`:${String(started.httpRoot).split(':').at(-1)}`));
     httpUrlOf.set(conductor.hostname, url as string);
   }
   expect(new Set(httpUrlOf.values()).size).toBe(3);
-  rest = new RestClient(apiUrl);
+  rest = new ApiClient(apiUrl);
   reference = await rawGet(apiUrl, '/v1/boot/02-00-00-00-00-01/boot.ipxe');
 });
 
@@ -130,7 +132,7 @@ describe('boot configuration API, three conductors with separate HTTP roots', ()
       10,
       async (i) => {
         const mac = `52:54:00:bc:00:${i.toString(16).padStart(2, '0')}`;
-        return rest.ipxeNodeWaitingCallBack(`boot-${i}`, mac, { kernel, ramdisk });
+        return ipxeNodeWaitingCallBack(rest, `boot-${i}`, mac, { kernel, ramdisk });
       },
     );
     const owners = await Promise.all(nodes.map(async (n) => (await rest.node(n.uuid)).conductor));
@@ -204,7 +206,7 @@ describe('boot configuration API, three conductors with separate HTTP roots', ()
     const unknownName = await rawGet(apiUrl, bootPath(node, 'pxelinux.cfg'));
     expect(comparable(unknownName)).toEqual(comparable(reference));
     const controlId = unknownName.headers['openstack-request-id'] as string;
-    const refusedByOwner = await owner.waitForLine(
+    const refusedByOwner = await owner.process.waitForLine(
       (l) => l.requestId === controlId && l.message === 'RPC call refused',
       5000,
     );
@@ -279,8 +281,8 @@ describe('boot configuration API, three conductors with separate HTTP roots', ()
     expect(orphaned.length).toBeGreaterThan(0);
 
     const killedAt = Date.now();
-    victim.signal('SIGKILL');
-    expect((await victim.exited()).signal).toBe('SIGKILL');
+    victim.process.signal('SIGKILL');
+    expect((await victim.process.exited).signal).toBe('SIGKILL');
 
     const served = new Map<string, string>();
     await waitFor(
@@ -308,7 +310,9 @@ describe('boot configuration API, three conductors with separate HTTP roots', ()
       expectScriptOf(served.get(node.uuid) as string, node.uuid, newUrl);
       expect((await rawGet(newUrl, `/pxelinux.cfg/${node.macHyphens}`)).body).toBe(served.get(node.uuid));
       expect(
-        conductorNamed(conductor).lines.some((l) => l.message === 'took the node over' && l.nodeUuid === node.uuid),
+        conductorNamed(conductor).process.lines.some(
+          (l) => l.message === 'took the node over' && l.nodeUuid === node.uuid,
+        ),
       ).toBe(true);
     }
     // Consistent hashing: the survivors' own nodes stayed where they were, still served as before.

@@ -1,12 +1,14 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createTestDatabase, freePort, type TestDatabase } from '@bmaas/db/testing';
+import { ApiClient } from '@bmaas/api-client';
+import { freePort, mapLimit, waitFor } from '@bmaas/common';
+import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import type { Services } from '@bmaas/stack';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ipxeNodeWaitingCallBack } from '../support/instance-image.js';
 import { comparable, type RawAnswer, rawGet } from '../support/raw-http.js';
-import { RestClient } from '../support/rest-client.js';
-import { type Stack, startStack } from '../support/stack.js';
-import { mapLimit, waitFor } from '../support/wait-for.js';
+import { startTestServices } from '../support/test-services.js';
 
 /**
  * The boot path's staleness bound (docs/architecture.md, "The boot path's
@@ -43,9 +45,9 @@ interface BootNode {
 type Move = (node: BootNode) => Promise<number>;
 
 let database: TestDatabase;
-const stacks: Stack[] = [];
+const stacks: Services[] = [];
 let apiUrls: string[] = [];
-let rest: RestClient;
+let rest: ApiClient;
 let workDir: string;
 /** The uniform refusal: what an unknown MAC gets. */
 let refusal: RawAnswer;
@@ -165,7 +167,7 @@ beforeAll(async () => {
   };
   // Two stacks on one database: three conductors and an API, then a second API alone.
   stacks.push(
-    await startStack({
+    await startTestServices({
       databaseUrl: database.url,
       conductors: 3,
       api: true,
@@ -179,7 +181,7 @@ beforeAll(async () => {
     }),
   );
   stacks.push(
-    await startStack({
+    await startTestServices({
       databaseUrl: database.url,
       conductors: 0,
       api: true,
@@ -188,7 +190,7 @@ beforeAll(async () => {
       env,
     }),
   );
-  rest = new RestClient(apiUrls[0] as string);
+  rest = new ApiClient(apiUrls[0] as string);
   refusal = await rawGet(apiUrls[0] as string, '/v1/boot/02-00-00-00-00-01/boot.ipxe');
   expect(refusal.status).toBe(404);
 
@@ -197,7 +199,7 @@ beforeAll(async () => {
     6,
     async (i) => {
       const mac = `52:54:00:5e:00:${i.toString(16).padStart(2, '0')}`;
-      return { ...(await rest.ipxeNodeWaitingCallBack(`stale-${i}`, mac, { kernel, ramdisk })), mac };
+      return { ...(await ipxeNodeWaitingCallBack(rest, `stale-${i}`, mac, { kernel, ramdisk })), mac };
     },
   );
   // Every conductor owns some of them, so each one's answers are among those watched.

@@ -2,8 +2,9 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from '@bmaas/common';
 import { createStores } from '@bmaas/db';
-import { createTestDatabase, freePort, type TestDatabase } from '@bmaas/db/testing';
+import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { missingPrerequisite } from '../support/prerequisites.js';
 

@@ -1,13 +1,14 @@
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { ApiClient } from '@bmaas/api-client';
+import { waitFor } from '@bmaas/common';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import type { Services } from '@bmaas/stack';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BAREMETAL, baremetal } from '../support/baremetal-cli.js';
 import { hasOpenstacksdk, openstacksdk } from '../support/openstacksdk.js';
-import { RestClient } from '../support/rest-client.js';
-import { type Stack, startStack } from '../support/stack.js';
-import { waitFor } from '../support/wait-for.js';
+import { startTestServices } from '../support/test-services.js';
 
 /**
  * The resources around nodes (chassis, portgroups, volume connectors and
@@ -39,9 +40,9 @@ describe.skipIf(MISSING !== '')(
   { timeout: 240_000 },
   () => {
     let database: TestDatabase;
-    let stack: Stack;
+    let stack: Services;
     let endpoint: string;
-    let rest: RestClient;
+    let rest: ApiClient;
     let nodeUuid: string;
 
     const cli = async (...args: string[]) => (await baremetal(endpoint, [...args, '-f', 'json'])) as Json;
@@ -51,7 +52,7 @@ describe.skipIf(MISSING !== '')(
     beforeAll(async () => {
       await run('npx', ['tsc', '-b', 'packages/api', 'packages/conductor'], { cwd: ROOT, timeout: 240_000 });
       database = await createTestDatabase();
-      stack = await startStack({
+      stack = await startTestServices({
         databaseUrl: database.url,
         conductors: 1,
         api: true,
@@ -60,7 +61,7 @@ describe.skipIf(MISSING !== '')(
         env: { BMAAS_DEFAULT__ENABLED_POWER_INTERFACES: 'qemu,fake', BMAAS_DEFAULT__DEFAULT_POWER_INTERFACE: 'qemu' },
       });
       endpoint = stack.apiUrl as string;
-      rest = new RestClient(endpoint);
+      rest = new ApiClient(endpoint);
       const node = (await rest.createNode({
         driver: 'fake-hardware',
         name: 'compat-1',

@@ -3,18 +3,20 @@ import { AgentDouble } from '@bmaas/agent-client/testing';
 import {
   createSilentLogger,
   InvalidStateRequested,
+  mapLimit,
   NodeLocked,
   type NodeRecord,
   Registry,
   TemporaryFailure,
+  waitFor,
 } from '@bmaas/common';
 import { createStores, type Stores } from '@bmaas/db';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { ConductorRing, JsonRpcConductorClient, RpcCallMetrics } from '@bmaas/rpc-client';
+import type { ConductorProcess, Services } from '@bmaas/stack';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UNFETCHED_INSTANCE_INFO } from '../support/instance-image.js';
-import { type ConductorProcess, type Stack, startStack } from '../support/stack.js';
-import { mapLimit, waitFor } from '../support/wait-for.js';
+import { startTestServices } from '../support/test-services.js';
 
 /**
  * Three real conductor processes on one database, with this test process
@@ -27,7 +29,7 @@ const HEARTBEAT_TIMEOUT = 3;
 
 let database: TestDatabase;
 let stores: Stores;
-let stack: Stack;
+let stack: Services;
 let client: JsonRpcConductorClient;
 let nodes: NodeRecord[];
 /** One agent for every node (the nodes carry no token): it offers write_image and takes it at once. */
@@ -87,7 +89,7 @@ async function insertNodes(count: number, fields: Partial<NodeRecord>): Promise<
 /** Node uuids each conductor logged accepting an action for. */
 function acceptedBy(conductor: ConductorProcess, action: string): Set<string> {
   return new Set(
-    conductor.lines
+    conductor.process.lines
       .filter((l) => l.message === 'provision action accepted' && l.action === action)
       .map((l) => l.nodeUuid as string),
   );
@@ -108,7 +110,7 @@ beforeAll(async () => {
     result: { deploy_steps: { Generic: [{ interface: 'deploy', step: 'write_image', priority: 0 }] } },
   });
   agent.behaviours.set('deploy.execute_deploy_step', { kind: 'sync' });
-  stack = await startStack({
+  stack = await startTestServices({
     databaseUrl: database.url,
     conductors: 3,
     api: false,
@@ -231,8 +233,8 @@ describe('three conductors', () => {
     expect(orphaned.length).toBeGreaterThan(50);
 
     const killedAt = Date.now();
-    victim.signal('SIGKILL');
-    expect((await victim.exited()).signal).toBe('SIGKILL');
+    victim.process.signal('SIGKILL');
+    expect((await victim.process.exited).signal).toBe('SIGKILL');
 
     const survivorIds = new Set(stack.conductors.slice(1).map((c) => idOf.get(c.hostname)));
     await waitFor(
@@ -259,7 +261,7 @@ describe('three conductors', () => {
     const tookOver = new Set(
       stack.conductors
         .slice(1)
-        .flatMap((c) => c.lines.filter((l) => l.message === 'took the node over').map((l) => l.nodeUuid)),
+        .flatMap((c) => c.process.lines.filter((l) => l.message === 'took the node over').map((l) => l.nodeUuid)),
     );
     for (const node of orphaned) expect(tookOver.has(node.uuid)).toBe(true);
 
@@ -308,7 +310,7 @@ describe('three conductors', () => {
   it('SIGTERM takes a conductor offline at once and it exits 0', async () => {
     const leaving = stack.conductors[1] as ConductorProcess;
     const signalledAt = Date.now();
-    leaving.signal('SIGTERM');
+    leaving.process.signal('SIGTERM');
     // Offline as its own act (online = false), not by its heartbeat running out: no wall-clock bound needed.
     await waitFor(
       'the conductor to mark itself offline',
@@ -316,7 +318,7 @@ describe('three conductors', () => {
       { timeoutMs: 20_000, intervalMs: 20 },
     );
     console.info(`offline ${Date.now() - signalledAt} ms after SIGTERM`);
-    expect(await leaving.exited()).toEqual({ code: 0, signal: null });
+    expect(await leaving.process.exited).toEqual({ code: 0, signal: null });
     expect(
       await stores.nodes.list({ reservation: leaving.hostname, limit: 10, sortKey: 'id', sortDir: 'asc' }),
     ).toEqual([]);

@@ -128,8 +128,8 @@ describe.skipIf(missingPrerequisite(LABEL, problem))(
         instance_info: options.instanceInfo,
       });
       await lab.api.expect(201, 'POST', '/v1/ports', { address: mac, node_uuid: uuid });
-      await lab.api.provision(uuid, 'manage', 'manageable', ACTION_TIMEOUT_MS);
-      await lab.api.provision(uuid, 'provide', 'available', ACTION_TIMEOUT_MS);
+      await lab.api.provisionAndWait(uuid, 'manage', 'manageable', ACTION_TIMEOUT_MS);
+      await lab.api.provisionAndWait(uuid, 'provide', 'available', ACTION_TIMEOUT_MS);
       return { machine, uuid, disk };
     }
 

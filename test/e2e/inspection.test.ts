@@ -80,7 +80,7 @@ describe.skipIf(skip)('inspection of enrolled machines (discovery off)', () => {
     };
     await lab.api.expect(201, 'POST', '/v1/nodes', body);
     await lab.api.expect(201, 'POST', '/v1/ports', { address: mac, node_uuid: uuid });
-    await lab.api.provision(uuid, 'manage', 'manageable', ACTION_TIMEOUT_MS);
+    await lab.api.provisionAndWait(uuid, 'manage', 'manageable', ACTION_TIMEOUT_MS);
     return { machine, uuid };
   }
 
@@ -99,7 +99,7 @@ describe.skipIf(skip)('inspection of enrolled machines (discovery off)', () => {
           const hw = hardware(spec.index, spec.cpus, spec.memoryMb);
           const { machine, uuid } = await enrolled(`insp${spec.index}`, mac, hw, spec.hints);
           const events = await machine.qmp();
-          const waiting = await lab.api.provision(uuid, 'inspect', 'inspect wait', ACTION_TIMEOUT_MS);
+          const waiting = await lab.api.provisionAndWait(uuid, 'inspect', 'inspect wait', ACTION_TIMEOUT_MS);
           expect(waiting.power_state).toBe('power on');
           // The hints reach the agent the way ironic-python-agent reads them: node.properties at lookup.
           const lookup = await lab.api.request('GET', `/v1/lookup?node_uuid=${uuid}`, undefined, {
@@ -162,8 +162,8 @@ describe.skipIf(skip)('inspection of enrolled machines (discovery off)', () => {
       };
       await lab.api.expect(201, 'POST', '/v1/nodes', body);
       await lab.api.expect(201, 'POST', '/v1/ports', { address: '52:54:00:e3:09:99', node_uuid: uuid });
-      await lab.api.provision(uuid, 'manage', 'manageable', ACTION_TIMEOUT_MS);
-      await lab.api.provision(uuid, 'inspect', 'inspect wait', ACTION_TIMEOUT_MS);
+      await lab.api.provisionAndWait(uuid, 'manage', 'manageable', ACTION_TIMEOUT_MS);
+      await lab.api.provisionAndWait(uuid, 'inspect', 'inspect wait', ACTION_TIMEOUT_MS);
       await machine.waitForSerial(new RegExp(FALLBACK_MARKER), BOOT_TIMEOUT_MS);
       // A machine hung where its ramdisk should run: paused, so it does not reboot in a loop on the shared cores.
       await events.execute('stop');

@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs';
 import { readdir, readFile, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { waitFor } from '@bmaas/common';
 import { createStores } from '@bmaas/db';
 import type { MachineBmc } from '@bmaas/lab';
 import { netnsUnavailableReason } from '@bmaas/lab';
@@ -94,15 +95,9 @@ describe.skipIf(missingPrerequisite(LABEL, problem))(
       sampling = undefined;
     };
     const node = async (uuid: string) => (await lab.api.expect(200, 'GET', `/v1/nodes/${uuid}`)).body;
-    async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const value = await probe();
-        if (value !== undefined) return value;
-        if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-        await new Promise((resolve) => setTimeout(resolve, 500));
-      }
-    }
+    /** Polls `probe` every half second (the sync loops run every few seconds). */
+    const until = <T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> =>
+      waitFor(what, probe, { timeoutMs, intervalMs: 500 });
 
     beforeAll(async () => {
       const owners = lab.stack.conductors.map((conductor) => conductor.hostname);
@@ -133,11 +128,11 @@ describe.skipIf(missingPrerequisite(LABEL, problem))(
               instance_info: served?.instanceInfo,
             });
             await lab.api.expect(201, 'POST', '/v1/ports', { address: bmc.mac, node_uuid: uuid });
-            const managed = await lab.api.provision(uuid, 'manage', 'manageable', ACTION_TIMEOUT_MS);
+            const managed = await lab.api.provisionAndWait(uuid, 'manage', 'manageable', ACTION_TIMEOUT_MS);
             expect(managed.power_state, 'read through the BMC').toBe('power off');
-            await lab.api.provision(uuid, 'provide', 'available', ACTION_TIMEOUT_MS);
+            await lab.api.provisionAndWait(uuid, 'provide', 'available', ACTION_TIMEOUT_MS);
             expect(bmc.machineRunning(), 'nothing powered it on yet').toBe(false);
-            return lab.api.provision(uuid, 'active', 'active', BOOT_TIMEOUT_MS);
+            return lab.api.provisionAndWait(uuid, 'active', 'active', BOOT_TIMEOUT_MS);
           }),
         );
         const owners = new Set<string>();

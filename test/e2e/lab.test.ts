@@ -4,6 +4,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { withTimeout } from '@bmaas/common';
 import {
   buildTestRamdisk,
   type Dnsmasq,
@@ -15,7 +16,6 @@ import {
   startDnsmasq,
   startQemuMachine,
   type TestRamdisk,
-  withTimeout,
 } from '@bmaas/lab';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { missingPrerequisite } from '../support/prerequisites.js';

@@ -56,10 +56,10 @@ describe.skipIf(missingPrerequisite(LABEL, problem))(
 
     /** enroll -> manageable (reads the power state through QMP) -> available. */
     async function makeAvailable(uuid: string): Promise<void> {
-      const managed = await lab.api.provision(uuid, 'manage', 'manageable', ACTION_TIMEOUT_MS);
+      const managed = await lab.api.provisionAndWait(uuid, 'manage', 'manageable', ACTION_TIMEOUT_MS);
       if (managed.power_state !== 'power off')
         throw new Error(`${uuid}: power state ${managed.power_state} after manage`);
-      await lab.api.provision(uuid, 'provide', 'available', ACTION_TIMEOUT_MS);
+      await lab.api.provisionAndWait(uuid, 'provide', 'available', ACTION_TIMEOUT_MS);
     }
 
     it.concurrent(
@@ -68,7 +68,7 @@ describe.skipIf(missingPrerequisite(LABEL, problem))(
         const mac = '52:54:00:e2:e1:11';
         const { machine, uuid, events } = await machineWithNode('token', mac, { automatedClean: false });
         await makeAvailable(uuid);
-        await lab.api.provision(uuid, 'active', 'wait call-back', ACTION_TIMEOUT_MS);
+        await lab.api.provisionAndWait(uuid, 'active', 'wait call-back', ACTION_TIMEOUT_MS);
         // Someone on the provisioning network looks the node up before its ramdisk has booted.
         const first = await lab.api.expect(200, 'GET', `/v1/lookup?addresses=${mac}`);
         const token = first.body.config.agent_token as string;
@@ -153,7 +153,7 @@ describe.skipIf(missingPrerequisite(LABEL, problem))(
         await lab.api.waitForPowerState(uuid, 'power off', ACTION_TIMEOUT_MS);
         expect((await events.queryStatus()).running).toBe(false);
         // verifying reads the power state back through QMP
-        const managed = await lab.api.provision(uuid, 'manage', 'manageable', ACTION_TIMEOUT_MS);
+        const managed = await lab.api.provisionAndWait(uuid, 'manage', 'manageable', ACTION_TIMEOUT_MS);
         expect(managed.power_state).toBe('power off');
       },
       TEST_TIMEOUT_MS,

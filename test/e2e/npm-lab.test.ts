@@ -9,8 +9,10 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, freePortBlock, stateTempDir } from '@bmaas/db/testing';
-import { ApiClient, type LabDescription, labPaths, netnsUnavailableReason, run } from '@bmaas/lab';
+import { ApiClient } from '@bmaas/api-client';
+import { freePort, freePortBlock, waitFor } from '@bmaas/common';
+import { stateTempDir } from '@bmaas/db/testing';
+import { type LabDescription, labPaths, netnsUnavailableReason, run } from '@bmaas/lab';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installLogin, StackRun, stackEnvironment, stillRunning } from '../stack/stack-run.js';
 import { missingPrerequisite } from '../support/prerequisites.js';
@@ -96,13 +98,8 @@ describe.skipIf(missingPrerequisite(LABEL, problem))('npm run lab next to npm st
     return (await run('ip', ['netns', 'list'])).stdout.split('\n').map((line) => line.split(' ')[0] ?? '');
   }
 
-  async function until(what: string, timeoutMs: number, done: () => boolean | Promise<boolean>): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await done())) {
-      if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  }
+  const until = (what: string, timeoutMs: number, done: () => boolean | Promise<boolean>): Promise<void> =>
+    waitFor(what, async () => ((await done()) ? true : undefined), { timeoutMs, intervalMs: 500 }).then(() => {});
 
   beforeAll(async () => {
     // short: QMP sockets live under it (107-byte limit)
@@ -125,7 +122,7 @@ describe.skipIf(missingPrerequisite(LABEL, problem))('npm run lab next to npm st
       ),
     );
     await stack.waitForOutput(/The stack is running/, START_TIMEOUT_MS);
-    api = new ApiClient({ host: '127.0.0.1', port: apiPort }, '1.78', { Authorization: installLogin(stateDir) });
+    api = new ApiClient(`http://127.0.0.1:${apiPort}`, { headers: { Authorization: installLogin(stateDir) } });
   }, START_TIMEOUT_MS + 10_000);
 
   afterAll(async () => {

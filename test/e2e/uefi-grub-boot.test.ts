@@ -78,9 +78,9 @@ describe.skipIf(missingPrerequisite(LABEL, problem))(
               instance_info: instanceImage?.instanceInfo,
             });
             await lab.api.expect(201, 'POST', '/v1/ports', { address: spec.mac, node_uuid: uuid });
-            await lab.api.provision(uuid, 'manage', 'manageable', ACTION_TIMEOUT_MS);
-            await lab.api.provision(uuid, 'provide', 'available', ACTION_TIMEOUT_MS);
-            const node = await lab.api.provision(uuid, 'active', 'active', BOOT_TIMEOUT_MS);
+            await lab.api.provisionAndWait(uuid, 'manage', 'manageable', ACTION_TIMEOUT_MS);
+            await lab.api.provisionAndWait(uuid, 'provide', 'available', ACTION_TIMEOUT_MS);
+            const node = await lab.api.provisionAndWait(uuid, 'active', 'active', BOOT_TIMEOUT_MS);
             await machine.stop(); // deployed: the image is on its disk
             return { spec, owner, uuid, machine, events, node };
           }),

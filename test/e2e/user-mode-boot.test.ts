@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { copyFile, mkdir, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { freePort } from '@bmaas/db/testing';
+import { freePort } from '@bmaas/common';
 import { buildInstanceImage, GUESTFWD_ADDRESS, type InstanceImage } from '@bmaas/lab';
 import { describe, it } from 'vitest';
 import { missingPrerequisite } from '../support/prerequisites.js';
@@ -69,10 +69,12 @@ describe.skipIf(missingPrerequisite(LABEL, problem))(
         },
       });
       await lab.api.expect(201, 'POST', '/v1/ports', { address: mac, node_uuid: uuid });
-      expect((await lab.api.provision(uuid, 'manage', 'manageable', ACTION_TIMEOUT_MS)).power_state).toBe('power off');
-      await lab.api.provision(uuid, 'provide', 'available', ACTION_TIMEOUT_MS);
+      expect((await lab.api.provisionAndWait(uuid, 'manage', 'manageable', ACTION_TIMEOUT_MS)).power_state).toBe(
+        'power off',
+      );
+      await lab.api.provisionAndWait(uuid, 'provide', 'available', ACTION_TIMEOUT_MS);
       expect((await events.queryStatus()).status).toBe('prelaunch');
-      const node = await lab.api.provision(uuid, 'active', 'active', BOOT_TIMEOUT_MS);
+      const node = await lab.api.provisionAndWait(uuid, 'active', 'active', BOOT_TIMEOUT_MS);
       await machine.waitForSerial(/INSTANCE-BOOTED/, BOOT_TIMEOUT_MS);
       await machine.stop();
 

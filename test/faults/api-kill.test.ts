@@ -1,8 +1,8 @@
 import { existsSync, rmSync } from 'node:fs';
-import { freePort, freePortBlock, stateTempDir } from '@bmaas/db/testing';
+import { freePort, freePortBlock, waitFor } from '@bmaas/common';
+import { stateTempDir } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bannerPids, installLogin, STACK_MAIN, StackRun } from '../stack/stack-run.js';
-import { waitFor } from '../support/wait-for.js';
 
 /**
  * The API killed (SIGKILL) while PATCHes that change two fields at once are

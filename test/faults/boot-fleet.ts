@@ -2,10 +2,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '@bmaas/db/testing';
-import { RestClient } from '../support/rest-client.js';
-import { type Stack, startStack } from '../support/stack.js';
-import { mapLimit } from '../support/wait-for.js';
+import { ApiClient } from '@bmaas/api-client';
+import { freePort, mapLimit } from '@bmaas/common';
+import type { Services } from '@bmaas/stack';
+import { ipxeNodeWaitingCallBack } from '../support/instance-image.js';
+import { startTestServices } from '../support/test-services.js';
 
 /** A node waiting in "wait call-back" for its machine to network-boot. */
 export interface BootNode {
@@ -16,8 +17,8 @@ export interface BootNode {
 
 /** The API, N conductors with their own http_root and file server, and nodes waiting to boot. */
 export interface BootFleet {
-  stack: Stack;
-  rest: RestClient;
+  stack: Services;
+  rest: ApiClient;
   apiUrl: string;
   nodes: BootNode[];
   /** http_url of each conductor, by registered hostname. */
@@ -45,9 +46,9 @@ export async function startBootFleet(options: {
   const httpUrls = await Promise.all(indexes.map(async () => `http://127.0.0.1:${await freePort()}`));
   const apiPort = await freePort();
   const apiUrl = `http://127.0.0.1:${apiPort}`;
-  let stack: Stack | undefined;
+  let stack: Services | undefined;
   try {
-    stack = await startStack({
+    stack = await startTestServices({
       databaseUrl: options.databaseUrl,
       conductors: options.conductors,
       api: true,
@@ -71,11 +72,11 @@ export async function startBootFleet(options: {
     });
     const httpUrlOf = new Map<string, string>();
     for (const conductor of stack.conductors) {
-      const started = await conductor.waitForLine((l) => l.message === 'conductor started', 1000);
+      const started = await conductor.process.waitForLine((l) => l.message === 'conductor started', 1000);
       const url = httpUrls.find((u) => u.endsWith(`:${String(started.httpRoot).split(':').at(-1)}`));
       httpUrlOf.set(conductor.hostname, url as string);
     }
-    const rest = new RestClient(apiUrl);
+    const rest = new ApiClient(apiUrl);
     const nodes = await mapLimit(
       Array.from({ length: options.nodeCount }, (_, i) => i),
       8,
@@ -83,7 +84,7 @@ export async function startBootFleet(options: {
         const mac = `52:54:00:fa:${Math.floor(i / 256)
           .toString(16)
           .padStart(2, '0')}:${(i % 256).toString(16).padStart(2, '0')}`;
-        return rest.ipxeNodeWaitingCallBack(`fault-${i}`, mac, { kernel, ramdisk }, 30_000);
+        return ipxeNodeWaitingCallBack(rest, `fault-${i}`, mac, { kernel, ramdisk }, 30_000);
       },
     );
     const started = stack;

@@ -1,7 +1,7 @@
+import { waitFor } from '@bmaas/common';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import type { ConductorProcess } from '@bmaas/stack';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ConductorProcess } from '../support/stack.js';
-import { waitFor } from '../support/wait-for.js';
 import { type BootFleet, BootStorm, isScriptOf, startBootFleet } from './boot-fleet.js';
 
 /**
@@ -51,8 +51,8 @@ describe('fault: kill -9 of a conductor during a boot storm', () => {
     const storm = new BootStorm(fleet.apiUrl, nodes, 16);
     await new Promise((r) => setTimeout(r, 2000));
     const killedAt = storm.now();
-    victim.signal('SIGKILL');
-    expect((await victim.exited()).signal).toBe('SIGKILL');
+    victim.process.signal('SIGKILL');
+    expect((await victim.process.exited).signal).toBe('SIGKILL');
 
     // Every orphan served again, by a survivor, within heartbeat_timeout + one takeover pass + slack.
     const servedAt = new Map<string, number>();

@@ -1,13 +1,11 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSilentLogger } from '@bmaas/common';
+import { type ApiClient, ironicFault } from '@bmaas/api-client';
+import { createSilentLogger, freePort, waitFor } from '@bmaas/common';
 import { EmbeddedPostgresServer, openDatabase, upgradeSchema } from '@bmaas/db';
-import { freePort } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { descendants } from '../stack/stack-run.js';
-import { ironicFault, type RestClient } from '../support/rest-client.js';
-import { waitFor } from '../support/wait-for.js';
 import { type BootFleet, BootStorm, isScriptOf, startBootFleet } from './boot-fleet.js';
 
 /**
@@ -53,7 +51,7 @@ interface RestSample {
 }
 
 /** GET /v1/nodes/<uuid> in a loop, as an operator's dashboard would, until `stop()`. */
-function restLoad(rest: RestClient, uuids: string[], startedAt: number) {
+function restLoad(rest: ApiClient, uuids: string[], startedAt: number) {
   const samples: RestSample[] = [];
   let running = true;
   const worker = (async () => {

@@ -3,15 +3,15 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ensureInstallCredentials, type InstallCredentials } from '@bmaas/common';
+import { ApiClient } from '@bmaas/api-client';
+import { ensureInstallCredentials, type InstallCredentials, waitFor } from '@bmaas/common';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import type { Services } from '@bmaas/stack';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UNFETCHED_INSTANCE_INFO } from '../support/instance-image.js';
 import { missingPrerequisite } from '../support/prerequisites.js';
-import { RestClient } from '../support/rest-client.js';
-import { type Stack, startStack } from '../support/stack.js';
-import { waitFor } from '../support/wait-for.js';
+import { startTestServices } from '../support/test-services.js';
 
 /**
  * The fleet page in a real browser (Debian's chromium, driven by
@@ -59,10 +59,10 @@ const chromiumProblem = existsSync(CHROMIUM)
 
 describe.skipIf(missingPrerequisite('fleet page', chromiumProblem))('the fleet page in Chromium', () => {
   let database: TestDatabase;
-  let stack: Stack;
+  let stack: Services;
   let credentials: InstallCredentials;
   let credentialsDir: string;
-  let rest: RestClient;
+  let rest: ApiClient;
   let browser: Browser;
   const nodeOf: Record<string, string> = {};
 
@@ -70,7 +70,7 @@ describe.skipIf(missingPrerequisite('fleet page', chromiumProblem))('the fleet p
     database = await createTestDatabase();
     credentialsDir = await mkdtemp(join(tmpdir(), 'bmaas-fleet-page-'));
     credentials = ensureInstallCredentials(join(credentialsDir, 'credentials'));
-    stack = await startStack({
+    stack = await startTestServices({
       databaseUrl: database.url,
       conductors: 2,
       api: true,
@@ -82,7 +82,7 @@ describe.skipIf(missingPrerequisite('fleet page', chromiumProblem))('the fleet p
       },
     });
     const login = Buffer.from(`${credentials.apiUser}:${credentials.apiPassword}`).toString('base64');
-    rest = new RestClient(stack.apiUrl as string, '1.78', { Authorization: `Basic ${login}` });
+    rest = new ApiClient(stack.apiUrl as string, { headers: { Authorization: `Basic ${login}` } });
 
     const create = async (name: string, fields: Record<string, unknown> = {}) => {
       const node = await rest.createNode({ driver: 'fake-hardware', name, automated_clean: false, ...fields });
@@ -162,8 +162,9 @@ describe.skipIf(missingPrerequisite('fleet page', chromiumProblem))('the fleet p
       expect(await page.textContent('#nodes-total')).toBe('4');
 
       // Ring share: what the API says each node's conductor is, counted per conductor.
-      const listed = await new RestClient(stack.apiUrl as string, '1.49', {
-        Authorization: `Basic ${Buffer.from(`${credentials.apiUser}:${credentials.apiPassword}`).toString('base64')}`,
+      const listed = await new ApiClient(stack.apiUrl as string, {
+        version: '1.49',
+        basicAuth: { username: credentials.apiUser, password: credentials.apiPassword },
       }).request<{ nodes: Array<{ conductor: string | null }> }>('GET', '/v1/nodes?fields=uuid,conductor');
       const owned = new Map<string, number>();
       for (const node of listed.body.nodes) owned.set(node.conductor ?? '', (owned.get(node.conductor ?? '') ?? 0) + 1);

@@ -1,19 +1,21 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ApiClient } from '@bmaas/api-client';
 import {
   ensureInstallCredentials,
+  freePort,
   INSTALL_JSON_RPC_USER,
   type PrometheusSample,
   parsePrometheusText,
   sampleSum,
+  waitFor,
 } from '@bmaas/common';
-import { createTestDatabase, freePort, type TestDatabase } from '@bmaas/db/testing';
+import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import type { Services } from '@bmaas/stack';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UNFETCHED_INSTANCE_INFO } from '../support/instance-image.js';
-import { RestClient } from '../support/rest-client.js';
-import { type Stack, startStack } from '../support/stack.js';
-import { waitFor } from '../support/wait-for.js';
+import { startTestServices } from '../support/test-services.js';
 
 /**
  * `/metrics` of the real processes: the API and a conductor (JSON-RPC with
@@ -25,8 +27,8 @@ import { waitFor } from '../support/wait-for.js';
 const MAC = '52:54:00:cd:00:01';
 
 let database: TestDatabase;
-let stack: Stack;
-let rest: RestClient;
+let stack: Services;
+let rest: ApiClient;
 let workDir: string;
 let rpcPassword: string;
 let httpUrl: string;
@@ -66,7 +68,7 @@ beforeAll(async () => {
   await writeFile(join(workDir, 'deploy_ramdisk'), 'ramdisk\n');
   const apiPort = await freePort();
   httpUrl = `http://127.0.0.1:${await freePort()}`;
-  stack = await startStack({
+  stack = await startTestServices({
     databaseUrl: database.url,
     conductors: 1,
     api: true,
@@ -89,7 +91,7 @@ beforeAll(async () => {
       BMAAS_JSON_RPC__PASSWORD: rpcPassword,
     },
   });
-  rest = new RestClient(stack.apiUrl as string);
+  rest = new ApiClient(stack.apiUrl as string);
 });
 
 afterAll(async () => {

@@ -1,19 +1,20 @@
+import { ApiClient, type NodeAnswer } from '@bmaas/api-client';
+import { waitFor } from '@bmaas/common';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type NodeAnswer, RestClient } from '../support/rest-client.js';
 import { useRestStack } from '../support/rest-stack.js';
-import { waitFor } from '../support/wait-for.js';
 
 /**
  * Discovery on ([discovery]enabled): unknown machines' inventories posted to
  * POST /v1/continue_inspection enrol them (node in enroll, a port per NIC,
  * properties, stored inventory, a name from the template), concurrent posts
  * never make duplicates, a known MAC never makes a new node; /v1/boot
- * answers unknown MACs the discovery script. API + three conductors on one
+ * answers unknown MACs each boot interface's discovery configuration,
+ * rendered by a conductor (iPXE's discovery.ipxe, GRUB's grub.cfg). API + three conductors on one
  * test database. Discovery off is covered by inspection.test.ts.
  */
 
 const GIB = 1024 ** 3;
-let rest: RestClient;
+let rest: ApiClient;
 
 function machine(index: number): { macs: string[]; inventory: Record<string, unknown> } {
   const macs = [
@@ -56,6 +57,7 @@ async function nodesByMac(mac: string): Promise<string[]> {
 const lab = useRestStack({
   BMAAS_API__PUBLIC_ENDPOINT: 'http://192.0.2.1:6385',
   BMAAS_DISCOVERY__ENABLED: 'true',
+  BMAAS_DEFAULT__ENABLED_BOOT_INTERFACES: 'fake,ipxe,grub',
   BMAAS_DISCOVERY__DRIVER: 'fake-hardware',
   BMAAS_DISCOVERY__INTERFACES: 'inspect:agent',
   BMAAS_DISCOVERY__NAME_TEMPLATE: 'disc-{serial}',
@@ -64,7 +66,7 @@ const lab = useRestStack({
 });
 
 beforeAll(() => {
-  rest = new RestClient(lab.apiUrl, '1.81');
+  rest = new ApiClient(lab.apiUrl, { version: '1.81' });
 });
 
 describe('discovery through the REST API, three conductors', () => {
@@ -77,6 +79,16 @@ describe('discovery through the REST API, three conductors', () => {
     expect(script).toContain('ipa-inspection-callback-url=http://192.0.2.1:6385/v1/continue_inspection');
     expect(script).toContain('initrd --name discovery_ramdisk http://192.0.2.9:8080/ipa.initramfs');
     expect((await fetch(`${lab.apiUrl}/v1/boot/52-54-00-d1-ff-01/boot.ipxe`)).status).toBe(404);
+  });
+
+  it("answers an unknown UEFI machine's grub.cfg with GRUB's discovery config", async () => {
+    const answer = await fetch(`${lab.apiUrl}/v1/boot/52-54-00-d1-ff-02/grub.cfg`);
+    expect(answer.status).toBe(200);
+    const config = await answer.text();
+    expect(config).toContain('linux (http,192.0.2.9:8080)/ipa.kernel ');
+    expect(config).toContain('ipa-inspection-callback-url=http://192.0.2.1:6385/v1/continue_inspection');
+    expect(config).toContain('initrd (http,192.0.2.9:8080)/ipa.initramfs\n');
+    expect((await fetch(`${lab.apiUrl}/v1/boot/52-54-00-d1-ff-02/other.cfg`)).status).toBe(404);
   });
 
   it('three machines posting at once (one of them twice) become three nodes with ports, properties and names', async () => {

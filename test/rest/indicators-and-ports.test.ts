@@ -1,6 +1,6 @@
+import { ironicFault } from '@bmaas/api-client';
 import { describe, expect, it } from 'vitest';
 import { useApiStack } from '../support/api-stack-suite.js';
-import { ironicFault } from '../support/rest-client.js';
 
 /**
  * Node indicators (1.63), OVN VTEP link keys (1.90) and ports created on a

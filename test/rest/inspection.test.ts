@@ -1,5 +1,5 @@
+import { ApiClient, ironicFault, type NodeAnswer } from '@bmaas/api-client';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ironicFault, type NodeAnswer, RestClient } from '../support/rest-client.js';
 import { useRestStack } from '../support/rest-stack.js';
 
 /**
@@ -15,8 +15,8 @@ const GIB = 1024 ** 3;
 /** Seconds a node may wait in "inspect wait" here (the periodic check runs every second). */
 const INSPECT_WAIT_TIMEOUT = 8;
 
-let rest: RestClient;
-let anonymous: RestClient;
+let rest: ApiClient;
+let anonymous: ApiClient;
 let macCounter = 0;
 
 function mac(): string {
@@ -86,8 +86,8 @@ const lab = useRestStack({
 });
 
 beforeAll(() => {
-  rest = new RestClient(lab.apiUrl, '1.81');
-  anonymous = new RestClient(lab.apiUrl);
+  rest = new ApiClient(lab.apiUrl, { version: '1.81' });
+  anonymous = new ApiClient(lab.apiUrl);
 });
 
 describe('in-band inspection through the REST API, three conductors', () => {
@@ -129,7 +129,7 @@ describe('in-band inspection through the REST API, three conductors', () => {
 
   it('serves the inventory only from 1.81, and says when there is none', async () => {
     const node = await manageableNode('inspect-none', mac());
-    const old = await new RestClient(lab.apiUrl, '1.78').request('GET', `/v1/nodes/${node.uuid}/inventory`);
+    const old = await new ApiClient(lab.apiUrl, { version: '1.78' }).request('GET', `/v1/nodes/${node.uuid}/inventory`);
     expect(old.status).toBe(404);
     const none = await rest.request('GET', `/v1/nodes/${node.uuid}/inventory`);
     expect(none.status).toBe(404);

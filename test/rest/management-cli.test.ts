@@ -1,9 +1,10 @@
+import { ApiClient } from '@bmaas/api-client';
+import { waitFor } from '@bmaas/common';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import type { Services } from '@bmaas/stack';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BAREMETAL, baremetal } from '../support/baremetal-cli.js';
-import { RestClient } from '../support/rest-client.js';
-import { type Stack, startStack } from '../support/stack.js';
-import { waitFor } from '../support/wait-for.js';
+import { startTestServices } from '../support/test-services.js';
 
 /**
  * The management endpoints as the real `baremetal` CLI calls them (boot device, NMI, power
@@ -12,15 +13,15 @@ import { waitFor } from '../support/wait-for.js';
  */
 describe.skipIf(!BAREMETAL)('the baremetal CLI: boot device, inject nmi, power timeout', () => {
   let database: TestDatabase;
-  let stack: Stack;
-  let rest: RestClient;
+  let stack: Services;
+  let rest: ApiClient;
   let endpoint: string;
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    stack = await startStack({ databaseUrl: database.url, conductors: 1, api: true, startTimeoutMs: 60_000 });
+    stack = await startTestServices({ databaseUrl: database.url, conductors: 1, api: true, startTimeoutMs: 60_000 });
     endpoint = stack.apiUrl as string;
-    rest = new RestClient(endpoint);
+    rest = new ApiClient(endpoint);
   });
   afterAll(async () => {
     await stack?.stop();

@@ -1,11 +1,12 @@
+import { ApiClient } from '@bmaas/api-client';
+import { waitFor } from '@bmaas/common';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import type { Services } from '@bmaas/stack';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BAREMETAL, baremetal } from '../support/baremetal-cli.js';
 import { UNFETCHED_INSTANCE_INFO } from '../support/instance-image.js';
 import { openstacksdk, openstacksdkAvailable } from '../support/openstacksdk-nodes.js';
-import { RestClient } from '../support/rest-client.js';
-import { type Stack, startStack } from '../support/stack.js';
-import { waitFor } from '../support/wait-for.js';
+import { startTestServices } from '../support/test-services.js';
 
 /**
  * The node API as Metal3, Bifrost and operators drive it: the real
@@ -16,8 +17,8 @@ import { waitFor } from '../support/wait-for.js';
  */
 
 let database: TestDatabase;
-let stack: Stack;
-let rest: RestClient;
+let stack: Services;
+let rest: ApiClient;
 
 async function missingPrerequisite(): Promise<string | undefined> {
   if (!BAREMETAL) return 'the `baremetal` CLI (apt-get install python3-ironicclient)';
@@ -37,7 +38,7 @@ describe.skipIf(skipped)(
     beforeAll(async () => {
       if (missing) throw new Error(`missing ${missing}`);
       database = await createTestDatabase();
-      stack = await startStack({
+      stack = await startTestServices({
         databaseUrl: database.url,
         conductors: 2,
         api: true,
@@ -48,7 +49,7 @@ describe.skipIf(skipped)(
           BMAAS_CONDUCTOR__DEPLOY_CALLBACK_TIMEOUT: '600',
         },
       });
-      rest = new RestClient(stack.apiUrl as string);
+      rest = new ApiClient(stack.apiUrl as string);
     }, 180_000);
 
     afterAll(async () => {

@@ -1,11 +1,11 @@
+import { type ApiAnswer, CLI_API_VERSION, ironicFault, type NodeAnswer } from '@bmaas/api-client';
+import { waitFor } from '@bmaas/common';
+import type { ConductorProcess } from '@bmaas/stack';
 import { describe, expect, it } from 'vitest';
 import { useApiStack } from '../support/api-stack-suite.js';
 import { BAREMETAL, baremetal } from '../support/baremetal-cli.js';
 import { UNFETCHED_INSTANCE_INFO } from '../support/instance-image.js';
 import { missingPrerequisite } from '../support/prerequisites.js';
-import { CLI_API_VERSION, ironicFault, type NodeAnswer, type RestAnswer } from '../support/rest-client.js';
-import type { ConductorProcess } from '../support/stack.js';
-import { waitFor } from '../support/wait-for.js';
 
 /**
  * The provision state machine driven the way operators drive it: REST calls
@@ -63,7 +63,7 @@ function updatedAt(node: Record<string, unknown>): number {
 }
 
 /** A refusal with Ironic's error body: status, fault code Client, exact message. */
-function expectRefusal(answer: RestAnswer, status: number, faultstring: string | RegExp): void {
+function expectRefusal(answer: ApiAnswer, status: number, faultstring: string | RegExp): void {
   expect(answer.status, answer.text).toBe(status);
   const fault = ironicFault(answer);
   expect(fault.faultcode).toBe('Client');
@@ -73,7 +73,7 @@ function expectRefusal(answer: RestAnswer, status: number, faultstring: string |
 }
 
 function acceptedActions(conductor: ConductorProcess, nodeUuid: string): string[] {
-  return conductor.lines
+  return conductor.process.lines
     .filter((l) => l.message === 'provision action accepted' && l.nodeUuid === nodeUuid)
     .map((l) => l.action as string);
 }

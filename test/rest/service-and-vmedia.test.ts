@@ -1,7 +1,7 @@
+import { ironicFault, type NodeAnswer } from '@bmaas/api-client';
+import { waitFor } from '@bmaas/common';
 import { describe, expect, it } from 'vitest';
 import { useApiStack } from '../support/api-stack-suite.js';
-import { ironicFault, type NodeAnswer } from '../support/rest-client.js';
-import { waitFor } from '../support/wait-for.js';
 
 /**
  * Servicing (1.87, unhold 1.85) and virtual media (1.89, listing 1.93) the

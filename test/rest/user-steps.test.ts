@@ -1,6 +1,6 @@
+import { ironicFault } from '@bmaas/api-client';
 import { describe, expect, it } from 'vitest';
 import { useApiStack } from '../support/api-stack-suite.js';
-import { ironicFault } from '../support/rest-client.js';
 
 /**
  * deploy_steps (1.69) and disable_ramdisk (1.70) as a client sends them: REST

@@ -1,78 +1,60 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { waitFor, withTimeout } from '@bmaas/common';
+import { type ExitStatus, StackProcess } from '@bmaas/stack';
 
 /**
  * One run of the built stack launcher (`packages/stack/dist/main.js`, what
  * `npm start` runs) in a process group of its own, as a terminal would run it,
- * with its output, exit status and process tree.
+ * with its output, exit status and process tree: a StackProcess of the one launcher.
  */
 
 export const STACK_MAIN = fileURLToPath(new URL('../../packages/stack/dist/main.js', import.meta.url));
 
-export interface ExitStatus {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
-
 export class StackRun {
   output = '';
-  readonly exited: Promise<ExitStatus>;
-  private readonly child: ChildProcess;
-  private exitStatus: ExitStatus | undefined;
+  private readonly process: StackProcess;
 
   constructor(args: readonly string[], env: NodeJS.ProcessEnv) {
-    this.child = spawn(process.execPath, [STACK_MAIN, ...args], {
+    this.process = new StackProcess({
+      name: 'stack',
+      script: STACK_MAIN,
+      args,
       env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
+      output: (line) => {
+        this.output += `${line.slice('[stack] '.length)}\n`;
+      },
     });
-    for (const stream of [this.child.stdout, this.child.stderr]) {
-      stream?.on('data', (chunk: Buffer) => {
-        this.output += chunk.toString();
-      });
-    }
-    this.exited = new Promise((resolve) =>
-      this.child.on('exit', (code, signal) => {
-        this.exitStatus = { code, signal };
-        resolve(this.exitStatus);
-      }),
-    );
+  }
+
+  get exited(): Promise<ExitStatus> {
+    return this.process.exited;
   }
 
   get pid(): number {
-    return this.child.pid as number;
+    return this.process.pid as number;
   }
 
   get running(): boolean {
-    return this.exitStatus === undefined;
+    return this.process.running;
   }
 
   /** Resolves when the output matches; fails when the process exits first or time runs out. */
-  async waitForOutput(pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const match = this.output.match(pattern);
-      if (match) return match;
-      if (!this.running) throw new Error(`the stack exited before printing ${pattern}:\n${this.tail()}`);
-      if (Date.now() > deadline) throw new Error(`no ${pattern} within ${timeoutMs} ms:\n${this.tail()}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+  waitForOutput(pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> {
+    return waitFor(`${pattern} in the stack's output`, async () => this.output.match(pattern) ?? undefined, {
+      timeoutMs,
+      abortReason: () => (this.running ? null : 'the stack exited'),
+      describe: () => `\n${this.tail()}`,
+    });
   }
 
   /** Exit status, or a failure naming the timeout; SIGKILLs the group when it is late. */
   async waitForExit(timeoutMs: number): Promise<ExitStatus> {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        this.killGroup();
-        reject(new Error(`the stack did not exit within ${timeoutMs} ms:\n${this.tail()}`));
-      }, timeoutMs);
-    });
     try {
-      return await Promise.race([this.exited, late]);
-    } finally {
-      clearTimeout(timer);
+      return await withTimeout(this.exited, timeoutMs, 'the stack exiting');
+    } catch (error) {
+      this.killGroup();
+      throw new Error(`${(error as Error).message}:\n${this.tail()}`);
     }
   }
 
@@ -85,6 +67,7 @@ export class StackRun {
     process.kill(this.pid, signal);
   }
 
+  /** SIGKILL to the whole group, also after the stack itself is gone. */
   killGroup(): void {
     try {
       process.kill(-this.pid, 'SIGKILL');

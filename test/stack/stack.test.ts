@@ -2,7 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
-import { freePort, freePortBlock, portIsFree, stateTempDir } from '@bmaas/db/testing';
+import { freePort, freePortBlock, portIsFree } from '@bmaas/common';
+import { stateTempDir } from '@bmaas/db/testing';
 import { SERVER_NODE_FLAGS } from '@bmaas/stack';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {

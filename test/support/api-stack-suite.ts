@@ -1,15 +1,16 @@
+import { ApiClient } from '@bmaas/api-client';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import type { Services } from '@bmaas/stack';
 import { afterAll, beforeAll } from 'vitest';
-import { RestClient } from './rest-client.js';
-import { PATIENT_HEARTBEATS, type Stack, type StackOptions, startStack } from './stack.js';
+import { PATIENT_HEARTBEATS, startTestServices, type TestServicesOptions } from './test-services.js';
 
 /** Valid inside the tests (after beforeAll). */
 export interface ApiStackSuite {
-  readonly stack: Stack;
+  readonly stack: Services;
   /** A client of the stack's API at the suite's microversion. */
-  readonly rest: RestClient;
+  readonly rest: ApiClient;
   /** Another client of the same API at `version`. */
-  at(version: string): RestClient;
+  at(version: string): ApiClient;
 }
 
 /**
@@ -17,21 +18,21 @@ export interface ApiStackSuite {
  * processes through a real API: a fresh database, the stack, a REST client at
  * `version`; stopped and dropped at the end.
  */
-export function useApiStack(version: string, options: Omit<StackOptions, 'databaseUrl' | 'api'>): ApiStackSuite {
+export function useApiStack(version: string, options: Omit<TestServicesOptions, 'databaseUrl' | 'api'>): ApiStackSuite {
   let database: TestDatabase | undefined;
-  let stack: Stack | undefined;
-  let rest: RestClient | undefined;
+  let stack: Services | undefined;
+  let rest: ApiClient | undefined;
   beforeAll(async () => {
     database = await createTestDatabase();
     // Other suites may share the machine's two cores: be patient with starts.
-    stack = await startStack({
+    stack = await startTestServices({
       startTimeoutMs: 60_000,
       ...options,
       env: { ...PATIENT_HEARTBEATS, ...options.env },
       databaseUrl: database.url,
       api: true,
     });
-    rest = new RestClient(stack.apiUrl as string, version);
+    rest = new ApiClient(stack.apiUrl as string, { version });
   });
   afterAll(async () => {
     await stack?.stop();
@@ -48,6 +49,6 @@ export function useApiStack(version: string, options: Omit<StackOptions, 'databa
     get rest() {
       return ready(rest);
     },
-    at: (other) => new RestClient(ready(stack).apiUrl as string, other),
+    at: (other) => new ApiClient(ready(stack).apiUrl as string, { version: other }),
   };
 }

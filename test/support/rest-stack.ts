@@ -1,10 +1,10 @@
+import { CLI_API_VERSION } from '@bmaas/api-client';
+import type { Services } from '@bmaas/stack';
 import { useApiStack } from './api-stack-suite.js';
-import { CLI_API_VERSION } from './rest-client.js';
-import type { Stack } from './stack.js';
 
 /** What a suite driven through REST gets: the API and three conductors on its own test database. */
 export interface RestStack {
-  readonly stack: Stack;
+  readonly stack: Services;
   readonly apiUrl: string;
 }
 

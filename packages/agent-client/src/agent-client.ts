@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import type { SecureVersion } from 'node:tls';
-import type { BmaasConfig, JsonObject, Logger, NodeRecord } from '@bmaas/common';
+import type { JsonObject, Logger, NodeRecord } from '@bmaas/common';
 import { AgentAPIError, AgentCommandFailed, AgentConnectionFailed, AgentInProgress } from './agent-errors.js';
 import { type AgentHttpResponse, type AgentTlsVerify, AgentTransportError, agentHttp } from './agent-http.js';
+import type { AgentSettings } from './agent-options.js';
 
 /** driver_internal_info keys of the running agent, as upstream names them. */
 export const AGENT_URL_KEY = 'agent_url';
@@ -24,7 +25,7 @@ export interface AgentCommandResult {
 
 /** The agent's [agent] settings. */
 export type AgentClientConfig = Pick<
-  BmaasConfig['agent'],
+  AgentSettings,
   | 'verify_ca'
   | 'tls_minimum_version'
   | 'command_timeout'

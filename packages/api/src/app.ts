@@ -8,7 +8,6 @@ import { agentRouter } from './agent/agent-router.js';
 import { BootConfigController } from './boot/boot-config-controller.js';
 import { bootConfigTarget, createBootConfigHandler } from './boot/boot-config-router.js';
 import type { BootLookupIndex } from './boot/boot-lookup-index.js';
-import { renderDiscoveryScript } from './boot/discovery-script.js';
 import { dashboardRouter } from './dashboard/dashboard-router.js';
 import { RecentBootRequests } from './dashboard/recent-boot-requests.js';
 import type { ApiMetrics } from './metrics/api-metrics.js';
@@ -72,7 +71,7 @@ export function createApiListener(deps: ApiDeps): RequestListener {
     conductors: deps.conductors,
     restrictToWaitStates: deps.config.api.restrict_boot_config,
     rpcTimeoutMs: deps.config.api.boot_config_rpc_timeout * 1000,
-    discoveryScript: renderDiscoveryScript(deps.config),
+    discovery: deps.config.discovery.enabled ? { driver: deps.config.discovery.driver } : undefined,
   });
   // This process's boot log for the fleet page and the metrics: the boot handler's observers.
   const recentBoots = new RecentBootRequests();

@@ -1,9 +1,11 @@
+export * from './command-line.js';
 export * from './config/json-rpc-auth.js';
 export * from './config/load.js';
 export { renderConfigReference } from './config/reference.js';
 export { configSchema } from './config/schema.js';
 export * from './errors.js';
 export { renderErrorReference } from './errors-reference.js';
+export * from './free-port.js';
 export * from './gc-settings.js';
 export * from './htpasswd.js';
 export * from './indicators.js';
@@ -24,3 +26,4 @@ export * from './stale-connection.js';
 export * from './states.js';
 export * from './turn-batcher.js';
 export * from './vmedia.js';
+export * from './wait-for.js';

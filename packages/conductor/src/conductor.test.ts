@@ -10,6 +10,7 @@ import {
   createRootLogger,
   createSilentLogger,
   type DeepPartial,
+  freePort,
   type NodeRecord,
   parsePrometheusText,
   Registry,
@@ -18,7 +19,7 @@ import {
   UnexpectedRpcError,
 } from '@bmaas/common';
 import { createStores, type Stores } from '@bmaas/db';
-import { createNode, createTestDatabase, freePort, type TestDatabase } from '@bmaas/db/testing';
+import { createNode, createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { FakeBootInterface, fakeBootInterface } from '@bmaas/driver-api';
 import { ConductorRing, JsonRpcConductorClient, RpcCallMetrics } from '@bmaas/rpc-client';
 import bcrypt from 'bcryptjs';
@@ -43,10 +44,9 @@ const CATALOG: DriverCatalog = {
       { ...fakeBootInterface, name: 'crashing', create: () => new CrashingBoot() },
     ],
   },
-  hardwareTypes: DRIVER_CATALOG.hardwareTypes.map((hw) => ({
-    ...hw,
-    supported: { ...hw.supported, boot: [...hw.supported.boot, 'crashing'] },
-  })),
+  hardwareTypes: DRIVER_CATALOG.hardwareTypes.map((hw) =>
+    hw.supported.boot ? { ...hw, supported: { ...hw.supported, boot: [...hw.supported.boot, 'crashing'] } } : hw,
+  ),
 };
 
 let database: TestDatabase;

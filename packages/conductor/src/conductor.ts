@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
-import { type BmaasConfig, type Logger, RepeatingTask, WAIT_STATES } from '@bmaas/common';
+import type { AGENT_OPTIONS } from '@bmaas/agent-client';
+import { type BmaasConfig, type Logger, pluginSection, RepeatingTask, WAIT_STATES } from '@bmaas/common';
 import { followBootPath, type Stores } from '@bmaas/db';
 import type { MaskSecrets } from '@bmaas/inspection-rules';
 import { ConductorRing, RpcCallMetrics } from '@bmaas/rpc-client';
@@ -12,10 +13,11 @@ import { InspectionRuleApplier, readBuiltInRules } from './inspection/rule-appli
 import type { ConductorMetrics } from './metrics/conductor-metrics.js';
 import type { NodeCheckDeps } from './periodic/node-checks.js';
 import { type NodeEventRecorder, recordedNodeEvents } from './periodic/node-events.js';
-import { crashRecoveryChanges, recoverOrphanedNodes, releaseOwnLeftovers } from './periodic/orphans.js';
+import { crashRecoveryChanges, releaseOwnLeftovers } from './periodic/orphans.js';
+import type { PeriodicTaskDeps } from './periodic/periodic-task.js';
+import { PERIODIC_TASKS } from './periodic/periodic-tasks.js';
 import { PowerStateSync } from './periodic/power-sync.js';
 import { TakeoverCheck } from './periodic/takeover.js';
-import { failTimedOutWaits } from './periodic/wait-timeouts.js';
 import { ProvisioningRunner } from './provisioning/runner.js';
 import { textFileMatcher } from './registry/boot-descriptors.js';
 import type { DriverCatalog } from './registry/catalog.js';
@@ -129,7 +131,8 @@ export function createConductor(deps: ConductorDeps): Conductor {
     tasks,
     inventories,
     automatedClean: config.conductor.automated_clean,
-    requireTls: config.agent.require_tls,
+    // [agent] belongs to the agent client (declared by the deploy interface that drives agents); TLS is required unless it says no.
+    requireTls: pluginSection<typeof AGENT_OPTIONS>(config, 'agent').require_tls ?? true,
     now,
   });
   const ring = new ConductorRing({
@@ -153,7 +156,6 @@ export function createConductor(deps: ConductorDeps): Conductor {
     logger: deps.logger.child({ component: 'periodic' }),
     now,
   };
-  const takeover = new TakeoverCheck(checks);
   const rpcServer = new ConductorRpcServer({
     handlers: createRpcHandlers({ runner, tasks, history, registry }),
     logger: deps.logger.child({ component: 'json-rpc' }),
@@ -179,74 +181,26 @@ export function createConductor(deps: ConductorDeps): Conductor {
     drivers: registry.hardwareTypeNames(),
     interfaces: registry.registrationInterfaces(),
   });
-  const heartbeat = new RepeatingTask(
-    'heartbeat',
-    config.conductor.heartbeat_interval * 1000,
-    async () => {
-      try {
-        // False when our row is gone (someone deleted it): register again.
-        if (!(await stores.conductors.touch(hostname)))
-          conductorId = (await stores.conductors.register(registration())).id;
-      } catch (error) {
-        metrics.heartbeatFailed();
-        throw error;
-      }
-      metrics.heartbeatSent();
-    },
-    logger,
-  );
-  const provisionChecks = new RepeatingTask(
-    'check provision states',
-    config.conductor.check_provision_state_interval * 1000,
-    async () => {
-      await failTimedOutWaits(checks);
-      await recoverOrphanedNodes(checks);
-    },
-    logger,
-  );
-  const ringCheck = new RepeatingTask(
-    'takeover',
-    config.DEFAULT.hash_ring_reset_interval * 1000,
-    async () => {
-      metrics.nodesTakenOver(await takeover.run());
-    },
-    logger,
-  );
-  const powerSync = new PowerStateSync({
+  const periodicDeps: PeriodicTaskDeps = {
     ...checks,
-    events: deps.events ?? recordedNodeEvents(deps.logger.child({ component: 'node-events' }), history),
+    metrics,
+    async heartbeat() {
+      // False when our row is gone (someone deleted it): register again.
+      if (!(await stores.conductors.touch(hostname)))
+        conductorId = (await stores.conductors.register(registration())).id;
+    },
+    takeover: new TakeoverCheck(checks),
+    powerSync: new PowerStateSync({
+      ...checks,
+      events: deps.events ?? recordedNodeEvents(deps.logger.child({ component: 'node-events' }), history),
+    }),
+  };
+  const timers = PERIODIC_TASKS.flatMap((task) => {
+    const seconds = task.intervalSeconds(config);
+    if (seconds <= 0) return [];
+    const timer = new RepeatingTask(task.name, seconds * 1000, () => task.run(periodicDeps), logger);
+    return [{ task, timer }];
   });
-  const powerStateSync = new RepeatingTask(
-    'sync power states',
-    config.conductor.sync_power_state_interval * 1000,
-    () => powerSync.syncPowerStates(),
-    logger,
-  );
-  const powerFailureRecovery = new RepeatingTask(
-    'power failure recovery',
-    config.conductor.power_failure_recovery_interval * 1000,
-    () => powerSync.recoverPowerFailures(),
-    logger,
-  );
-  // [conductor]node_history_cleanup_interval = 0: never prune.
-  const historyCleanup =
-    config.conductor.node_history_cleanup_interval > 0
-      ? new RepeatingTask(
-          'node history cleanup',
-          config.conductor.node_history_cleanup_interval * 1000,
-          async () => {
-            const pruned = await stores.nodeHistory.prune({
-              maxEntries: config.conductor.node_history_max_entries,
-              minimumDays: config.conductor.node_history_minimum_days,
-              batchCount: config.conductor.node_history_cleanup_batch_count,
-            });
-            if (pruned > 0) logger.info('node history pruned', { entries: pruned });
-          },
-          logger,
-        )
-      : undefined;
-  const timers = [heartbeat, provisionChecks, ringCheck, powerStateSync, powerFailureRecovery];
-  if (historyCleanup) timers.push(historyCleanup);
 
   let rpcAddress: AddressInfo | undefined;
   let fileAddress: AddressInfo | undefined;
@@ -267,14 +221,8 @@ export function createConductor(deps: ConductorDeps): Conductor {
     }
     conductorId = (await stores.conductors.register(registration())).id;
     ring.invalidate();
-    heartbeat.start();
     bootPath?.feed.start();
-    // At once: nodes this conductor now owns may have been left in a transient state by a dead one.
-    provisionChecks.start({ runNow: true });
-    ringCheck.start({ runNow: true });
-    powerStateSync.start();
-    powerFailureRecovery.start();
-    historyCleanup?.start();
+    for (const { task, timer } of timers) timer.start({ runNow: task.runAtStart });
     logger.info('conductor started', {
       hostname,
       conductorId,
@@ -294,7 +242,7 @@ export function createConductor(deps: ConductorDeps): Conductor {
       logger.error('could not mark this conductor offline', { error: (error as Error).message });
     }
     logger.info('conductor going offline', { running: tasks.heldCount });
-    await Promise.all(timers.map((t) => t.stop()));
+    await Promise.all(timers.map(({ timer }) => timer.stop()));
     await bootPath?.feed.stop();
     // Finish within half the heartbeat timeout: past a full one, others treat our locks as a dead conductor's.
     const drained = await tasks.drain((config.conductor.heartbeat_timeout * 1000) / 2);
@@ -336,9 +284,7 @@ export function createConductor(deps: ConductorDeps): Conductor {
     },
     async runPeriodicChecks() {
       ring.invalidate();
-      await heartbeat.runOnce();
-      await provisionChecks.runOnce();
-      await ringCheck.runOnce();
+      for (const { task, timer } of timers) if (task.onDemand) await timer.runOnce();
     },
   };
 }

@@ -9,6 +9,11 @@ export { bootRootFiles, enabledBootDescriptors, textFileMatcher } from './regist
 export type { DriverCatalog, HardwareTypeDescriptor, InterfaceCatalog } from './registry/catalog.js';
 export { DriverRegistry } from './registry/driver-registry.js';
 export { DRIVER_CATALOG, INTERFACES } from './registry/enabled-interfaces.js';
-export { loadConductorConfig, pluginConfigSections } from './registry/plugin-config.js';
+export {
+  loadConductorConfig,
+  pluginConfigDefaults,
+  pluginConfigSections,
+  renderConductorConfigReference,
+} from './registry/plugin-config.js';
 export { type ConductorRpcHandlers, ConductorRpcServer, jsonResponseHeaders } from './rpc/json-rpc-server.js';
 export { type AcquireOptions, type ConductorTask, TaskManager } from './task-manager.js';

@@ -5,13 +5,14 @@ import { PassThrough } from 'node:stream';
 import {
   createRootLogger,
   createSilentLogger,
+  freePort,
   IPMIFailure,
   type NodeRecord,
   Registry,
   UnsupportedDriverExtension,
 } from '@bmaas/common';
 import { createStores, type Stores } from '@bmaas/db';
-import { createNode, createTestDatabase, freePort, type TestDatabase } from '@bmaas/db/testing';
+import { createNode, createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { ipmiSimAvailable, SimulatedBmc } from '@bmaas/ipmitool-interfaces/testing';
 import { ConductorRing, JsonRpcConductorClient, RpcCallMetrics } from '@bmaas/rpc-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -2,8 +2,7 @@ import { chmodSync, cpSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlin
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { createSilentLogger } from '@bmaas/common';
-import { freePort } from '@bmaas/db/testing';
+import { createSilentLogger, freePort } from '@bmaas/common';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EmbeddedPostgresServer, traversableByOthers } from './embedded-postgres.js';

@@ -1,5 +1,5 @@
 import { rm } from 'node:fs/promises';
-import { AgentClient } from '@bmaas/agent-client';
+import { AGENT_OPTIONS, AgentClient, type AgentSettings } from '@bmaas/agent-client';
 import {
   type BmaasConfig,
   InvalidParameterValue,
@@ -55,7 +55,8 @@ const ROOT_UUID = 'root_uuid_or_disk_id';
 const IMAGE_ASKED = 'agent_image_asked';
 
 export interface DirectDeployDeps {
-  config: Pick<BmaasConfig, 'agent' | 'deploy'>;
+  /** Its own [agent] section, and the conductor's [deploy] (clean step priorities). */
+  config: { agent: AgentSettings; deploy: BmaasConfig['deploy'] };
   logger: Logger;
   agent: AgentClient;
   /** The conductor's instance image cache, for image_download_source local. */
@@ -366,13 +367,16 @@ function askedImageOf(imageInfo: JsonObject): AskedImage {
   };
 }
 
-export const directDeployInterface: InterfaceDescriptor<DirectDeployInterface> = {
+/** The `direct` deploy interface, for the conductor's registry: it owns [agent], how it talks to the ramdisk agent. */
+export const directDeployInterface: InterfaceDescriptor<DirectDeployInterface, typeof AGENT_OPTIONS> = {
   name: 'direct',
-  create: (deps: InterfaceDeps) =>
+  config: { section: 'agent', options: AGENT_OPTIONS },
+  enabledByDefault: true,
+  create: (deps: InterfaceDeps<AgentSettings>) =>
     new DirectDeployInterface({
-      config: { deploy: deps.deploy, agent: deps.agent },
+      config: { deploy: deps.deploy, agent: deps.settings },
       logger: deps.logger,
-      agent: new AgentClient({ config: deps.agent, logger: deps.logger, observer: deps.agentCommands }),
+      agent: new AgentClient({ config: deps.settings, logger: deps.logger, observer: deps.agentCommands }),
       instanceImages: deps.instanceImages,
     }),
 };

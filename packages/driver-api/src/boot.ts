@@ -1,6 +1,9 @@
-import { type SectionSchema, UnsupportedDriverExtension } from '@bmaas/common';
+import { BootConfigNotFound, type SectionSchema, UnsupportedDriverExtension } from '@bmaas/common';
 import type { HardwareInterface, InterfaceDescriptor } from './interfaces.js';
 import type { Task } from './task.js';
+
+/** How a discovery configuration's refusals name the node they are not for. */
+export const DISCOVERY_NODE = 'discovery';
 
 /** Which ramdisk prepareRamdisk boots: the deploy agent (deploy, clean, inspect) or the rescue one. */
 export type RamdiskMode = 'deploy' | 'rescue';
@@ -45,6 +48,16 @@ export interface BootInterface extends HardwareInterface {
    * a path. The default throws UnsupportedDriverExtension.
    */
   getBootConfig(task: Task, name: string): Promise<string>;
+  /**
+   * Returns the discovery configuration `name` (one of the descriptor's
+   * `discoveryConfigNames`): what a machine no node has boots when
+   * [discovery]enabled, the inspection ramdisk of [discovery]deploy_kernel
+   * and deploy_ramdisk with the inspection callback, so that its inventory
+   * enrols it. No node, no lock: it must not write anything. Throws
+   * BootConfigNotFound for another name, or when discovery is off or cannot
+   * work (images or the API unset). The default throws BootConfigNotFound.
+   */
+  getDiscoveryConfig(name: string): Promise<string>;
 }
 
 /**
@@ -63,6 +76,10 @@ export abstract class BaseBootInterface implements BootInterface {
 
   async getBootConfig(task: Task, _name: string): Promise<string> {
     throw new UnsupportedDriverExtension(task.node.driver, 'get_boot_config');
+  }
+
+  async getDiscoveryConfig(name: string): Promise<string> {
+    throw new BootConfigNotFound(DISCOVERY_NODE, name.slice(0, 64));
   }
 }
 
@@ -83,9 +100,21 @@ export interface BootInterfaceDescriptor<S extends SectionSchema = SectionSchema
   /** The `<NAME>`s getBootConfig serves through `/v1/boot/<MAC>/<NAME>` (iPXE: `boot.ipxe`). */
   readonly bootConfigNames: readonly string[];
   /**
+   * The `<NAME>`s getDiscoveryConfig serves to a MAC no node has, when
+   * discovery is on: what this interface's firmware asks for an unknown
+   * machine (iPXE's root script: `discovery.ipxe`; GRUB's root config: `grub.cfg`).
+   */
+  readonly discoveryConfigNames: readonly string[];
+  /**
    * Files under http_root the conductor's file server sends as
    * `text/plain`: file names (`config`) or endings (`.ipxe`). Anything else
    * is sent as bytes.
    */
   readonly textFiles: readonly string[];
+  /**
+   * Boots a real machine over its network (firmware, DHCP, HTTP): hardware
+   * types that drive real machines (`ipmi`, `manual-management`) take every
+   * boot interface that says so. False for an interface that boots nothing.
+   */
+  readonly networkBoot: boolean;
 }

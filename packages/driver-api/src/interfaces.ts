@@ -202,6 +202,13 @@ export interface InterfaceConfigSection<S extends SectionSchema = SectionSchema>
   readonly section: string;
   /** Its options: convict entries with doc, format, default and env (BMAAS_<SECTION>__<OPTION>). */
   readonly options: S;
+  /**
+   * Options that, left unset (null), take the value of the option of the same
+   * name in another section, as Ironic's per-interface `kernel_append_params`
+   * falls back to `[pxe]kernel_append_params`: option name -> section. The
+   * interface receives the resolved value.
+   */
+  readonly fallbacks?: Readonly<Partial<Record<keyof S & string, string>>>;
 }
 
 /**
@@ -219,5 +226,11 @@ export interface InterfaceDescriptor<I, S extends SectionSchema = SectionSchema>
    * section's values to `create` as `deps.settings`.
    */
   readonly config?: InterfaceConfigSection<S>;
+  /**
+   * Enabled when `[DEFAULT]enabled_<kind>_interfaces` is not configured
+   * (after the fakes, in registry order): what a conductor with no
+   * configuration needs to provision real machines.
+   */
+  readonly enabledByDefault?: boolean;
   create(deps: InterfaceDeps<SectionValues<S>>): I;
 }

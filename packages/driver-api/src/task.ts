@@ -61,8 +61,8 @@ export interface InterfaceDeps<Settings = Readonly<Record<string, unknown>>> {
   settings: Settings;
   /** The conductor's [deploy] section: http_root (where boot files go) and http_url (where machines fetch them). */
   deploy: ConfigSection<'deploy'>;
-  /** The conductor's [agent] section: how interfaces talk to the ramdisk agent (TLS, timeouts, retries). */
-  agent: ConfigSection<'agent'>;
+  /** The [discovery] section: the inspection ramdisk a machine no node has boots (getDiscoveryConfig). */
+  discovery: ConfigSection<'discovery'>;
   /** [api]public_endpoint: the API URL machines and agents call back; null when unset. */
   apiPublicEndpoint: string | null;
   /** [inspector]callback_endpoint_override, else [api]public_endpoint: the API an inspection ramdisk posts its inventory to. */

@@ -14,8 +14,8 @@ describe('grub boot interface', () => {
     fixture = undefined;
   });
 
-  async function setUp(driverInfo: Record<string, unknown> = {}) {
-    const made = await createGrubFixture();
+  async function setUp(driverInfo: Record<string, unknown> = {}, kernelAppendParams: string | null = null) {
+    const made = await createGrubFixture({ settings: { kernel_append_params: kernelAppendParams } });
     fixture = made;
     const node = createTestNode({ bootInterface: 'grub', driverInfo: { ...made.driverInfo, ...driverInfo } });
     const ports = [createTestPort(node)];
@@ -27,7 +27,8 @@ describe('grub boot interface', () => {
     expect(grubBootInterface.rootFiles).toEqual(['grub/grub.cfg']);
     expect(grubBootInterface.bootConfigNames).toEqual(['grub.cfg']);
     expect(grubBootInterface.textFiles).toEqual(['.cfg']);
-    expect(grubBootInterface.config).toBeUndefined();
+    expect(grubBootInterface.config?.section).toBe('grub');
+    expect(grubBootInterface.config?.fallbacks).toEqual({ kernel_append_params: 'pxe' });
   });
 
   it("writes a root config that asks the API for the machine's grub.cfg, then falls back", async () => {
@@ -50,6 +51,21 @@ describe('grub boot interface', () => {
       `linux (http,192.0.2.10:8080)/${node.uuid}/deploy_kernel console=ttyS0 quiet panic=1 BOOTIF=\${bmaas_mac} ipa-api-url=http://192.0.2.1:6385\n`,
     );
     expect(config).toContain(`initrd (http,192.0.2.10:8080)/${node.uuid}/deploy_ramdisk\nboot\n`);
+  });
+
+  it('gives the ramdisk its [grub]kernel_append_params when driver_info names none, else the built-in default', async () => {
+    const configured = await setUp({}, 'console=ttyS0');
+    await configured.iface.prepareRamdisk(configured.task(), 'rescue');
+    const rescue = await configured.iface.getBootConfig(
+      createTestTask(configured.node, [], { shared: true }),
+      'grub.cfg',
+    );
+    expect(rescue).toContain('/rescue_kernel console=ttyS0 BOOTIF=');
+    await fixture?.cleanup();
+    const plain = await setUp();
+    await plain.iface.prepareRamdisk(plain.task(), 'deploy');
+    const deploy = await plain.iface.getBootConfig(createTestTask(plain.node, [], { shared: true }), 'grub.cfg');
+    expect(deploy).toContain('/deploy_kernel nofb vga=normal BOOTIF=');
   });
 
   it('boots the instance by leaving GRUB, keeping the config until cleanUpInstance', async () => {
@@ -109,5 +125,40 @@ describe('grub boot interface', () => {
   it('is created by its descriptor from the deps the registry gives', async () => {
     fixture = await createGrubFixture();
     expect(grubBootInterface.create(fixture.deps)).toBeInstanceOf(GrubBootInterface);
+  });
+});
+
+describe('grub discovery config', () => {
+  const discovery = {
+    enabled: true,
+    driver: 'fake-hardware',
+    interfaces: [],
+    deploy_kernel: 'http://192.0.2.9:8080/ipa.kernel',
+    deploy_ramdisk: 'http://192.0.2.9:8080/ipa.initramfs',
+    kernel_append_params: 'console=ttyS0',
+    name_template: null,
+  };
+
+  it('boots the inspection ramdisk for grub.cfg with discovery on, and refuses every other name', async () => {
+    const made = await createGrubFixture({ discovery });
+    try {
+      const config = await made.iface.getDiscoveryConfig('grub.cfg');
+      expect(config).toContain(
+        'linux (http,192.0.2.9:8080)/ipa.kernel console=ttyS0 BOOTIF=${bmaas_mac} ipa-api-url=http://192.0.2.1:6385 ipa-inspection-callback-url=http://192.0.2.1:6385/v1/continue_inspection\n',
+      );
+      expect(config).toContain('initrd (http,192.0.2.9:8080)/ipa.initramfs\nboot\n');
+      await expect(made.iface.getDiscoveryConfig('discovery.ipxe')).rejects.toBeInstanceOf(BootConfigNotFound);
+    } finally {
+      await made.cleanup();
+    }
+  });
+
+  it('serves nothing with discovery off', async () => {
+    const made = await createGrubFixture({ discovery: { ...discovery, enabled: false } });
+    try {
+      await expect(made.iface.getDiscoveryConfig('grub.cfg')).rejects.toBeInstanceOf(BootConfigNotFound);
+    } finally {
+      await made.cleanup();
+    }
   });
 });

@@ -3,6 +3,7 @@ import { BootConfigNotFound, type ConfigSection, type Logger } from '@bmaas/comm
 import {
   BaseBootInterface,
   type BootInterfaceDescriptor,
+  DISCOVERY_NODE,
   type InterfaceDeps,
   type RamdiskMode,
   type Task,
@@ -20,11 +21,14 @@ import {
 } from '@bmaas/http-root';
 import {
   checkKernelParams,
+  type DiscoveryConfigOptions,
   type GrubConfigEntry,
   nodeConfigEntry,
+  renderDiscoveryConfig,
   renderNodeConfig,
   renderRootConfig,
 } from './grub-config.js';
+import { GRUB_OPTIONS, type GrubSettings } from './grub-options.js';
 
 /** The root config, at `$prefix/grub.cfg` for a GRUB image built with prefix `/grub`. */
 export const ROOT_CONFIG_PATH = 'grub/grub.cfg';
@@ -47,21 +51,31 @@ export class GrubBootInterface extends BaseBootInterface {
   private readonly apiUrl: string | null;
   private readonly allowedPaths: readonly string[];
   private readonly logger: Logger;
+  /** [grub]kernel_append_params, else [pxe]'s (resolved by the registry), else the built-in default. */
+  private readonly kernelAppendParams: string;
 
-  constructor(deps: InterfaceDeps) {
+  private readonly discovery: DiscoveryConfigOptions;
+
+  constructor(deps: InterfaceDeps<Partial<GrubSettings>>) {
     super();
     this.layout = new HttpRootLayout(deps.deploy.http_root, readCacheOptionsOf(deps.deploy));
     this.deploy = deps.deploy;
     this.apiUrl = deps.apiPublicEndpoint;
     this.allowedPaths = deps.fileUrlAllowedPaths;
     this.logger = deps.logger;
+    this.discovery = {
+      discovery: deps.discovery,
+      apiUrl: deps.apiPublicEndpoint,
+      inspectionCallbackEndpoint: deps.inspectionCallbackEndpoint,
+    };
+    this.kernelAppendParams = checkKernelParams(deps.settings.kernel_append_params);
   }
 
   getProperties(): Record<string, string> {
     return {
       ...RAMDISK_IMAGE_PROPERTIES,
       kernel_append_params:
-        'Kernel parameters of the ramdisk, plain words separated by spaces (default: nofb vga=normal)',
+        'Kernel parameters of the ramdisk, plain words separated by spaces (default: [grub]kernel_append_params)',
     };
   }
 
@@ -122,6 +136,13 @@ export class GrubBootInterface extends BaseBootInterface {
     await this.layout.removeNodeDir(task.node.uuid);
   }
 
+  /** `grub.cfg` for a machine no node has: the discovery ramdisk (the root config asks every machine for grub.cfg). */
+  override async getDiscoveryConfig(name: string): Promise<string> {
+    const config = name === NODE_CONFIG_NAME ? renderDiscoveryConfig(this.discovery) : undefined;
+    if (config === undefined) throw new BootConfigNotFound(DISCOVERY_NODE, name.slice(0, 64));
+    return config;
+  }
+
   /** Serves `grub.cfg`: the node's config as last written, read without following links. Writes nothing. */
   override async getBootConfig(task: Task, name: string): Promise<string> {
     const content = name === NODE_CONFIG_NAME ? this.layout.readNodeFile(task.node.uuid, NODE_CONFIG_NAME) : undefined;
@@ -135,7 +156,7 @@ export class GrubBootInterface extends BaseBootInterface {
       entry,
       httpUrl: this.deploy.http_url,
       apiUrl: this.apiUrl,
-      kernelAppendParams: checkKernelParams(task.node.driverInfo.kernel_append_params),
+      kernelAppendParams: checkKernelParams(task.node.driverInfo.kernel_append_params, this.kernelAppendParams),
     };
   }
 
@@ -145,10 +166,13 @@ export class GrubBootInterface extends BaseBootInterface {
 }
 
 /** The `grub` boot interface, for the conductor's registry: GRUB over UEFI HTTP Boot through the boot configuration API. */
-export const grubBootInterface: BootInterfaceDescriptor = {
+export const grubBootInterface: BootInterfaceDescriptor<typeof GRUB_OPTIONS> = {
   name: 'grub',
+  config: { section: 'grub', options: GRUB_OPTIONS, fallbacks: { kernel_append_params: 'pxe' } },
   rootFiles: [ROOT_CONFIG_PATH],
   bootConfigNames: [NODE_CONFIG_NAME],
+  discoveryConfigNames: [NODE_CONFIG_NAME],
   textFiles: ['.cfg'],
+  networkBoot: true,
   create: (deps) => new GrubBootInterface(deps),
 };

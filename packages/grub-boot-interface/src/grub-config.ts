@@ -94,8 +94,8 @@ export interface NodeConfigOptions {
 }
 
 /** Checks kernel parameters taken from driver_info: one line of plain words. */
-export function checkKernelParams(value: unknown): string {
-  if (value === undefined || value === null || value === '') return DEFAULT_KERNEL_APPEND_PARAMS;
+export function checkKernelParams(value: unknown, fallback: string = DEFAULT_KERNEL_APPEND_PARAMS): string {
+  if (value === undefined || value === null || value === '') return fallback;
   if (typeof value !== 'string' || !KERNEL_PARAMS.test(value)) {
     throw new InvalidParameterValue(
       'driver_info.kernel_append_params must be plain words (letters, digits and _.,:=/+@%-) separated by single spaces.',
@@ -145,4 +145,48 @@ export function nodeConfigEntry(config: string): GrubConfigEntry | undefined {
   if (!first.startsWith(ENTRY_MARK)) return undefined;
   const entry = first.slice(ENTRY_MARK.length).trim();
   return entry === 'deploy' || entry === 'rescue' || entry === 'boot_instance' ? entry : undefined;
+}
+
+export interface DiscoveryConfigOptions {
+  /** [discovery]: on or off, the inspection ramdisk's kernel, initrd and kernel parameters. */
+  discovery: {
+    enabled: boolean;
+    deploy_kernel: string | null;
+    deploy_ramdisk: string | null;
+    kernel_append_params: string;
+  };
+  /** [api]public_endpoint, given to the ramdisk as ipa-api-url. */
+  apiUrl: string | null;
+  /** [inspector]callback_endpoint_override, else [api]public_endpoint: where the inventory goes. */
+  inspectionCallbackEndpoint: string | null;
+}
+
+/**
+ * The grub.cfg of a machine no node has, with [discovery]enabled: the
+ * inspection ramdisk ([discovery]deploy_kernel, deploy_ramdisk, plain
+ * http:// for GRUB) with the inspection callback, so that its inventory
+ * enrols it. Undefined when discovery is off or cannot work (images or the
+ * API unset): the API answers its usual 404 and GRUB falls back.
+ */
+export function renderDiscoveryConfig(options: DiscoveryConfigOptions): string | undefined {
+  const { enabled, deploy_kernel: kernel, deploy_ramdisk: ramdisk } = options.discovery;
+  const api = options.apiUrl?.replace(/\/+$/, '');
+  if (!enabled || !kernel || !ramdisk || !api) return undefined;
+  const callback = `${(options.inspectionCallbackEndpoint ?? api).replace(/\/+$/, '')}/v1/continue_inspection`;
+  for (const url of [api, callback]) {
+    if (!/^https?:\/\/[A-Za-z0-9._~:/[\]-]+$/.test(url)) {
+      throw new InvalidParameterValue(`${url} cannot be written into a GRUB config.`);
+    }
+  }
+  const params = checkKernelParams(options.discovery.kernel_append_params);
+  return [
+    '# Discovery: no node has this machine; boot the inspection ramdisk so that its inventory enrols it.',
+    'set timeout=0',
+    'set gfxpayload=text',
+    'echo "bmaas: unknown machine ${bmaas_mac}: loading the discovery ramdisk"',
+    `linux ${grubHttpLocation(kernel, '[discovery]deploy_kernel')} ${params} BOOTIF=\${bmaas_mac} ipa-api-url=${api} ipa-inspection-callback-url=${callback}`,
+    `initrd ${grubHttpLocation(ramdisk, '[discovery]deploy_ramdisk')}`,
+    'boot',
+    '',
+  ].join('\n');
 }

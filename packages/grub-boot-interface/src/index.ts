@@ -7,3 +7,4 @@ export {
   renderNodeConfig,
   renderRootConfig,
 } from './grub-config.js';
+export { GRUB_OPTIONS, type GrubSettings } from './grub-options.js';

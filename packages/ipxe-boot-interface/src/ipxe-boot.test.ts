@@ -213,7 +213,7 @@ describe('ipxe boot interface', () => {
     const noApi = new IpxeBootInterface({
       settings: fixture.config.pxe,
       deploy: fixture.config.deploy,
-      agent: fixture.config.agent,
+      discovery: fixture.config.discovery,
       apiPublicEndpoint: null,
       inspectionCallbackEndpoint: null,
       fileUrlAllowedPaths: fixture.config.conductor.file_url_allowed_paths,

@@ -3,6 +3,7 @@ import { BootConfigNotFound, type Logger, ProvisionState } from '@bmaas/common';
 import {
   BaseBootInterface,
   type BootInterfaceDescriptor,
+  DISCOVERY_NODE,
   type InterfaceDeps,
   type RamdiskMode,
   type Task,
@@ -20,6 +21,7 @@ import {
   validateRamdiskImages,
   writeFileIfChanged,
 } from '@bmaas/http-root';
+import { DISCOVERY_SCRIPT_NAME, renderDiscoveryScript } from './discovery-script.js';
 import { type IpxeConfig, ipxeConfigOf, PXE_OPTIONS, type PxeSettings } from './ipxe-config.js';
 import { IpxeFiles, NODE_SCRIPT_NAME, ROOT_SCRIPT_NAME } from './ipxe-files.js';
 import { MacLinkIndex } from './mac-link-index.js';
@@ -69,9 +71,16 @@ export class IpxeBootInterface extends BaseBootInterface {
   /** What validate checked, for prepareRamdisk of the same task (a deploy checks its images once). */
   private readonly validated = new ValidatedRamdiskImages();
 
+  private readonly discovery: Parameters<typeof renderDiscoveryScript>[0];
+
   constructor(deps: InterfaceDeps<PxeSettings>, options: IpxeBootOptions = {}) {
     super();
     this.config = ipxeConfigOf(deps);
+    this.discovery = {
+      discovery: deps.discovery,
+      apiUrl: deps.apiPublicEndpoint,
+      inspectionCallbackEndpoint: deps.inspectionCallbackEndpoint,
+    };
     this.logger = deps.logger;
     this.files = ipxeFilesOf(this.config);
     this.macLinks = new MacLinkIndex(this.files.pxeConfigDir);
@@ -182,6 +191,13 @@ export class IpxeBootInterface extends BaseBootInterface {
   }
 
   /** Serves `boot.ipxe`: the node script as last written. Reads one file (HttpRootLayout.readNodeFile); writes nothing. */
+  /** `discovery.ipxe`: the inspection ramdisk for a machine no node has, rendered now (it depends on no node). */
+  override async getDiscoveryConfig(name: string): Promise<string> {
+    const script = name === DISCOVERY_SCRIPT_NAME ? renderDiscoveryScript(this.discovery) : undefined;
+    if (script === undefined) throw new BootConfigNotFound(DISCOVERY_NODE, name.slice(0, 64));
+    return script;
+  }
+
   override async getBootConfig(task: Task, name: string): Promise<string> {
     const file = BOOT_CONFIG_FILES.get(name);
     const content = file === undefined ? undefined : this.layout.readNodeFile(task.node.uuid, file);
@@ -232,8 +248,11 @@ export class IpxeBootInterface extends BaseBootInterface {
 export const ipxeBootInterface: BootInterfaceDescriptor<typeof PXE_OPTIONS> = {
   name: 'ipxe',
   config: { section: 'pxe', options: PXE_OPTIONS },
+  enabledByDefault: true,
   rootFiles: [ROOT_SCRIPT_NAME],
   bootConfigNames: [...BOOT_CONFIG_FILES.keys()],
+  discoveryConfigNames: [DISCOVERY_SCRIPT_NAME],
   textFiles: ['.ipxe', NODE_SCRIPT_NAME],
+  networkBoot: true,
   create: (deps) => new IpxeBootInterface(deps),
 };

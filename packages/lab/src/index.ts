@@ -1,6 +1,5 @@
 // Virtual machines for the product: a lab network (namespace, bridge, dnsmasq), QEMU machines
 // behind IPMI BMCs, the test ramdisk and instance image; shared by `npm run lab` and test/e2e.
-export * from './api-client.js';
 export * from './bmc.js';
 export * from './child-process.js';
 export * from './dnsmasq.js';

@@ -6,9 +6,9 @@ import http from 'node:http';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { ApiClient } from '@bmaas/api-client';
 import { INSTALL_API_USER } from '@bmaas/common';
 import { endpointsFile, labImagesDir, lockHolder, type StackEndpoints } from '@bmaas/stack';
-import { ApiClient } from './api-client.js';
 import { buildInstanceImage } from './instance-image.js';
 import type { LabDescription } from './lab-machines.js';
 import { deployMachines, enrolMachines, nodeRows, removeNodes, renderTable } from './lab-nodes.js';
@@ -108,15 +108,14 @@ async function runningStack(paths: LabPaths): Promise<StackEndpoints | undefined
 
 /** The API as the install's own user (the password npm start generated), if the stack asks for one. */
 async function apiClient(paths: LabPaths, endpoints: StackEndpoints): Promise<ApiClient> {
-  const url = new URL(endpoints.apiUrl);
-  let headers: Record<string, string> = {};
+  let password: string;
   try {
-    const password = (await readFile(join(paths.stateDir, 'credentials', 'api-password'), 'utf8')).trim();
-    headers = { Authorization: `Basic ${Buffer.from(`${INSTALL_API_USER}:${password}`).toString('base64')}` };
+    password = (await readFile(join(paths.stateDir, 'credentials', 'api-password'), 'utf8')).trim();
   } catch {
     // no generated credentials: an API without authentication, or the operator's own
+    return new ApiClient(endpoints.apiUrl);
   }
-  return new ApiClient({ host: url.hostname, port: Number(url.port) }, '1.78', headers);
+  return new ApiClient(endpoints.apiUrl, { basicAuth: { username: INSTALL_API_USER, password } });
 }
 
 /** Asks the lab process (over its control socket); undefined when none answers. */

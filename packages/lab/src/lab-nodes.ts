@@ -1,6 +1,6 @@
 // The lab's machines as nodes of the stack: enrolled (by name, again safely), listed, deleted.
 import { readFile, writeFile } from 'node:fs/promises';
-import type { ApiClient } from './api-client.js';
+import type { ApiClient } from '@bmaas/api-client';
 import type { LabDescription, LabMachine } from './lab-machines.js';
 import type { LabPaths } from './lab-paths.js';
 
@@ -64,10 +64,10 @@ export async function enrolMachines(
         await api.expect(201, 'POST', '/v1/ports', { address: machine.mac, node_uuid: node.uuid });
       }
       if (node.provision_state === 'enroll') {
-        node = await api.provision(node.uuid, 'manage', 'manageable', ACTION_TIMEOUT_MS);
+        node = await api.provisionAndWait(node.uuid, 'manage', 'manageable', ACTION_TIMEOUT_MS);
       }
       if (node.provision_state === 'manageable') {
-        await api.provision(node.uuid, 'provide', 'available', ACTION_TIMEOUT_MS);
+        await api.provisionAndWait(node.uuid, 'provide', 'available', ACTION_TIMEOUT_MS);
       }
     }),
   );
@@ -101,7 +101,7 @@ export async function deployMachines(
         await api.expect(200, 'PATCH', `/v1/nodes/${node.uuid}`, instanceInfo);
         const started = Date.now();
         progress(`${machine.name}: deploying (serial log ${machine.serialLog})`);
-        await api.provision(node.uuid, 'active', 'active', timeoutMs);
+        await api.provisionAndWait(node.uuid, 'active', 'active', timeoutMs);
         progress(`${machine.name}: active after ${Math.round((Date.now() - started) / 1000)} s`);
       } catch (error) {
         failures.push(`${machine.name}: ${error instanceof Error ? error.message : String(error)}`);

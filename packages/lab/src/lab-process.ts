@@ -5,7 +5,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { truncate, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import { join } from 'node:path';
-import { freePort } from '@bmaas/db/testing';
+import { freePort } from '@bmaas/common';
 import {
   acquireLock,
   lockHolder,

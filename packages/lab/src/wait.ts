@@ -1,6 +1,6 @@
-// Polling waits on log files (serial consoles, dnsmasq logs), always bounded by a timeout.
+// Waits on log files (serial consoles, dnsmasq logs) and sockets, through the one poller.
 import { access, readFile } from 'node:fs/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { waitFor } from '@bmaas/common';
 
 export interface WaitForFileOptions {
   timeoutMs: number;
@@ -19,52 +19,35 @@ export async function readIfExists(path: string): Promise<string> {
 }
 
 /** Polls a growing file until its contents match pattern. */
-export async function waitForFileMatch(
+export function waitForFileMatch(
   path: string,
   pattern: RegExp,
   options: WaitForFileOptions,
 ): Promise<RegExpMatchArray> {
-  const deadline = Date.now() + options.timeoutMs;
-  for (;;) {
-    const reason = options.abortReason?.() ?? null;
-    const text = await readIfExists(path);
-    const match = text.match(pattern);
-    if (match) return match;
-    const why = reason ?? (Date.now() >= deadline ? `timed out after ${options.timeoutMs} ms` : null);
-    if (why) throw new Error(`${path}: no match for ${pattern} (${why}); last lines:\n${tail(text, 15)}`);
-    await sleep(options.intervalMs ?? 100);
-  }
+  let text = '';
+  return waitFor(
+    `${pattern} in ${path}`,
+    async () => {
+      text = await readIfExists(path);
+      return text.match(pattern) ?? undefined;
+    },
+    { ...options, describe: () => `last lines:\n${tail(text, 15)}` },
+  );
 }
 
 /** Polls until `path` exists (e.g. the socket a process creates once it listens). */
-export async function waitForPath(path: string, options: WaitForFileOptions): Promise<void> {
-  const deadline = Date.now() + options.timeoutMs;
-  for (;;) {
-    const reason = options.abortReason?.() ?? null;
-    const present = await access(path).then(
-      () => true,
-      () => false,
-    );
-    if (present) return;
-    const why = reason ?? (Date.now() >= deadline ? `timed out after ${options.timeoutMs} ms` : null);
-    if (why) throw new Error(`${path} did not appear (${why})`);
-    await sleep(options.intervalMs ?? 50);
-  }
+export function waitForPath(path: string, options: WaitForFileOptions): Promise<void> {
+  return waitFor(
+    `${path} to appear`,
+    () =>
+      access(path).then(
+        () => true as const,
+        () => undefined,
+      ),
+    { intervalMs: 50, ...options },
+  ).then(() => undefined);
 }
 
 export function tail(text: string, lines: number): string {
   return text.split('\n').slice(-lines).join('\n');
-}
-
-/** Rejects with a clear message when promise does not settle in time. */
-export async function withTimeout<T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: timed out after ${timeoutMs} ms`)), timeoutMs);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -1,2 +1,2 @@
-export { QemuPowerInterface, qemuPowerInterface } from './qemu-power.js';
+export { QEMU_OPTIONS, QemuPowerInterface, type QemuSettings, qemuPowerInterface } from './qemu-power.js';
 export { QmpClient, type QmpConnectOptions, QmpError, type QmpEvent, type QmpStatus, withQmp } from './qmp-client.js';

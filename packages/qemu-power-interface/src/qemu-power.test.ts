@@ -8,17 +8,18 @@ import {
   loadConfig,
   MissingParameterValue,
   PowerState,
+  pluginSection,
 } from '@bmaas/common';
 import { createTestNode, createTestTask } from '@bmaas/driver-api/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { qemuPowerInterface } from './qemu-power.js';
+import { QEMU_OPTIONS, qemuPowerInterface } from './qemu-power.js';
 import { withQmp } from './qmp-client.js';
 
 const QEMU = '/usr/bin/qemu-system-x86_64';
 const power = qemuPowerInterface.create({
-  settings: {},
+  settings: pluginSection<typeof QEMU_OPTIONS>(loadConfig({ env: {}, pluginSections: { qemu: QEMU_OPTIONS } }), 'qemu'),
   deploy: loadConfig({ env: {} }).deploy,
-  agent: loadConfig({ env: {} }).agent,
+  discovery: loadConfig({ env: {} }).discovery,
   apiPublicEndpoint: null,
   inspectionCallbackEndpoint: null,
   fileUrlAllowedPaths: [],

@@ -1,11 +1,33 @@
 import { isAbsolute } from 'node:path';
-import { InvalidParameterValue, MissingParameterValue, PowerState as Power, type PowerState } from '@bmaas/common';
+import {
+  InvalidParameterValue,
+  MissingParameterValue,
+  PowerState as Power,
+  type PowerState,
+  type SectionValues,
+} from '@bmaas/common';
 import type { InterfaceDeps, InterfaceDescriptor, PowerInterface, Task } from '@bmaas/driver-api';
 import { type QmpClient, withQmp } from './qmp-client.js';
 
 const SOCKET_KEY = 'qemu_qmp_socket';
-const QMP_TIMEOUT_MS = 5000;
-const SOFT_POWER_OFF_WAIT_MS = 30_000;
+
+/** The `[qemu]` section, owned by this interface. */
+export const QEMU_OPTIONS = {
+  qmp_timeout: {
+    doc: "Seconds one exchange with a machine's QMP socket (connect, greeting, command) may take.",
+    format: 'positive-number',
+    default: 5,
+    env: 'BMAAS_QEMU__QMP_TIMEOUT',
+  },
+  soft_power_off_timeout: {
+    doc: 'Seconds a soft power off waits for the guest to act on the ACPI power button before a hard power off.',
+    format: 'positive-number',
+    default: 30,
+    env: 'BMAAS_QEMU__SOFT_POWER_OFF_TIMEOUT',
+  },
+} satisfies Record<string, { doc: string; format: unknown; default: unknown; env: string }>;
+
+export type QemuSettings = SectionValues<typeof QEMU_OPTIONS>;
 
 /** QEMU run states (query-status) in which the machine counts as powered on. */
 const RUNNING = new Set(['running', 'debug']);
@@ -21,6 +43,14 @@ const RUNNING = new Set(['running', 'debug']);
  * machine the guest powered off could never be powered on again.
  */
 export class QemuPowerInterface implements PowerInterface {
+  private readonly qmpTimeoutMs: number;
+  private readonly softPowerOffMs: number;
+
+  constructor(settings: QemuSettings) {
+    this.qmpTimeoutMs = settings.qmp_timeout * 1000;
+    this.softPowerOffMs = settings.soft_power_off_timeout * 1000;
+  }
+
   getProperties(): Record<string, string> {
     return { [SOCKET_KEY]: "Absolute path of the QEMU machine's QMP unix socket. Required." };
   }
@@ -30,25 +60,25 @@ export class QemuPowerInterface implements PowerInterface {
   }
 
   async getPowerState(task: Task): Promise<PowerState> {
-    return withQmp(socketOf(task), QMP_TIMEOUT_MS, async (qmp) => ((await isRunning(qmp)) ? Power.ON : Power.OFF));
+    return withQmp(socketOf(task), this.qmpTimeoutMs, async (qmp) => ((await isRunning(qmp)) ? Power.ON : Power.OFF));
   }
 
   async setPowerState(task: Task, state: PowerState): Promise<void> {
     const socket = socketOf(task);
     switch (state) {
       case Power.ON:
-        await withQmp(socket, QMP_TIMEOUT_MS, async (qmp) => {
+        await withQmp(socket, this.qmpTimeoutMs, async (qmp) => {
           if (await isRunning(qmp)) return;
           await qmp.execute('system_reset');
           await qmp.execute('cont');
         });
         break;
       case Power.OFF:
-        await withQmp(socket, QMP_TIMEOUT_MS, hardOff);
+        await withQmp(socket, this.qmpTimeoutMs, hardOff);
         break;
       case Power.REBOOT:
       case Power.SOFT_REBOOT:
-        await withQmp(socket, QMP_TIMEOUT_MS, async (qmp) => {
+        await withQmp(socket, this.qmpTimeoutMs, async (qmp) => {
           await qmp.execute('system_reset');
           if (!(await isRunning(qmp))) await qmp.execute('cont');
         });
@@ -64,16 +94,16 @@ export class QemuPowerInterface implements PowerInterface {
 
   /** ACPI power button, then a hard power off if the guest ignores it. */
   private async softPowerOff(socket: string): Promise<void> {
-    await withQmp(socket, QMP_TIMEOUT_MS, async (qmp) => {
+    await withQmp(socket, this.qmpTimeoutMs, async (qmp) => {
       if (!(await isRunning(qmp))) return;
       await qmp.execute('system_powerdown');
     });
-    const deadline = Date.now() + SOFT_POWER_OFF_WAIT_MS;
+    const deadline = Date.now() + this.softPowerOffMs;
     while (Date.now() < deadline) {
-      if (!(await withQmp(socket, QMP_TIMEOUT_MS, isRunning))) return;
+      if (!(await withQmp(socket, this.qmpTimeoutMs, isRunning))) return;
       await new Promise((r) => setTimeout(r, 500));
     }
-    await withQmp(socket, QMP_TIMEOUT_MS, hardOff);
+    await withQmp(socket, this.qmpTimeoutMs, hardOff);
   }
 }
 
@@ -104,7 +134,9 @@ function socketOf(task: Task): string {
   return socket;
 }
 
-export const qemuPowerInterface: InterfaceDescriptor<PowerInterface> = {
+/** The `qemu` power interface, for the conductor's registry: its [qemu] options. */
+export const qemuPowerInterface: InterfaceDescriptor<PowerInterface, typeof QEMU_OPTIONS> = {
   name: 'qemu',
-  create: (_deps: InterfaceDeps) => new QemuPowerInterface(),
+  config: { section: 'qemu', options: QEMU_OPTIONS },
+  create: (deps: InterfaceDeps<QemuSettings>) => new QemuPowerInterface(deps.settings),
 };

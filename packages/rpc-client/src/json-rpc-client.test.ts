@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   createSilentLogger,
+  freePort,
   NodeLocked,
   parsePrometheusText,
   Registry,
@@ -16,7 +17,6 @@ import {
   toErrorPayload,
   UnexpectedRpcError,
 } from '@bmaas/common';
-import { freePort } from '@bmaas/db/testing';
 import { JSONRPCErrorException, JSONRPCServer } from 'json-rpc-2.0';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { conductorUrl, type JsonRpcClientConfig, JsonRpcConductorClient } from './json-rpc-client.js';

@@ -49,6 +49,11 @@ export interface ConductorRpcMethods {
   /** Boot configuration file `name` of a node, read under a shared lock. Throws BootConfigNotFound, UnsupportedDriverExtension. */
   get_boot_config: { params: { node_id: string; name: string }; result: { content: string } };
   /**
+   * Discovery configuration `name` for a machine no node has ([discovery]enabled): rendered by the
+   * enabled boot interface that lists the name among its discoveryConfigNames. No lock. Throws BootConfigNotFound.
+   */
+  get_discovery_config: { params: { name: string }; result: { content: string } };
+  /**
    * The node's agent called back. The conductor takes the exclusive lock,
    * checks the token (when given; the API always gives it: it must equal the
    * one issued at lookup, compared in constant time), TLS ([agent]require_tls)

@@ -22,7 +22,7 @@ export function renderStackBanner(stack: Stack, config: BmaasConfig, credentials
       `  ${c.name.padEnd(13)} ${c.hostname.padEnd(16)} JSON-RPC ${c.jsonRpc}  files ${c.httpUrl}  http_root ${c.httpRoot}`,
   );
   const interfaces = config.DEFAULT;
-  // What the enabled boot interfaces serve, as their descriptors say (iPXE: boot.ipxe at the root and from the API).
+  // What the enabled boot interfaces serve, as their descriptors say (root files, and names served by the API).
   const boot = enabledBootDescriptors(config);
   const names = boot.flatMap((d) => d.bootConfigNames.map((name) => `${name} (${d.name})`));
   const rootFiles = boot.flatMap((d) => d.rootFiles.map((file) => `${file} (${d.name})`));

@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { DRIVER_CATALOG } from '@bmaas/conductor';
 
 /**
  * The address machines reach the stack at: the API and every conductor's file server on the
@@ -19,6 +20,9 @@ export function labImagesDir(statePath: string): string {
 /** Paths local images may come from by default (Ironic's), plus the lab's. */
 const DEFAULT_ALLOWED_PATHS = ['/var/lib/ironic', '/shared/html', '/opt/cache/files', '/vagrant', '/templates'];
 
+/** The boot interfaces npm start enables: every one of the conductor's registry, so a new one needs no edit here. */
+export const STACK_BOOT_INTERFACES: readonly string[] = DRIVER_CATALOG.interfaces.boot.map((d) => d.name);
+
 /**
  * Writes <state>/stack/machines.conf, read before the operator's own files (which override it):
  * the real interfaces next to the fake ones, so a machine behind an IPMI BMC boots through iPXE
@@ -34,7 +38,7 @@ export function writeMachineConfig(statePath: string): string {
       '# Written by npm start at every start; your own --config-file settings override it.',
       '[DEFAULT]',
       'enabled_hardware_types = fake-hardware,ipmi',
-      'enabled_boot_interfaces = fake,ipxe,grub',
+      `enabled_boot_interfaces = ${STACK_BOOT_INTERFACES.join(',')}`,
       'enabled_deploy_interfaces = fake,direct',
       'enabled_power_interfaces = fake,ipmitool',
       'enabled_management_interfaces = fake,ipmitool',

@@ -1,4 +1,4 @@
-import { ConfigError, configFilesFromArgs } from '@bmaas/common';
+import { parseCommandLine, wholeNumber } from '@bmaas/common';
 
 /** What `npm start` can be told on its command line. */
 export interface StackOptions {
@@ -36,51 +36,32 @@ The state directory is [DEFAULT]state_path (BMAAS_DEFAULT__STATE_PATH, default .
 the embedded PostgreSQL listens on [database]embedded_port (BMAAS_DATABASE__EMBEDDED_PORT,
 default 5433).`;
 
-function integer(name: string, text: string | undefined, min: number, max: number): number {
-  const value = Number(text);
-  if (!text || !Number.isInteger(value) || value < min || value > max) {
-    throw new ConfigError(`--${name} expects a whole number from ${min} to ${max}, got ${JSON.stringify(text)}`);
-  }
-  return value;
-}
-
 export function parseStackOptions(argv: readonly string[]): StackOptions | 'help' {
-  const options: StackOptions = {
-    conductors: 3,
-    apiHost: '127.0.0.1',
-    apiPort: 6385,
-    jsonRpcBasePort: 8090,
-    httpBasePort: 8080,
-    configFiles: configFilesFromArgs(argv),
+  const values = parseCommandLine(
+    argv,
+    {
+      help: { type: 'boolean', short: 'h' },
+      conductors: { type: 'string' },
+      'api-host': { type: 'string' },
+      'api-port': { type: 'string' },
+      'json-rpc-base-port': { type: 'string' },
+      'http-base-port': { type: 'string' },
+      'config-file': { type: 'string', multiple: true },
+    },
+    STACK_USAGE,
+  );
+  if (values.help) return 'help';
+  type NumberFlag = 'conductors' | 'api-port' | 'json-rpc-base-port' | 'http-base-port';
+  const number = (flag: NumberFlag, fallback: number, min: number, max: number) => {
+    const text = values[flag];
+    return text === undefined ? fallback : wholeNumber(flag, text, min, max);
   };
-  for (let i = 0; i < argv.length; i++) {
-    const [flag, inline] = (argv[i] as string).split(/=(.*)/s, 2) as [string, string | undefined];
-    const value = () => inline ?? argv[++i];
-    switch (flag) {
-      case '--help':
-      case '-h':
-        return 'help';
-      case '--conductors':
-        options.conductors = integer('conductors', value(), 1, 50);
-        break;
-      case '--api-host':
-        options.apiHost = value() ?? '';
-        break;
-      case '--api-port':
-        options.apiPort = integer('api-port', value(), 1, 65535);
-        break;
-      case '--json-rpc-base-port':
-        options.jsonRpcBasePort = integer('json-rpc-base-port', value(), 1, 65000);
-        break;
-      case '--http-base-port':
-        options.httpBasePort = integer('http-base-port', value(), 1, 65000);
-        break;
-      case '--config-file':
-        if (inline === undefined) i++;
-        break;
-      default:
-        throw new ConfigError(`unknown option ${flag}\n${STACK_USAGE}`);
-    }
-  }
-  return options;
+  return {
+    conductors: number('conductors', 3, 1, 50),
+    apiHost: values['api-host'] ?? '127.0.0.1',
+    apiPort: number('api-port', 6385, 1, 65535),
+    jsonRpcBasePort: number('json-rpc-base-port', 8090, 1, 65000),
+    httpBasePort: number('http-base-port', 8080, 1, 65000),
+    configFiles: values['config-file'] ?? [],
+  };
 }

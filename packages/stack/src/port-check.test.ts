@@ -1,5 +1,5 @@
 import { createServer } from 'node:net';
-import { freePort } from '@bmaas/db/testing';
+import { freePort } from '@bmaas/common';
 import { describe, expect, it } from 'vitest';
 import { assertPortsFree } from './port-check.js';
 

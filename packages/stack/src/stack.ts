@@ -8,12 +8,13 @@ import { createStores, type Database, openDatabase, upgradeSchema } from '@bmaas
 import { type ChildRecord, ChildRegistry } from './child-registry.js';
 import type { DatabaseReport } from './database-process.js';
 import { MACHINE_FACING_HOST } from './machine-config.js';
-import { type ExitStatus, ManagedProcess } from './managed-process.js';
 import type { StackOptions } from './options.js';
 import { processStartTime } from './pid-lock.js';
 import { assertPortsFree, type PortClaim } from './port-check.js';
 import { RestartBackoff } from './restart-backoff.js';
 import { whyRootFilesNotServed } from './root-files-check.js';
+import { apiEnvironment, conductorEnvironment } from './service-environment.js';
+import { type ExitStatus, StackProcess } from './stack-process.js';
 
 const require = createRequire(import.meta.url);
 const DATABASE_SCRIPT = fileURLToPath(new URL('./database-process.js', import.meta.url));
@@ -72,9 +73,9 @@ function describeExit({ code, signal }: ExitStatus): string {
  * Each child runs in a process group of its own; `stop()` stops them in order.
  */
 export class Stack {
-  private database: ManagedProcess | undefined;
-  private api: ManagedProcess | undefined;
-  private readonly conductorProcesses: ManagedProcess[] = [];
+  private database: StackProcess | undefined;
+  private api: StackProcess | undefined;
+  private readonly conductorProcesses: StackProcess[] = [];
   private readonly registry: ChildRegistry;
   private stopping: Promise<void> | undefined;
   private ready = false;
@@ -114,8 +115,8 @@ export class Stack {
   }
 
   /** Every process the stack started, in start order. */
-  get processes(): ManagedProcess[] {
-    return [this.database, this.api, ...this.conductorProcesses].filter((p): p is ManagedProcess => p !== undefined);
+  get processes(): StackProcess[] {
+    return [this.database, this.api, ...this.conductorProcesses].filter((p): p is StackProcess => p !== undefined);
   }
 
   get stopRequested(): boolean {
@@ -129,7 +130,7 @@ export class Stack {
   /**
    * Starts everything and resolves once the API answers, every conductor shows
    * alive and every file server serves the root files of the enabled boot
-   * interfaces (the registry's, e.g. iPXE's boot.ipxe). Throws StackStartRefused when
+   * interfaces (the registry's descriptors' root files). Throws StackStartRefused when
    * a port is taken (nothing started), StackStopped after `stop()`, else an
    * Error naming what failed; the caller then calls `stop()`.
    */
@@ -223,22 +224,20 @@ export class Stack {
     const common = this.childEnvironment();
     this.api = this.spawn('api', this.deps.apiScript ?? require.resolve('@bmaas/api/main'), {
       ...common,
-      BMAAS_API__HOST_IP: this.deps.options.apiHost,
-      BMAAS_API__PORT: String(this.deps.options.apiPort),
+      ...apiEnvironment(this.deps.options.apiHost, this.deps.options.apiPort),
     });
     const conductorScript = this.deps.conductorScript ?? require.resolve('@bmaas/conductor/main');
     for (const conductor of this.conductors) {
       mkdirSync(conductor.httpRoot, { recursive: true });
-      const files = new URL(conductor.httpUrl);
       const child = this.spawn(conductor.name, conductorScript, {
         ...common,
-        BMAAS_DEFAULT__HOST: '127.0.0.1',
-        BMAAS_JSON_RPC__HOST_IP: '127.0.0.1',
-        BMAAS_JSON_RPC__PORT: new URL(conductor.jsonRpc).port,
-        BMAAS_DEPLOY__HTTP_ROOT: conductor.httpRoot,
-        BMAAS_DEPLOY__HTTP_URL: conductor.machineHttpUrl,
-        BMAAS_DEPLOY__SERVE_HTTP_ROOT: 'true',
-        BMAAS_DEPLOY__HTTP_SERVER_HOST_IP: files.hostname,
+        ...conductorEnvironment({
+          host: '127.0.0.1',
+          rpcPort: Number(new URL(conductor.jsonRpc).port),
+          httpRoot: conductor.httpRoot,
+          httpUrl: conductor.machineHttpUrl,
+          fileServerHost: new URL(conductor.httpUrl).hostname,
+        }),
       });
       this.conductorProcesses.push(child);
     }
@@ -277,10 +276,10 @@ export class Stack {
     script: string,
     env: NodeJS.ProcessEnv,
     extra: { stdinPipe?: boolean; takeStdoutLine?: (line: string) => boolean } = {},
-  ): ManagedProcess {
+  ): StackProcess {
     const args = this.deps.options.configFiles.flatMap((file) => ['--config-file', resolve(file)]);
     const nodeFlags = name === 'database' ? [] : SERVER_NODE_FLAGS;
-    const child = new ManagedProcess({ name, script, args, nodeFlags, env, output: this.deps.output, ...extra });
+    const child = new StackProcess({ name, script, args, nodeFlags, env, output: this.deps.output, ...extra });
     const startedAt = Date.now();
     void child.exited.then((status) => {
       if (this.stopping) return;

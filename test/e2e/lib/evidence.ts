@@ -4,8 +4,8 @@ import { randomUUID } from 'node:crypto';
 import { createSilentLogger } from '@bmaas/common';
 import type { Stores } from '@bmaas/db';
 import { ConductorRing } from '@bmaas/rpc-client';
-import type { LogLine } from '../../support/stack.js';
-import type { ConductorOfStack, ProductStack } from './product-stack.js';
+import type { LogLine } from '@bmaas/stack';
+import type { ConductorOfStack, ProductStack } from './lab-services.js';
 
 /** `52-54-00-12-34-56`: how the root boot.ipxe names a MAC in the boot API path. */
 export function hexhyp(mac: string): string {

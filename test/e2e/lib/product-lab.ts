@@ -2,9 +2,9 @@
 // dnsmasq (one static DHCP config, as in production) or on QEMU user-mode networking.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { freePort } from '@bmaas/db/testing';
+import { ApiClient } from '@bmaas/api-client';
+import { freePort } from '@bmaas/common';
 import {
-  ApiClient,
   type Dnsmasq,
   GUESTFWD_ADDRESS,
   type HostRelay,
@@ -21,7 +21,7 @@ import {
   type TestRamdisk,
 } from '@bmaas/lab';
 import { buildGrubHttpImage, GRUB_EFI_FILE } from './grub-image.js';
-import { type ProductStack, type StackLayout, spawnOnHost, startProductStack } from './product-stack.js';
+import { type ProductStack, type StackLayout, spawnOnHost, startProductStack } from './lab-services.js';
 
 /** Printed by the fallback script the root boot.ipxe chains when no NIC has a boot configuration. */
 export const FALLBACK_MARKER = 'E2E-FALLBACK';
@@ -250,7 +250,7 @@ export async function startUserModeProductLab(options: ProductLabOptions): Promi
     const bootUrl = `${stack.conductors[0]?.httpUrl}/boot.ipxe`;
     return {
       stack,
-      api: new ApiClient({ host: '127.0.0.1', port: stack.apiPort }),
+      api: new ApiClient(`http://127.0.0.1:${stack.apiPort}`),
       workDir: options.workDir,
       dnsmasq: undefined,
       async addMachine(name, mac, machineOptions = {}) {

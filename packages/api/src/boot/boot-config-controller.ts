@@ -12,7 +12,6 @@ import {
 import type { PortStore } from '@bmaas/db';
 import type { ConductorClient } from '@bmaas/rpc-client';
 import type { BootLookupIndex } from './boot-lookup-index.js';
-import { DISCOVERY_SCRIPT_NAME } from './discovery-script.js';
 
 /** Why a boot request was refused: logged and counted, never shown to the client. */
 export const BOOT_REFUSALS = [
@@ -50,8 +49,12 @@ export interface BootConfigControllerDeps {
   restrictToWaitStates: boolean;
   /** [api]boot_config_rpc_timeout, in milliseconds: the bound on the whole answer, database included. */
   rpcTimeoutMs: number;
-  /** What an unknown MAC gets for `discovery.ipxe` when discovery is on; undefined = the usual refusal. */
-  discoveryScript?: string | undefined;
+  /**
+   * [discovery] when enabled: an unknown MAC's request goes to a conductor
+   * of the discovered nodes' hardware type, whose boot interfaces render
+   * their discovery configurations; undefined = the usual refusal.
+   */
+  discovery?: { driver: string } | undefined;
 }
 
 /**
@@ -101,8 +104,8 @@ export class BootConfigController {
       return { ok: false, reason: 'database-unavailable', detail: describe(looked.error), mac };
     const node = looked.value;
     if (!node) {
-      if (rawName === DISCOVERY_SCRIPT_NAME && this.deps.discoveryScript !== undefined) {
-        return { ok: true, content: this.deps.discoveryScript, nodeUuid: DISCOVERY_NODE, mac };
+      if (this.deps.discovery) {
+        return this.discoveryConfig(this.deps.discovery.driver, mac, rawName, requestId, deadline);
       }
       return { ok: false, reason: 'unknown-mac', detail: mac, mac };
     }
@@ -110,6 +113,34 @@ export class BootConfigController {
       return { ok: false, reason: 'state-not-allowed', nodeUuid: node.nodeUuid, detail: node.provisionState, mac };
     }
     return this.fromOwner(node, mac, rawName, requestId, Math.max(1, deadline - Date.now()));
+  }
+
+  /**
+   * The discovery configuration `rawName` from a conductor of `driver`
+   * (spread over them by MAC). A name no enabled boot interface renders for
+   * discovery stays what it was: an unknown MAC.
+   */
+  private discoveryConfig(
+    driver: string,
+    mac: string,
+    rawName: string,
+    requestId: string | undefined,
+    deadline: number,
+  ): Promise<BootConfigAnswer> {
+    return this.deps.conductors
+      .callForNode(
+        { uuid: `${DISCOVERY_NODE}:${mac}`, driver, conductorGroup: '' },
+        'get_discovery_config',
+        { name: rawName },
+        { requestId, timeoutMs: Math.max(1, deadline - Date.now()) },
+      )
+      .then(
+        (value): BootConfigAnswer => ({ ok: true, content: value.content, nodeUuid: DISCOVERY_NODE, mac }),
+        (error: unknown): BootConfigAnswer =>
+          error instanceof BootConfigNotFound
+            ? { ok: false, reason: 'unknown-mac', detail: mac, mac }
+            : { ok: false, reason: classify(error), detail: describe(error), mac },
+      );
   }
 
   /** The owning conductor's answer within timeoutMs (the client's bound: routing and call). */

@@ -1,7 +1,7 @@
 import { parsePrometheusText, Registry, sampleSum } from '@bmaas/common';
 import { describe, expect, it } from 'vitest';
 import type { BootRequestEvent } from '../boot/boot-request-observer.js';
-import { ApiMetrics } from './api-metrics.js';
+import { ApiMetrics, MAX_BOOT_CONFIG_NAMES } from './api-metrics.js';
 
 function event(overrides: Partial<BootRequestEvent>): BootRequestEvent {
   return {
@@ -19,9 +19,11 @@ async function scrape(registry: Registry) {
 }
 
 describe('ApiMetrics', () => {
-  it('counts boot requests by outcome and known config name, other names as other', async () => {
+  it('counts boot requests by outcome and by the config names conductors served, other names as other', async () => {
     const registry = new Registry();
     const metrics = new ApiMetrics(registry);
+    // Refused before any conductor served it: no name of the API's own, so other.
+    metrics.observe(event({ outcome: 'unknown-mac', name: 'grub.cfg', nodeUuid: undefined }));
     metrics.observe(event({}));
     metrics.observe(event({ name: 'grub.cfg' }));
     metrics.observe(event({ outcome: 'unknown-mac', name: 'boot.ipxe', nodeUuid: undefined }));
@@ -32,25 +34,41 @@ describe('ApiMetrics', () => {
     const samples = await scrape(registry);
     const count = (outcome: string, name: string) =>
       sampleSum(samples, 'bmaas_boot_config_requests_total', { outcome, name });
+    expect(count('unknown-mac', 'other')).toBe(1);
     expect(count('served', 'boot.ipxe')).toBe(1);
     expect(count('served', 'grub.cfg')).toBe(1);
     expect(count('unknown-mac', 'boot.ipxe')).toBe(1);
     expect(count('malformed-request', 'other')).toBe(1);
     expect(count('config-not-found', 'other')).toBe(1);
     expect(count('server-error', 'boot.ipxe')).toBe(1);
-    expect(sampleSum(samples, 'bmaas_boot_config_requests_total')).toBe(6);
+    expect(sampleSum(samples, 'bmaas_boot_config_requests_total')).toBe(7);
   });
 
-  it('exports every outcome and name at zero from the start, so rates exist before the first refusal', async () => {
-    const samples = await scrape(new ApiMetrics(new Registry()).registry);
-    const series = samples.filter((s) => s.name === 'bmaas_boot_config_requests_total');
-    expect(series.every((s) => s.value === 0)).toBe(true);
-    const outcomes = new Set(series.map((s) => s.labels.outcome));
+  it('exports every outcome at zero from the start, and every outcome of a name once it was served', async () => {
+    const metrics = new ApiMetrics(new Registry());
+    const series = async () =>
+      (await scrape(metrics.registry)).filter((s) => s.name === 'bmaas_boot_config_requests_total');
+    const first = await series();
+    expect(first.every((s) => s.value === 0)).toBe(true);
+    const outcomes = new Set(first.map((s) => s.labels.outcome));
     expect(outcomes).toContain('deadline');
     expect(outcomes).toContain('state-not-allowed');
-    expect(new Set(series.map((s) => s.labels.name))).toEqual(
-      new Set(['boot.ipxe', 'grub.cfg', 'discovery.ipxe', 'other']),
+    expect(new Set(first.map((s) => s.labels.name))).toEqual(new Set(['other']));
+    metrics.observe(event({ name: 'config.http' }));
+    const named = (await series()).filter((s) => s.labels.name === 'config.http');
+    expect(new Set(named.map((s) => s.labels.outcome))).toEqual(outcomes);
+  });
+
+  it('counts at most MAX_BOOT_CONFIG_NAMES names under their own label', async () => {
+    const metrics = new ApiMetrics(new Registry());
+    for (let i = 0; i < MAX_BOOT_CONFIG_NAMES + 5; i++) metrics.observe(event({ name: `name-${i}` }));
+    const names = new Set(
+      (await scrape(metrics.registry))
+        .filter((s) => s.name === 'bmaas_boot_config_requests_total')
+        .map((s) => s.labels.name),
     );
+    expect(names.size).toBe(MAX_BOOT_CONFIG_NAMES);
+    expect(names).toContain('other');
   });
 
   it('puts boot answer latencies in the histogram by status, in seconds', async () => {

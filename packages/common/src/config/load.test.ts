@@ -55,7 +55,21 @@ describe('loadConfig', () => {
     expect(config.conductor.heartbeat_timeout).toBe(60);
     expect(config.json_rpc.port).toBe(8089);
     expect(config.database.connection).toBeNull();
-    expect(config.DEFAULT.enabled_boot_interfaces).toEqual(['fake', 'ipxe']);
+    // The core names no plug-in: the plug-ins a process loads add theirs (pluginDefaults).
+    expect(config.DEFAULT.enabled_boot_interfaces).toEqual(['fake']);
+  });
+
+  it('takes the defaults plug-ins give core options, and refuses one for an option the core lacks', () => {
+    const pluginDefaults = { DEFAULT: { enabled_boot_interfaces: ['fake', 'net'] } };
+    expect(loadConfig({ env: {}, pluginDefaults }).DEFAULT.enabled_boot_interfaces).toEqual(['fake', 'net']);
+    const configured = loadConfig({
+      env: { BMAAS_DEFAULT__ENABLED_BOOT_INTERFACES: 'fake' },
+      pluginDefaults,
+    });
+    expect(configured.DEFAULT.enabled_boot_interfaces).toEqual(['fake']);
+    expect(errorOf(() => loadConfig({ env: {}, pluginDefaults: { DEFAULT: { enabled_net: ['x'] } } })).message).toBe(
+      'plug-in default for [DEFAULT]enabled_net: no such core option',
+    );
   });
 
   it('reads an ironic.conf-style file with typed values', () => {

@@ -45,21 +45,41 @@ export interface LoadConfigOptions {
   overrides?: DeepPartial<BmaasConfig> & Readonly<Record<string, Readonly<Record<string, unknown>>>>;
   /** Sections of the plug-ins this process loads; default none. */
   pluginSections?: PluginSections;
+  /** Defaults the loaded plug-ins give core options (the interfaces enabled unless configured otherwise). */
+  pluginDefaults?: PluginDefaults;
 }
+/** Defaults of core options, by section and option, that replace the schema's own. */
+export type PluginDefaults = Readonly<Record<string, Readonly<Record<string, unknown>>>>;
 export type DeepPartial<T> = {
   [K in keyof T]?: T[K] extends object ? (T[K] extends unknown[] ? T[K] : DeepPartial<T[K]>) : T[K];
 };
 
 type Schema = Readonly<Record<string, SectionSchema>>;
 
-/** The core schema with the plug-ins' sections; a plug-in may not take a core section or another's. */
-export function mergedSchema(pluginSections: PluginSections | undefined): Schema {
-  const core = configSchema as unknown as Schema;
+/**
+ * The core schema with the plug-ins' sections and the defaults they give core
+ * options; a plug-in may not take a core section or another's, nor give a
+ * default to an option the core schema does not have.
+ */
+export function mergedSchema(pluginSections: PluginSections | undefined, pluginDefaults: PluginDefaults = {}): Schema {
+  const core = withDefaults(configSchema as unknown as Schema, pluginDefaults);
   if (pluginSections === undefined || pluginSections === 'ignore') return core;
   for (const section of Object.keys(pluginSections)) {
     if (Object.hasOwn(core, section)) throw new ConfigError(`plug-in section [${section}] is a core section`);
   }
   return { ...core, ...pluginSections };
+}
+
+function withDefaults(core: Schema, defaults: PluginDefaults): Schema {
+  const schema: Record<string, SectionSchema> = { ...core };
+  for (const [section, options] of Object.entries(defaults)) {
+    for (const [option, value] of Object.entries(options)) {
+      const known = schemaOf(core, section, option);
+      if (!known) throw new ConfigError(`plug-in default for [${section}]${option}: no such core option`);
+      schema[section] = { ...schema[section], [option]: { ...known, default: value } };
+    }
+  }
+  return schema;
 }
 
 function schemaOf(schema: Schema, section: string, option: string): OptionSchema | undefined {
@@ -262,7 +282,7 @@ function deepFreeze<T>(value: T): T {
 export function loadConfig(options: LoadConfigOptions = {}): BmaasConfig {
   registerFormats();
   const load: LoadSchema = {
-    schema: mergedSchema(options.pluginSections),
+    schema: mergedSchema(options.pluginSections, options.pluginDefaults),
     ignoreOtherSections: options.pluginSections === 'ignore',
   };
   const values: Values = {};
@@ -307,8 +327,9 @@ export function pluginSection<S>(config: BmaasConfig, section: string): SectionV
 /** Every option with its schema (the plug-ins' sections after the core ones), for the generated reference. */
 export function describeOptions(
   pluginSections: PluginSections = {},
+  pluginDefaults: PluginDefaults = {},
 ): Array<{ section: string; option: string } & OptionSchema> {
-  const schema = mergedSchema(pluginSections);
+  const schema = mergedSchema(pluginSections, pluginDefaults);
   return Object.keys(schema).flatMap((section) =>
     optionsOf(schema, section).map((option) => ({
       section,

@@ -1,4 +1,4 @@
-import { describeOptions, type PluginSections } from './load.js';
+import { describeOptions, type PluginDefaults, type PluginSections } from './load.js';
 
 function formatName(format: unknown): string {
   if (Array.isArray(format)) return format.map((v) => `\`${v}\``).join(' \\| ');
@@ -20,7 +20,10 @@ function defaultText(option: { default: unknown; option: string; section: string
  * docs/config-reference.md, generated from the core schema and the sections
  * of the plug-ins the conductor can load (a test fails when the file is stale).
  */
-export function renderConfigReference(pluginSections: PluginSections = {}): string {
+export function renderConfigReference(
+  pluginSections: PluginSections = {},
+  pluginDefaults: PluginDefaults = {},
+): string {
   const lines = [
     '# Configuration reference',
     '',
@@ -37,7 +40,7 @@ export function renderConfigReference(pluginSections: PluginSections = {}): stri
     '',
   ];
   let section = '';
-  for (const option of describeOptions(pluginSections)) {
+  for (const option of describeOptions(pluginSections, pluginDefaults)) {
     if (option.section !== section) {
       if (section) lines.push('');
       section = option.section;

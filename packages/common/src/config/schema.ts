@@ -169,8 +169,9 @@ export const configSchema = {
       default: ['fake-hardware'],
       env: 'BMAAS_DEFAULT__ENABLED_HARDWARE_TYPES',
     },
-    ...interfaceOptions('boot', ['fake', 'ipxe']),
-    ...interfaceOptions('deploy', ['fake', 'direct']),
+    // The plug-ins a conductor loads add the interfaces they enable by default (its registry's descriptors).
+    ...interfaceOptions('boot', ['fake']),
+    ...interfaceOptions('deploy', ['fake']),
     ...interfaceOptions('power', ['fake']),
     ...interfaceOptions('management', ['fake']),
     ...interfaceOptions('bios', ['no-bios', 'fake']),
@@ -508,74 +509,6 @@ export const configSchema = {
       env: 'BMAAS_JSON_RPC__TIMEOUT',
     },
   },
-  agent: {
-    require_tls: {
-      doc: 'Refuse heartbeats whose callback_url is not https:// (agents advertising auto-TLS serve HTTPS), as Ironic does since 26.0.',
-      format: Boolean,
-      default: true,
-      env: 'BMAAS_AGENT__REQUIRE_TLS',
-    },
-    verify_ca: {
-      doc: 'TLS verification of agent calls when the agent sent no certificate: "true" (system CAs), "false", or a CA bundle path. driver_info.agent_verify_ca overrides it per node.',
-      format: String,
-      default: 'true',
-      env: 'BMAAS_AGENT__VERIFY_CA',
-    },
-    tls_minimum_version: {
-      doc: 'Lowest TLS version the conductor accepts from an agent.',
-      format: ['1.2', '1.3'],
-      default: '1.3',
-      env: 'BMAAS_AGENT__TLS_MINIMUM_VERSION',
-    },
-    command_timeout: {
-      doc: 'Seconds one HTTP call to an agent may take.',
-      format: 'positive-number',
-      default: 60,
-      env: 'BMAAS_AGENT__COMMAND_TIMEOUT',
-    },
-    max_command_attempts: {
-      doc: 'Attempts of an agent call that fails to connect or times out.',
-      format: 'nat',
-      default: 3,
-      env: 'BMAAS_AGENT__MAX_COMMAND_ATTEMPTS',
-    },
-    command_wait_interval: {
-      doc: 'Seconds between polls of an agent command that is waited for (install_bootloader).',
-      format: 'positive-number',
-      default: 6,
-      env: 'BMAAS_AGENT__COMMAND_WAIT_INTERVAL',
-    },
-    command_wait_attempts: {
-      doc: 'Polls of such a command before it counts as failed.',
-      format: 'nat',
-      default: 100,
-      env: 'BMAAS_AGENT__COMMAND_WAIT_ATTEMPTS',
-    },
-    post_deploy_get_power_state_retries: {
-      doc: 'Power state checks after asking the agent to power off, before a hard power off.',
-      format: 'nat',
-      default: 6,
-      env: 'BMAAS_AGENT__POST_DEPLOY_GET_POWER_STATE_RETRIES',
-    },
-    post_deploy_get_power_state_retry_interval: {
-      doc: 'Seconds between those checks.',
-      format: 'positive-number',
-      default: 5,
-      env: 'BMAAS_AGENT__POST_DEPLOY_GET_POWER_STATE_RETRY_INTERVAL',
-    },
-    image_download_source: {
-      doc: "Where agents download instance images from: http = the image_source URL itself; local = the conductor downloads the image once into its cache, checks and converts it, and serves it from its own file server ([deploy]http_url). instance_info.image_download_source (then driver_info's) overrides it per node.",
-      format: ['http', 'local'],
-      default: 'http',
-      env: 'BMAAS_AGENT__IMAGE_DOWNLOAD_SOURCE',
-    },
-    stream_raw_images: {
-      doc: 'Tell the agent to stream raw images straight to the disk.',
-      format: Boolean,
-      default: true,
-      env: 'BMAAS_AGENT__STREAM_RAW_IMAGES',
-    },
-  },
   deploy: {
     http_root: {
       doc: 'Directory the conductor writes boot files to and its HTTP server serves.',
@@ -608,7 +541,7 @@ export const configSchema = {
       env: 'BMAAS_DEPLOY__HTTP_SERVER_SEND_BUFFER',
     },
     boot_config_cache_bytes: {
-      doc: "Most bytes of nodes' rendered boot configurations (boot.ipxe, grub.cfg) a conductor keeps in memory for the boot configuration API; one is served from memory only while lstat shows its file unchanged, else the file is read again. 0 = read the file for every request.",
+      doc: "Most bytes of nodes' rendered boot configurations (those getBootConfig serves) a conductor keeps in memory for the boot configuration API; one is served from memory only while lstat shows its file unchanged, else the file is read again. 0 = read the file for every request.",
       format: 'nat',
       default: 16777216,
       env: 'BMAAS_DEPLOY__BOOT_CONFIG_CACHE_BYTES',
@@ -692,7 +625,7 @@ export const configSchema = {
       env: 'BMAAS_DISCOVERY__DRIVER',
     },
     interfaces: {
-      doc: "Interfaces of discovered nodes as kind:name pairs (e.g. power:qemu,inspect:agent); kinds not named get the hardware type's default.",
+      doc: "Interfaces of discovered nodes as kind:name pairs (e.g. power:<name>,inspect:agent); kinds not named get the hardware type's default.",
       format: 'string-list',
       default: ['inspect:agent'],
       env: 'BMAAS_DISCOVERY__INTERFACES',

@@ -1,7 +1,10 @@
+import type { AGENT_OPTIONS } from '@bmaas/agent-client';
+import { pluginSection } from '@bmaas/common';
 import { directDeployInterface } from '@bmaas/direct-deploy-interface';
 import { FakePowerInterface, type Task } from '@bmaas/driver-api';
 import { createTestInterfaceDeps, createTestNode, createTestTask } from '@bmaas/driver-api/testing';
 import { describe, expect, it } from 'vitest';
+import { testConfig } from '../testing/fixtures.js';
 import { validateInterfaces } from './validate-interfaces.js';
 
 class UnconfiguredPower extends FakePowerInterface {
@@ -11,7 +14,9 @@ class UnconfiguredPower extends FakePowerInterface {
 }
 
 describe('validateInterfaces', () => {
-  const deploy = directDeployInterface.create(createTestInterfaceDeps({}));
+  const deploy = directDeployInterface.create(
+    createTestInterfaceDeps(pluginSection<typeof AGENT_OPTIONS>(testConfig(), 'agent')),
+  );
 
   it("reports every interface's result and reason, none stopping the others", async () => {
     const task = createTestTask(createTestNode({ instanceInfo: {} }), [], {

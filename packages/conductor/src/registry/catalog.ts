@@ -34,10 +34,13 @@ export interface HardwareTypeDescriptor {
   /**
    * Interface names per kind, preferred first: the first enabled one is the
    * hardware type's default. An optional kind left out supports only its
-   * generic implementation (OPTIONAL_INTERFACE_GENERIC: no-bios, noop, …).
+   * generic implementation (OPTIONAL_INTERFACE_GENERIC: no-bios, noop, …);
+   * `boot` left out supports every boot interface of the catalog whose
+   * descriptor declares `networkBoot`, in catalog order.
    */
-  readonly supported: Readonly<Record<CoreInterfaceType, readonly string[]>> &
-    Readonly<Partial<Record<OptionalInterfaceType, readonly string[]>>>;
+  readonly supported: Readonly<Record<Exclude<CoreInterfaceType, 'boot'>, readonly string[]>> & {
+    readonly boot?: readonly string[];
+  } & Readonly<Partial<Record<OptionalInterfaceType, readonly string[]>>>;
 }
 
 /** Everything a conductor could load; configuration enables a part of it. */

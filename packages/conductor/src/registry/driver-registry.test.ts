@@ -24,7 +24,7 @@ import { describe, expect, it } from 'vitest';
 import type { DriverCatalog } from './catalog.js';
 import { DriverRegistry } from './driver-registry.js';
 import { DRIVER_CATALOG } from './enabled-interfaces.js';
-import { loadConductorConfig, pluginConfigSections } from './plugin-config.js';
+import { loadConductorConfig, pluginConfigDefaults, pluginConfigSections } from './plugin-config.js';
 
 function configWith(overrides: DeepPartial<BmaasConfig>['DEFAULT']): BmaasConfig {
   return loadConductorConfig({
@@ -153,9 +153,26 @@ describe('DriverRegistry', () => {
     expect(refusal(loadConductorConfig({ env: {} }))).toBeUndefined();
   });
 
+  it('enables by default the fakes and the descriptors that declare enabledByDefault', () => {
+    const config = loadConductorConfig({ env: {} });
+    expect(config.DEFAULT.enabled_boot_interfaces).toEqual([
+      'fake',
+      ...DRIVER_CATALOG.interfaces.boot.filter((d) => d.enabledByDefault).map((d) => d.name),
+    ]);
+    expect(config.DEFAULT.enabled_boot_interfaces).toEqual(['fake', 'ipxe']);
+    expect(config.DEFAULT.enabled_deploy_interfaces).toEqual(['fake', 'direct']);
+    expect(pluginConfigDefaults()).toEqual({
+      DEFAULT: { enabled_boot_interfaces: ['fake', 'ipxe'], enabled_deploy_interfaces: ['fake', 'direct'] },
+    });
+  });
+
   it('gives each interface its own section, and refuses a configuration loaded without it', () => {
     expect(pluginConfigSections()).toHaveProperty('pxe');
-    expect(refusal(loadConfig({ env: {} }))).toBe(
+    const withoutSections = loadConfig({
+      env: {},
+      overrides: { DEFAULT: { enabled_boot_interfaces: ['fake', 'ipxe'] } },
+    });
+    expect(refusal(withoutSections)).toBe(
       '[pxe] of interface "ipxe" is not in the configuration (load it with loadConductorConfig)',
     );
   });
@@ -262,6 +279,13 @@ describe('ipmi and manual-management hardware types', () => {
       power: 'fake',
       management: 'noop',
     });
+    const boot = (type: string) =>
+      registry
+        .registrationInterfaces()
+        .filter((i) => i.hardwareType === type && i.interfaceType === 'boot')
+        .map((i) => i.interfaceName);
+    expect(boot('ipmi')).toEqual(['ipxe']);
+    expect(boot('manual-management')).toEqual(['ipxe']);
     const driver = registry.driverFor(
       node({
         driver: 'ipmi',
@@ -273,5 +297,89 @@ describe('ipmi and manual-management hardware types', () => {
     );
     expect(driver.power.constructor.name).toBe('IpmitoolPowerInterface');
     expect(driver.management.constructor.name).toBe('IpmitoolManagementInterface');
+  });
+});
+
+describe('boot interfaces of the hardware types that drive real machines', () => {
+  it('are every enabled boot interface that declares networkBoot, with no list to edit', () => {
+    const httpBoot: BootInterfaceDescriptor = {
+      ...fakeBootInterface,
+      name: 'http-boot',
+      networkBoot: true,
+      create: () => new FakeBootInterface(),
+    };
+    const catalog: DriverCatalog = {
+      ...DRIVER_CATALOG,
+      interfaces: { ...DRIVER_CATALOG.interfaces, boot: [...DRIVER_CATALOG.interfaces.boot, httpBoot] },
+    };
+    const registry = create(
+      loadConductorConfig({
+        env: {},
+        overrides: {
+          DEFAULT: {
+            enabled_hardware_types: ['ipmi', 'manual-management', 'fake-hardware'],
+            enabled_boot_interfaces: ['fake', 'http-boot', 'grub', 'ipxe'],
+            enabled_power_interfaces: ['fake', 'ipmitool'],
+            enabled_management_interfaces: ['fake', 'ipmitool', 'noop'],
+          },
+        },
+      }),
+      catalog,
+    );
+    const boot = (type: string) =>
+      registry
+        .registrationInterfaces()
+        .filter((i) => i.hardwareType === type && i.interfaceType === 'boot')
+        .map((i) => i.interfaceName);
+    // Catalog order, the fake (which boots nothing) left out.
+    expect(boot('ipmi')).toEqual(['ipxe', 'grub', 'http-boot']);
+    expect(boot('manual-management')).toEqual(['ipxe', 'grub', 'http-boot']);
+    expect(boot('fake-hardware')).toEqual(['fake', 'ipxe', 'grub']);
+  });
+});
+
+describe('an interface option that falls back to another section', () => {
+  const HTTP_OPTIONS = {
+    kernel_append_params: {
+      doc: 'Kernel parameters; unset = [pxe]kernel_append_params.',
+      format: 'optional-string',
+      default: null as string | null,
+      env: 'BMAAS_HTTP__KERNEL_APPEND_PARAMS',
+    },
+  };
+  /** The settings the registry creates an http boot interface with. */
+  const settingsGiven = (overrides: Record<string, Record<string, unknown>>) => {
+    let given: unknown;
+    const httpBoot: BootInterfaceDescriptor<typeof HTTP_OPTIONS> = {
+      ...fakeBootInterface,
+      name: 'http',
+      config: { section: 'http', options: HTTP_OPTIONS, fallbacks: { kernel_append_params: 'pxe' } },
+      create: (deps) => {
+        given = deps.settings;
+        return new FakeBootInterface();
+      },
+    };
+    const catalog: DriverCatalog = {
+      ...DRIVER_CATALOG,
+      interfaces: { ...DRIVER_CATALOG.interfaces, boot: [...DRIVER_CATALOG.interfaces.boot, httpBoot] },
+    };
+    create(
+      loadConductorConfig(
+        { env: {}, overrides: { ...overrides, DEFAULT: { enabled_boot_interfaces: ['fake', 'http'] } } },
+        catalog,
+      ),
+      catalog,
+    );
+    return given;
+  };
+
+  it("takes [pxe]kernel_append_params when the interface's own is unset, and its own when set", () => {
+    expect(settingsGiven({ pxe: { kernel_append_params: 'console=ttyS0' } })).toEqual({
+      kernel_append_params: 'console=ttyS0',
+    });
+    expect(
+      settingsGiven({ pxe: { kernel_append_params: 'console=ttyS0' }, http: { kernel_append_params: 'quiet' } }),
+    ).toEqual({ kernel_append_params: 'quiet' });
+    expect(settingsGiven({})).toEqual({ kernel_append_params: 'nofb vga=normal' });
   });
 });

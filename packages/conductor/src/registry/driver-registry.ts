@@ -1,6 +1,7 @@
 import type { AgentCommandObserver } from '@bmaas/agent-client';
 import {
   type BmaasConfig,
+  BootConfigNotFound,
   ConfigError,
   DriverNotFound,
   INTERFACE_TYPES,
@@ -16,6 +17,7 @@ import type { ConductorRegistration } from '@bmaas/db';
 import {
   type BootInterface,
   type BootInterfaceDescriptor,
+  DISCOVERY_NODE,
   type InstanceImages,
   type InterfaceDescriptor,
   type NodeDriver,
@@ -51,13 +53,20 @@ const NODE_FIELD = Object.fromEntries(INTERFACE_TYPES.map((kind) => [kind, `${ki
   [K in InterfaceType]: `${K}Interface`;
 };
 
-/** What a hardware type supports of a kind; an optional kind it leaves out: only the generic implementation. */
-function supportedOf(descriptor: HardwareTypeDescriptor, kind: InterfaceType): readonly string[] {
-  return (
-    (descriptor.supported as Partial<Record<InterfaceType, readonly string[]>>)[kind] ?? [
-      OPTIONAL_INTERFACE_GENERIC[kind as OptionalInterfaceType],
-    ]
-  );
+/**
+ * What a hardware type supports of a kind. Boot left out: every boot
+ * interface that declares itself a network boot; an optional kind left out:
+ * only the generic implementation.
+ */
+function supportedOf(
+  catalog: DriverCatalog,
+  descriptor: HardwareTypeDescriptor,
+  kind: InterfaceType,
+): readonly string[] {
+  const named = (descriptor.supported as Partial<Record<InterfaceType, readonly string[]>>)[kind];
+  if (named) return named;
+  if (kind === 'boot') return catalog.interfaces.boot.filter((d) => d.networkBoot).map((d) => d.name);
+  return [OPTIONAL_INTERFACE_GENERIC[kind as OptionalInterfaceType]];
 }
 
 function duplicateOf(names: readonly string[]): string | undefined {
@@ -121,7 +130,7 @@ export class DriverRegistry {
       }
       const interfaces = {} as Record<InterfaceType, string[]>;
       for (const kind of INTERFACE_TYPES) {
-        const supported = supportedOf(descriptor, kind);
+        const supported = supportedOf(catalog, descriptor, kind);
         const usable = supported.filter((n) => instances[kind].has(n));
         if (usable.length === 0) {
           throw new ConfigError(
@@ -144,6 +153,18 @@ export class DriverRegistry {
   /** Every enabled boot interface, for the work they do once at start. */
   enabledBootInterfaces(): BootInterface[] {
     return [...this.instances.boot.values()];
+  }
+
+  /**
+   * The discovery configuration `name` of the first enabled boot interface
+   * whose descriptor lists it: what a machine no node has boots. Throws
+   * BootConfigNotFound when none does, or the interface renders nothing.
+   */
+  discoveryConfig(name: string): Promise<string> {
+    const descriptor = this.bootDescriptors.find((d) => d.discoveryConfigNames.includes(name));
+    const boot = descriptor && this.instances.boot.get(descriptor.name);
+    if (!boot) return Promise.reject(new BootConfigNotFound(DISCOVERY_NODE, name.slice(0, 64)));
+    return boot.getDiscoveryConfig(name);
   }
 
   /** Names of the enabled hardware types. */
@@ -244,7 +265,7 @@ function createEnabled<K extends InterfaceType>(
       descriptor.create({
         settings: settingsOf(descriptor, deps.config),
         deploy: deps.config.deploy,
-        agent: deps.config.agent,
+        discovery: deps.config.discovery,
         apiPublicEndpoint: deps.config.api.public_endpoint,
         inspectionCallbackEndpoint: deps.config.inspector.callback_endpoint_override ?? deps.config.api.public_endpoint,
         fileUrlAllowedPaths: deps.config.conductor.file_url_allowed_paths,
@@ -268,5 +289,10 @@ function settingsOf(descriptor: InterfaceDescriptor<unknown>, config: BmaasConfi
       `[${section}] of interface "${descriptor.name}" is not in the configuration (load it with loadConductorConfig)`,
     );
   }
-  return pluginSection(config, section);
+  const settings: Record<string, unknown> = { ...pluginSection(config, section) };
+  for (const [option, from] of Object.entries(descriptor.config.fallbacks ?? {})) {
+    if (settings[option] !== null || from === undefined) continue;
+    settings[option] = (pluginSection(config, from) as Record<string, unknown>)[option] ?? null;
+  }
+  return Object.freeze(settings);
 }

@@ -44,11 +44,11 @@ export const DRIVER_CATALOG: DriverCatalog = {
   hardwareTypes: [
     // Works with every interface; the fakes come first, so they are its defaults.
     { name: 'fake-hardware', supported: everyInterface(INTERFACES) },
-    // Upstream's `ipmi`: a BMC driven by ipmitool; the machine network-boots the deploy ramdisk.
+    // Upstream's `ipmi`: a BMC driven by ipmitool; the machine network-boots the deploy ramdisk
+    // with any boot interface that declares networkBoot.
     {
       name: 'ipmi',
       supported: {
-        boot: ['ipxe'],
         deploy: ['direct'],
         power: ['ipmitool'],
         management: ['ipmitool', 'noop'],
@@ -59,7 +59,6 @@ export const DRIVER_CATALOG: DriverCatalog = {
     {
       name: 'manual-management',
       supported: {
-        boot: ['ipxe'],
         deploy: ['direct'],
         power: ['fake'],
         management: ['noop'],

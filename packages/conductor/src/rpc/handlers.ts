@@ -17,7 +17,7 @@ export interface RpcHandlerDeps {
   tasks: TaskManager;
   /** Records served boot configurations (node history; a repeat within a minute is not recorded again). */
   history?: Pick<NodeHistoryWriter, 'record'>;
-  registry: Pick<DriverRegistry, 'propertiesOf'>;
+  registry: Pick<DriverRegistry, 'propertiesOf' | 'discoveryConfig'>;
 }
 
 /** The conductor's side of the method table in @bmaas/rpc-client. */
@@ -73,6 +73,10 @@ export function createRpcHandlers({ runner, tasks, history, registry }: RpcHandl
           return { content };
         },
       );
+    },
+
+    async get_discovery_config(params) {
+      return { content: await registry.discoveryConfig(requireString(params, 'name')) };
     },
 
     async heartbeat(params, { requestId }) {

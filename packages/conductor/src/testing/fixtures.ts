@@ -1,4 +1,4 @@
-import { type BmaasConfig, createSilentLogger, type DeepPartial } from '@bmaas/common';
+import { type BmaasConfig, createSilentLogger, type LoadConfigOptions } from '@bmaas/common';
 import type { Stores } from '@bmaas/db';
 import { InventoryProcessor } from '../inspection/inventory-processor.js';
 import { ProvisioningRunner } from '../provisioning/runner.js';
@@ -8,8 +8,8 @@ import { DRIVER_CATALOG } from '../registry/enabled-interfaces.js';
 import { loadConductorConfig } from '../registry/plugin-config.js';
 import { TaskManager, type TaskManagerOptions } from '../task-manager.js';
 
-/** Configuration for tests: no environment, fake boot only (the iPXE one is not in the catalog yet). */
-export function testConfig(overrides: DeepPartial<BmaasConfig> = {}): BmaasConfig {
+/** Configuration for tests: no environment, fake boot only; overrides may name plug-in sections too ([agent], [pxe]). */
+export function testConfig(overrides: NonNullable<LoadConfigOptions['overrides']> = {}): BmaasConfig {
   return loadConductorConfig({
     env: {},
     overrides: {

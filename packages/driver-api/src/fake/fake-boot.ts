@@ -49,10 +49,18 @@ export class FakeBootInterface extends BaseBootInterface {
   }
 }
 
+/** What the fake's `boot.fake` boots (`…: ramdisk:deploy`, `…: instance`), for the contract suite. */
+export function fakeBootTarget(config: string): 'deploy' | 'rescue' | 'instance' | 'ambiguous' {
+  const prepared = /: (ramdisk:deploy|ramdisk:rescue|instance)$/m.exec(config)?.[1];
+  return prepared === undefined ? 'ambiguous' : (prepared.replace('ramdisk:', '') as 'deploy' | 'rescue' | 'instance');
+}
+
 export const fakeBootInterface: BootInterfaceDescriptor = {
   name: 'fake',
   rootFiles: [],
   bootConfigNames: [FAKE_BOOT_CONFIG_NAME],
+  discoveryConfigNames: [],
   textFiles: [],
+  networkBoot: false,
   create: () => new FakeBootInterface(),
 };

@@ -27,6 +27,188 @@ export interface BootContractFixture {
    */
   rootFiles?: readonly string[];
   httpRoot?: string;
+  /**
+   * What a served configuration boots, read from what it loads (the kernel,
+   * the local disk), never from the node: default bootTargetByImageNames.
+   */
+  bootTarget?: (config: string) => BootTarget;
+}
+
+/** What a node's configuration boots. */
+export type BootTarget = 'deploy' | 'rescue' | 'instance' | 'ambiguous';
+
+/**
+ * The rules of the contract that span nodes and modes; a failure message
+ * starts with the rule it broke.
+ */
+export const BOOT_CONTRACT_RULES = {
+  ownConfiguration:
+    'each node is served only its own configuration: it names that node, no other node, and an unprepared node gets none',
+  othersCleanUp: "a clean-up of one node leaves every other node's configuration as it was",
+  bootsItsMode:
+    'prepareRamdisk(deploy) boots the deploy ramdisk, prepareRamdisk(rescue) the rescue ramdisk, prepareInstance the instance',
+} as const;
+export type BootContractRule = keyof typeof BOOT_CONTRACT_RULES;
+
+/** A rule of the contract broke; the message names it. */
+export class BootContractViolation extends Error {
+  constructor(
+    readonly rule: BootContractRule,
+    detail: string,
+  ) {
+    super(`boot interface contract, rule "${rule}" (${BOOT_CONTRACT_RULES[rule]}): ${detail}`);
+    this.name = 'BootContractViolation';
+  }
+}
+
+function holds(condition: boolean, rule: BootContractRule, detail: string): asserts condition {
+  if (!condition) throw new BootContractViolation(rule, detail);
+}
+
+/**
+ * What a configuration boots by the images it names, as the interfaces built
+ * on @bmaas/http-root name them (`…/deploy_kernel`, `…/rescue_kernel`): one
+ * ramdisk's kernel, or no kernel at all (the instance on the local disk).
+ */
+export function bootTargetByImageNames(config: string): BootTarget {
+  const deploy = /\bdeploy_kernel\b/.test(config);
+  const rescue = /\brescue_kernel\b/.test(config);
+  if (deploy && rescue) return 'ambiguous';
+  if (deploy) return 'deploy';
+  if (rescue) return 'rescue';
+  return 'instance';
+}
+
+/** One node of the multi-node rules, with its own ports (distinct MACs). */
+interface ContractNode {
+  record: NodeRecord;
+  ports: PortRecord[];
+}
+
+function contractNode(fixture: BootContractFixture): ContractNode {
+  const record = createTestNode(fixture.node);
+  return { record, ports: [createTestPort(record), createTestPort(record, { pxeEnabled: false })] };
+}
+
+const exclusiveOf = (n: ContractNode) => createTestTask(n.record, n.ports);
+const sharedOf = (n: ContractNode) => createTestTask(n.record, n.ports, { shared: true });
+
+/** The node's configuration, or undefined when the interface serves none (BootConfigNotFound). */
+async function servedTo(fixture: BootContractFixture, n: ContractNode): Promise<string | undefined> {
+  try {
+    return await fixture.iface.getBootConfig(sharedOf(n), fixture.configName);
+  } catch (error) {
+    if (error instanceof BootConfigNotFound) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Rules ownConfiguration and othersCleanUp over four nodes at once: one
+ * booting the deploy ramdisk, one the rescue ramdisk, one its instance, one
+ * never prepared; then clean-ups of some while the others stay. Throws a
+ * BootContractViolation naming the rule that broke.
+ */
+export async function checkNodeIsolation(fixture: BootContractFixture): Promise<void> {
+  const { iface } = fixture;
+  const [deploying, rescuing, active, untouched] = [1, 2, 3, 4].map(() => contractNode(fixture)) as [
+    ContractNode,
+    ContractNode,
+    ContractNode,
+    ContractNode,
+  ];
+  const all = [deploying, rescuing, active, untouched];
+  const label = new Map(all.map((n, i) => [n, ['deploying', 'rescuing', 'active', 'never prepared'][i] as string]));
+  await iface.prepareRamdisk(exclusiveOf(deploying), 'deploy');
+  await iface.prepareRamdisk(exclusiveOf(rescuing), 'rescue');
+  await iface.prepareRamdisk(exclusiveOf(active), 'deploy');
+  await iface.prepareInstance(exclusiveOf(active));
+
+  const expectOwn = async (n: ContractNode, when: string): Promise<string> => {
+    const config = await servedTo(fixture, n);
+    holds(config !== undefined, 'ownConfiguration', `the ${label.get(n)} node is served nothing ${when}`);
+    holds(
+      config.includes(n.record.uuid),
+      'ownConfiguration',
+      `the configuration served to the ${label.get(n)} node ${n.record.uuid} ${when} does not name it`,
+    );
+    for (const other of all.filter((o) => o !== n)) {
+      holds(
+        !config.includes(other.record.uuid),
+        'ownConfiguration',
+        `the configuration served to the ${label.get(n)} node ${when} names the ${label.get(other)} node ${other.record.uuid}`,
+      );
+    }
+    return config;
+  };
+  const expectNone = async (n: ContractNode, rule: BootContractRule, when: string): Promise<void> => {
+    const config = await servedTo(fixture, n);
+    holds(config === undefined, rule, `the ${label.get(n)} node is served a configuration ${when}`);
+  };
+
+  const before = 'with four nodes prepared';
+  const rescueConfig = await expectOwn(rescuing, before);
+  await expectOwn(deploying, before);
+  const activeConfig = await expectOwn(active, before);
+  await expectNone(untouched, 'ownConfiguration', before);
+
+  await iface.cleanUpRamdisk(exclusiveOf(deploying));
+  const afterRamdisk = "after the deploying node's cleanUpRamdisk";
+  await expectNone(deploying, 'othersCleanUp', afterRamdisk);
+  for (const [n, config] of [
+    [rescuing, rescueConfig],
+    [active, activeConfig],
+  ] as const) {
+    holds(
+      (await expectOwn(n, afterRamdisk)) === config,
+      'othersCleanUp',
+      `the ${label.get(n)} node's configuration changed ${afterRamdisk}`,
+    );
+  }
+
+  await iface.cleanUpInstance(exclusiveOf(active));
+  const afterInstance = "after the active node's cleanUpInstance";
+  await expectNone(active, 'othersCleanUp', afterInstance);
+  holds(
+    (await expectOwn(rescuing, afterInstance)) === rescueConfig,
+    'othersCleanUp',
+    `the rescuing node's configuration changed ${afterInstance}`,
+  );
+  await expectNone(untouched, 'ownConfiguration', afterInstance);
+
+  // A node prepared again after its clean-up gets its own configuration back, the others keep theirs.
+  await iface.prepareRamdisk(exclusiveOf(deploying), 'deploy');
+  await expectOwn(deploying, 'when prepared again after its clean-up');
+  holds(
+    (await expectOwn(rescuing, 'when another node is prepared again')) === rescueConfig,
+    'othersCleanUp',
+    "the rescuing node's configuration changed when another node was prepared again",
+  );
+}
+
+/**
+ * Rule bootsItsMode: each mode's configuration boots what it should, read by
+ * the fixture's bootTarget; also after a switch from one mode to another on
+ * the same node. Throws a BootContractViolation naming the rule.
+ */
+export async function checkBootTargets(fixture: BootContractFixture): Promise<void> {
+  const { iface } = fixture;
+  const read = fixture.bootTarget ?? bootTargetByImageNames;
+  const n = contractNode(fixture);
+  const expectTarget = async (wanted: BootTarget, after: string) => {
+    const config = await servedTo(fixture, n);
+    holds(config !== undefined, 'bootsItsMode', `nothing is served after ${after}`);
+    const target = read(config);
+    holds(target === wanted, 'bootsItsMode', `after ${after} the configuration boots ${target}, not ${wanted}`);
+  };
+  await iface.prepareRamdisk(exclusiveOf(n), 'rescue');
+  await expectTarget('rescue', 'prepareRamdisk(rescue)');
+  await iface.prepareRamdisk(exclusiveOf(n), 'deploy');
+  await expectTarget('deploy', 'prepareRamdisk(deploy) on a node that booted the rescue ramdisk');
+  await iface.prepareInstance(exclusiveOf(n));
+  await expectTarget('instance', 'prepareInstance');
+  await iface.prepareRamdisk(exclusiveOf(n), 'rescue');
+  await expectTarget('rescue', 'prepareRamdisk(rescue) on an active node (rescue)');
 }
 
 export interface BootContractOptions {
@@ -124,6 +306,16 @@ export function describeBootInterfaceContract(
     afterEach(async () => {
       await fixture.cleanup?.();
     });
+
+    if (supported) {
+      it(`rule ownConfiguration and othersCleanUp: several nodes, each served only its own configuration, before and after clean-ups`, async () => {
+        await checkNodeIsolation(fixture);
+      });
+
+      it('rule bootsItsMode: deploy boots the deploy ramdisk, rescue the rescue ramdisk, an active node its instance', async () => {
+        await checkBootTargets(fixture);
+      });
+    }
 
     it('has every method of the contract', () => {
       for (const method of CONTRACT_METHODS) {

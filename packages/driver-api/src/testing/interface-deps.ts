@@ -13,7 +13,7 @@ export function createTestInterfaceDeps<S = Readonly<Record<string, unknown>>>(
   return {
     settings,
     deploy: config.deploy,
-    agent: config.agent,
+    discovery: config.discovery,
     apiPublicEndpoint: null,
     inspectionCallbackEndpoint: null,
     fileUrlAllowedPaths: config.conductor.file_url_allowed_paths,

@@ -15,7 +15,7 @@ export function testDeps(config: BmaasConfig & IpxeConfig): InterfaceDeps<PxeSet
   return {
     settings: config.pxe,
     deploy: config.deploy,
-    agent: config.agent,
+    discovery: config.discovery,
     apiPublicEndpoint: config.api.public_endpoint,
     inspectionCallbackEndpoint: config.inspector.callback_endpoint_override ?? config.api.public_endpoint,
     fileUrlAllowedPaths: config.conductor.file_url_allowed_paths,

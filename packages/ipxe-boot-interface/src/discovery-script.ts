@@ -1,7 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${mac} is iPXE's own setting expansion, written into the script as is.
-import type { BmaasConfig } from '@bmaas/common';
+import type { ConfigSection } from '@bmaas/common';
 
-/** The boot configuration name the root boot.ipxe asks for when no NIC of a machine is known. */
+/** The discovery configuration the root boot.ipxe asks for when no NIC of a machine is known. */
 export const DISCOVERY_SCRIPT_NAME = 'discovery.ipxe';
 
 function withoutTrailingSlash(url: string): string {
@@ -14,13 +14,17 @@ function withoutTrailingSlash(url: string): string {
  * callback, so its inventory enrols it. Undefined when discovery is off or
  * cannot work (images or the API URL unset): the caller answers the usual 404.
  */
-export function renderDiscoveryScript(
-  config: Pick<BmaasConfig, 'discovery' | 'api' | 'inspector'>,
-): string | undefined {
+export function renderDiscoveryScript(config: {
+  discovery: ConfigSection<'discovery'>;
+  /** [api]public_endpoint. */
+  apiUrl: string | null;
+  /** [inspector]callback_endpoint_override, else [api]public_endpoint. */
+  inspectionCallbackEndpoint: string | null;
+}): string | undefined {
   const { enabled, deploy_kernel: kernel, deploy_ramdisk: ramdisk } = config.discovery;
-  const api = config.api.public_endpoint;
+  const api = config.apiUrl;
   if (!enabled || !kernel || !ramdisk || !api) return undefined;
-  const callback = `${withoutTrailingSlash(config.inspector.callback_endpoint_override ?? api)}/v1/continue_inspection`;
+  const callback = `${withoutTrailingSlash(config.inspectionCallbackEndpoint ?? api)}/v1/continue_inspection`;
   const args = [
     config.discovery.kernel_append_params.replace(/[\r\n]+/g, ' ').trim(),
     'BOOTIF=${mac}',

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { freePort, freePortBlock, portIsFree } from './index.js';
+import { freePort, freePortBlock, portIsFree } from './free-port.js';
 
 const ephemeralLow = () =>
   Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
