@@ -249,6 +249,8 @@ export class NodeService {
       uuid,
       name: fields.name,
       driver: fields.driver,
+      // Ironic starts nodes in enroll from 1.11; a client of an older version expects them available.
+      provisionState: minor < Minor.ENROLL_STATE ? S.AVAILABLE : S.ENROLL,
       ...interfaces,
       driverInfo: fields.driverInfo,
       instanceInfo: fields.instanceInfo,

@@ -1,4 +1,4 @@
-import { InvalidParameterValue } from '@bmaas/common';
+import { InvalidParameterValue, pythonRepr } from '@bmaas/common';
 import { Ajv, type AnySchema, type ErrorObject } from 'ajv';
 
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -49,7 +49,12 @@ export function compileSchema<T>(name: string, schema: AnySchema): (value: unkno
       const badUuid = errors.find((e) => e.keyword === 'format' && e.params.format === 'uuid');
       // Ironic checks UUIDs after its schema, with its own words: clients match them.
       if (badUuid) throw new InvalidParameterValue(`Expected UUID for ${fieldOf(badUuid)}: ${valueAt(value, badUuid)}`);
-      throw new InvalidParameterValue(`Schema error for ${name}: ${describe(mostTelling(errors))}`);
+      const error = mostTelling(errors);
+      // Ironic's words first; the field they are about after them (Ironic leaves it out).
+      const field = error ? fieldOf(error) : '';
+      const where = field ? ` (field ${field})` : '';
+      field && error?.keyword !== 'additionalProperties' && error?.keyword !== 'required' ? ` (field ${field})` : '';
+      throw new InvalidParameterValue(`Schema error for ${name}: ${describe(error, value)}${where}`);
     }
     return value as T;
   };
@@ -70,22 +75,64 @@ function fieldOf(error: ErrorObject): string {
 
 function valueAt(document: unknown, error: ErrorObject): unknown {
   let value = document;
-  for (const key of error.instancePath.split('/').slice(1)) value = (value as Record<string, unknown>)?.[key];
+  for (const token of error.instancePath.split('/').slice(1)) {
+    const key = token.replace(/~1/g, '/').replace(/~0/g, '~');
+    value = (value as Record<string, unknown>)?.[key];
+  }
   return value;
 }
 
-function describe(error: ErrorObject | undefined): string {
+/**
+ * The one place an Ajv error becomes words: those of the jsonschema library
+ * Ironic validates with (the value as Python writes it), so a client that
+ * matches Ironic's refusals matches ours.
+ */
+function describe(error: ErrorObject | undefined, document: unknown): string {
   if (!error) return 'invalid value';
-  const field = fieldOf(error);
+  const value = pythonRepr(valueAt(document, error));
+  const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case 'additionalProperties':
-      return `Additional properties are not allowed ('${error.params.additionalProperty}' was unexpected)`;
+      return `Additional properties are not allowed (${pythonRepr(params.additionalProperty)} was unexpected)`;
     case 'required':
-      return `'${error.params.missingProperty}' is a required property${field ? ` of ${field}` : ''}`;
+      return `${pythonRepr(params.missingProperty)} is a required property`;
     case 'anyOf':
-      return `${field || 'value'} has an invalid type or format`;
+    case 'oneOf':
+      return `${value} is not valid under any of the given schemas`;
+    case 'type': {
+      const types = Array.isArray(params.type) ? params.type : String(params.type).split(',');
+      return `${value} is not of type ${types.map(pythonRepr).join(', ')}`;
+    }
+    case 'maxLength':
+    case 'maxItems':
+      return params.limit === 0 ? `${value} is expected to be empty` : `${value} is too long`;
+    case 'minLength':
+    case 'minItems':
+      return params.limit === 1 ? `${value} should be non-empty` : `${value} is too short`;
+    case 'maxProperties':
+      return `${value} has too many properties`;
+    case 'minProperties':
+      return params.limit === 1 ? `${value} should be non-empty` : `${value} does not have enough properties`;
+    case 'pattern':
+      return `${value} does not match ${pythonRepr(params.pattern)}`;
+    case 'enum':
+      return `${value} is not one of ${pythonRepr(params.allowedValues)}`;
+    case 'const':
+      return `${pythonRepr(params.allowedValue)} was expected`;
+    case 'minimum':
+      return `${value} is less than the minimum of ${params.limit}`;
+    case 'maximum':
+      return `${value} is greater than the maximum of ${params.limit}`;
+    case 'exclusiveMinimum':
+      return `${value} is less than or equal to the minimum of ${params.limit}`;
+    case 'exclusiveMaximum':
+      return `${value} is greater than or equal to the maximum of ${params.limit}`;
+    case 'uniqueItems':
+      return `${value} has non-unique elements`;
+    case 'format':
+      return `${value} is not a ${pythonRepr(params.format)}`;
     default:
-      return `${field || 'value'} ${error.message ?? 'is invalid'}`;
+      return `${value} is not valid: ${error.message ?? 'invalid value'}`;
   }
 }
 

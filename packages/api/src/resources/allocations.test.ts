@@ -164,11 +164,23 @@ describe('/v1/allocations', () => {
     expect(fault(await allocate({ resource_class: 'x', name: 'a b' }))).toBe(
       "Cannot create allocation with invalid name 'a b'",
     );
-    expect((await allocate({ resource_class: 'x', traits: ['lower'] })).status).toBe(400);
-    expect((await allocate({ resource_class: 'x', uuid: 'nope' })).status).toBe(400);
-    expect(fault(await allocate({ resource_class: 'x', candidate_nodes: ['ghost'] }))).toBe(
-      'Node ghost could not be found.',
+    // The schema's refusals in the words of Ironic's jsonschema.
+    expect(fault(await allocate({ resource_class: 'x', traits: ['lower'] }))).toBe(
+      "Schema error for allocation: 'lower' does not match '^CUSTOM_[A-Z0-9_]+$' (field traits.0)",
     );
+    expect(fault(await allocate({ resource_class: 'r'.repeat(81) }))).toBe(
+      `Schema error for allocation: '${'r'.repeat(81)}' is too long (field resource_class)`,
+    );
+    expect(fault(await allocate({ resource_class: 'x', extra: [] }))).toBe(
+      "Schema error for allocation: [] is not of type 'object', 'null' (field extra)",
+    );
+    expect(fault(await allocate({ resource_class: 'x', colour: 'red' }))).toBe(
+      "Schema error for allocation: Additional properties are not allowed ('colour' was unexpected)",
+    );
+    expect((await allocate({ resource_class: 'x', uuid: 'nope' })).status).toBe(400);
+    const ghosts = await allocate({ resource_class: 'x', candidate_nodes: ['ghost', 'alloc-1', 'no such'] });
+    expect(ghosts.status).toBe(400);
+    expect(fault(ghosts)).toBe('Nodes cannot be found: ghost, no such');
     await allocate({ resource_class: 'x', name: 'same' });
     const duplicate = await allocate({ resource_class: 'x', name: 'same' });
     expect(duplicate.status).toBe(409);

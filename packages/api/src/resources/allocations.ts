@@ -75,6 +75,23 @@ async function nodeNamed(ident: string, ctx: ResourceContext): Promise<NodeRecor
   }
 }
 
+/** The uuids of candidate nodes named by uuid or name; any not found are named together, as Ironic names them. */
+async function candidateUuids(idents: readonly string[], ctx: ResourceContext): Promise<string[]> {
+  const uuids: string[] = [];
+  const missing: string[] = [];
+  for (const ident of idents) {
+    try {
+      uuids.push((await ctx.deps.nodes.find(ident, ctx.minor)).uuid);
+    } catch (error) {
+      const name = (error as Error).name;
+      if (name !== 'NodeNotFound' && name !== 'InvalidParameterValue') throw error;
+      missing.push(ident);
+    }
+  }
+  if (missing.length > 0) throw new InvalidParameterValue(`Nodes cannot be found: ${missing.join(', ')}`);
+  return uuids;
+}
+
 /** Ironic's allocation process: candidates by resource class, traits and list; the named node first; one claimed. */
 async function allocate(
   allocation: AllocationRecord,
@@ -204,8 +221,7 @@ export function allocationSpec(deps: RouteDeps, traitsOf: NodeTraits): ResourceS
       const body = checkAllocation(raw);
       checkWriteVersions(body as Record<string, unknown>, WRITE_VERSIONS, ctx.minor);
       checkName(body.name);
-      const candidates: string[] = [];
-      for (const ident of body.candidate_nodes ?? []) candidates.push((await nodeNamed(ident, ctx)).uuid);
+      const candidates = await candidateUuids(body.candidate_nodes ?? [], ctx);
       if (body.node != null) {
         return backfill({ ...body, candidate_nodes: candidates }, await nodeNamed(body.node, ctx), ctx);
       }

@@ -38,6 +38,21 @@ describe('/v1/nodes', () => {
   const fault = (res: { body: unknown }) => faultOf(res.body).faultstring;
 
   describe('POST', () => {
+    it('starts a node available below 1.11 and in enroll from 1.11, as Ironic does', async () => {
+      const older = await create({ driver: 'fake-hardware' }, '1.10');
+      expect(older.status, JSON.stringify(older.body)).toBe(201);
+      expect(older.body.provision_state).toBe('available');
+      expect((await api.stores.nodes.getByUuid(older.body.uuid))?.provisionState).toBe('available');
+      const enrolled = await create({ driver: 'fake-hardware' }, '1.11');
+      expect(enrolled.status, JSON.stringify(enrolled.body)).toBe(201);
+      expect(enrolled.body.provision_state).toBe('enroll');
+      const unversioned = await api.request('POST', '/v1/nodes', { body: { driver: 'fake-hardware' }, version: null });
+      expect(unversioned.status).toBe(201);
+      // 1.1 names available "None" (NOSTATE); the node is stored available.
+      expect(unversioned.body.provision_state).toBeNull();
+      expect((await api.stores.nodes.getByUuid(unversioned.body.uuid))?.provisionState).toBe('available');
+    });
+
     it('creates an enroll node with default interfaces, every Ironic field and a Location', async () => {
       const res = await create({ driver: 'fake-hardware', name: 'node-1' });
       expect(res.status).toBe(201);

@@ -45,6 +45,7 @@ export type NewNode = Pick<
       | 'automatedClean'
       | 'maintenance'
       | 'maintenanceReason'
+      | 'provisionState'
       | 'biosInterface'
       | 'consoleInterface'
       | 'firmwareInterface'
