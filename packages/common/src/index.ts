@@ -17,6 +17,7 @@ export * from './mac.js';
 export * from './metrics.js';
 export * from './port-dict.js';
 export * from './prometheus-text.js';
+export * from './python-repr.js';
 export * from './records.js';
 export * from './repeating-task.js';
 export * from './resource-errors.js';
