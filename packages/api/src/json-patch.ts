@@ -1,4 +1,4 @@
-import { InvalidParameterValue } from '@bmaas/common';
+import { InvalidParameterValue, pythonRepr } from '@bmaas/common';
 import jsonPatch, { type Operation } from 'fast-json-patch';
 import { compileSchema, PATCH_SCHEMA } from './validation.js';
 import { Minor } from './versions.js';
@@ -76,20 +76,4 @@ function patchFailure(error: unknown): string {
     return `can't ${failed.operation.op} a non-existent object '${key}'`;
   }
   return (failed.message ?? String(error)).split('\n')[0] ?? 'invalid patch';
-}
-
-/** A value as Python's repr() shows it, for messages that quote a patch the way Ironic's do. */
-function pythonRepr(value: unknown): string {
-  if (value === null || value === undefined) return 'None';
-  if (value === true) return 'True';
-  if (value === false) return 'False';
-  if (typeof value === 'string') return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-  if (Array.isArray(value)) return `[${value.map(pythonRepr).join(', ')}]`;
-  if (typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).map(
-      ([k, v]) => `${pythonRepr(k)}: ${pythonRepr(v)}`,
-    );
-    return `{${entries.join(', ')}}`;
-  }
-  return String(value);
 }

@@ -1,3 +1,5 @@
+import { pythonRepr } from '@bmaas/common';
+
 /**
  * Ironic's rule arguments are Python format strings over `node`,
  * `inventory`, `plugin_data` (and `item` in a loop): `{inventory[cpu][count]}`,
@@ -30,20 +32,6 @@ function lookup(context: FormatContext, name: string, parts: string): unknown {
 export function pythonStr(value: unknown): string {
   if (typeof value === 'string') return value;
   return pythonRepr(value);
-}
-
-function pythonRepr(value: unknown): string {
-  if (value === null || value === undefined) return 'None';
-  if (value === true) return 'True';
-  if (value === false) return 'False';
-  if (typeof value === 'string') return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-  if (Array.isArray(value)) return `[${value.map(pythonRepr).join(', ')}]`;
-  if (typeof value === 'object') {
-    return `{${Object.entries(value as Record<string, unknown>)
-      .map(([k, v]) => `${pythonRepr(k)}: ${pythonRepr(v)}`)
-      .join(', ')}}`;
-  }
-  return String(value);
 }
 
 /** `text` with its fields replaced; throws MissingField for a field the context lacks. */

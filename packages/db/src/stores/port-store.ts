@@ -17,41 +17,22 @@ import { insertPrepared, queryPrepared } from './prepared-query.js';
 const JSON_COLUMNS = new Set(['local_link_connection', 'extra']);
 const PORT_COLUMNS = 'ports.*';
 
-export type NewPort = Pick<PortRecord, 'uuid' | 'address' | 'nodeId'> &
-  Partial<
-    Pick<
-      PortRecord,
-      | 'pxeEnabled'
-      | 'physicalNetwork'
-      | 'localLinkConnection'
-      | 'extra'
-      | 'name'
-      | 'portgroupUuid'
-      | 'isSmartnic'
-      | 'description'
-      | 'vendor'
-      | 'category'
-      | 'availableForDynamicPortgroup'
-    >
-  >;
-export type PortChanges = Partial<
-  Pick<
-    PortRecord,
-    | 'address'
-    | 'nodeId'
-    | 'pxeEnabled'
-    | 'physicalNetwork'
-    | 'localLinkConnection'
-    | 'extra'
-    | 'name'
-    | 'portgroupUuid'
-    | 'isSmartnic'
-    | 'description'
-    | 'vendor'
-    | 'category'
-    | 'availableForDynamicPortgroup'
-  >
->;
+/** The port columns a caller may set on create and change later. */
+type PortSettableField =
+  | 'pxeEnabled'
+  | 'physicalNetwork'
+  | 'localLinkConnection'
+  | 'extra'
+  | 'name'
+  | 'portgroupUuid'
+  | 'isSmartnic'
+  | 'description'
+  | 'vendor'
+  | 'category'
+  | 'availableForDynamicPortgroup';
+
+export type NewPort = Pick<PortRecord, 'uuid' | 'address' | 'nodeId'> & Partial<Pick<PortRecord, PortSettableField>>;
+export type PortChanges = Partial<Pick<PortRecord, 'address' | 'nodeId' | PortSettableField>>;
 
 export interface PortListQuery {
   nodeId?: number;

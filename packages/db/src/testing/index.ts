@@ -7,6 +7,8 @@ import pg from 'pg';
 import { type Database, openDatabase } from '../connection.js';
 import { EmbeddedPostgresServer } from '../embedded-postgres.js';
 import { upgradeSchema } from '../migrations/index.js';
+import { NodeStore } from '../stores/node-store.js';
+import { PortStore } from '../stores/port-store.js';
 
 export { createNode, newNode } from './test-nodes.js';
 
@@ -108,4 +110,16 @@ export async function createTestDatabase(options: { migrated?: boolean } = {}): 
       await adminQuery(adminUrl, `drop database if exists ${name} with (force)`);
     },
   };
+}
+
+/** The node and port stores on a fresh test database: where most store tests start. */
+export interface NodePortTestStores {
+  t: TestDatabase;
+  nodes: NodeStore;
+  ports: PortStore;
+}
+
+export async function createNodePortTestStores(): Promise<NodePortTestStores> {
+  const t = await createTestDatabase();
+  return { t, nodes: new NodeStore(t.db), ports: new PortStore(t.db) };
 }
