@@ -6,7 +6,7 @@ export interface WaitForOptions {
   intervalMs?: number;
   /** Appended to the timeout's message: what the last probe saw. */
   describe?: () => Promise<string> | string;
-  /** Gives up early (after one last probe) once this returns a reason, e.g. "qemu exited". */
+  /** Gives up early (after one last probe) once this returns a reason, e.g. "the process exited". */
   abortReason?: () => string | null | undefined;
 }
 
