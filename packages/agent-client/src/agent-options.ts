@@ -1,18 +1,13 @@
 import type { SectionValues } from '@bmaas/common';
 
 /**
- * The `[agent]` section: how the conductor talks to the ramdisk agent (TLS,
- * timeouts, retries). Owned by the agent client; the `direct` deploy
- * interface declares it as its section, so a conductor loads it with the
+ * The agent client's options of `[agent]`: how the conductor talks to the
+ * ramdisk agent (TLS, timeouts, retries). The `direct` deploy interface
+ * declares them, added to the core's `[agent]` (whose require_tls the
+ * conductor's heartbeat check reads), so a conductor loads them with the
  * interfaces (names as in Ironic's ironic.conf).
  */
 export const AGENT_OPTIONS = {
-  require_tls: {
-    doc: 'Refuse heartbeats whose callback_url is not https:// (agents advertising auto-TLS serve HTTPS), as Ironic does since 26.0.',
-    format: Boolean,
-    default: true,
-    env: 'BMAAS_AGENT__REQUIRE_TLS',
-  },
   verify_ca: {
     doc: 'TLS verification of agent calls when the agent sent no certificate: "true" (system CAs), "false", or a CA bundle path. driver_info.agent_verify_ca overrides it per node.',
     format: String,

@@ -2,7 +2,7 @@ export * from './command-line.js';
 export * from './config/json-rpc-auth.js';
 export * from './config/load.js';
 export { renderConfigReference } from './config/reference.js';
-export { configSchema } from './config/schema.js';
+export { configSchema, PLUGIN_EXTENSIBLE_SECTIONS, type PluginExtensibleSection } from './config/schema.js';
 export * from './errors.js';
 export { renderErrorReference } from './errors-reference.js';
 export * from './free-port.js';

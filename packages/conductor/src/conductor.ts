@@ -1,6 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import type { AGENT_OPTIONS } from '@bmaas/agent-client';
-import { type BmaasConfig, type Logger, pluginSection, RepeatingTask, WAIT_STATES } from '@bmaas/common';
+import { type BmaasConfig, type Logger, RepeatingTask, WAIT_STATES } from '@bmaas/common';
 import { followBootPath, type Stores } from '@bmaas/db';
 import type { MaskSecrets } from '@bmaas/inspection-rules';
 import { ConductorRing, RpcCallMetrics } from '@bmaas/rpc-client';
@@ -131,8 +130,7 @@ export function createConductor(deps: ConductorDeps): Conductor {
     tasks,
     inventories,
     automatedClean: config.conductor.automated_clean,
-    // [agent] belongs to the agent client (declared by the deploy interface that drives agents); TLS is required unless it says no.
-    requireTls: pluginSection<typeof AGENT_OPTIONS>(config, 'agent').require_tls ?? true,
+    requireTls: config.agent.require_tls,
     now,
   });
   const ring = new ConductorRing({

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { type BmaasConfig, InvalidParameterValue, type JsonObject } from '@bmaas/common';
+import { InvalidParameterValue, type JsonObject } from '@bmaas/common';
 import type { CachedInstanceImage, Task } from '@bmaas/driver-api';
 import type { DirectDeployDeps } from './direct-deploy.js';
 import { imageHashOf, imageInfoOf, instanceImageOf } from './image-info.js';
@@ -59,6 +59,6 @@ export async function imageForAgent(
 }
 
 /** Where a node's image is served from with image_download_source local (a hard link into the cache). */
-export function agentImagePath(task: Task, deploy: Pick<BmaasConfig['deploy'], 'http_root'>): string {
+export function agentImagePath(task: Task, deploy: { readonly http_root: string }): string {
   return join(deploy.http_root, AGENT_IMAGES, task.node.uuid);
 }

@@ -1,7 +1,6 @@
 import { rm } from 'node:fs/promises';
 import { AGENT_OPTIONS, AgentClient, type AgentSettings } from '@bmaas/agent-client';
 import {
-  type BmaasConfig,
   InvalidParameterValue,
   type JsonObject,
   type Logger,
@@ -10,6 +9,7 @@ import {
   ProvisionState as S,
 } from '@bmaas/common';
 import type {
+  CoreSectionValues,
   DeployInterface,
   InstanceImages,
   InterfaceDeps,
@@ -22,6 +22,7 @@ import type {
 import { agentImagePath, imageForAgent } from './agent-image.js';
 import { agentNodeOf, agentPortsOf, flattenAgentSteps, stepName, stepStatus } from './agent-steps.js';
 import { configDriveForAgent } from './configdrive.js';
+import { DIRECT_DEPLOY_OPTIONS, type DirectDeploySettings } from './deploy-options.js';
 import { imageInfoFor, instanceImageOf } from './image-info.js';
 import { sha512Crypt } from './rescue-password.js';
 import { type AskedImage, checkWrittenImage, InstanceDeployFailure } from './written-image.js';
@@ -55,8 +56,8 @@ const ROOT_UUID = 'root_uuid_or_disk_id';
 const IMAGE_ASKED = 'agent_image_asked';
 
 export interface DirectDeployDeps {
-  /** Its own [agent] section, and the conductor's [deploy] (clean step priorities). */
-  config: { agent: AgentSettings; deploy: BmaasConfig['deploy'] };
+  /** Its options of [agent] (the agent client's), and of [deploy] (its clean step priorities, the core's http_root and http_url). */
+  config: { agent: AgentSettings; deploy: DirectDeploySettings };
   logger: Logger;
   agent: AgentClient;
   /** The conductor's instance image cache, for image_download_source local. */
@@ -367,14 +368,26 @@ function askedImageOf(imageInfo: JsonObject): AskedImage {
   };
 }
 
-/** The `direct` deploy interface, for the conductor's registry: it owns [agent], how it talks to the ramdisk agent. */
-export const directDeployInterface: InterfaceDescriptor<DirectDeployInterface, typeof AGENT_OPTIONS> = {
+/**
+ * The `direct` deploy interface, for the conductor's registry: it declares
+ * the agent client's options of [agent] (how it talks to the ramdisk agent)
+ * and its clean step priorities in [deploy].
+ */
+export const directDeployInterface: InterfaceDescriptor<
+  DirectDeployInterface,
+  typeof AGENT_OPTIONS,
+  { deploy: typeof DIRECT_DEPLOY_OPTIONS }
+> = {
   name: 'direct',
   config: { section: 'agent', options: AGENT_OPTIONS },
+  coreOptions: { deploy: DIRECT_DEPLOY_OPTIONS },
   enabledByDefault: true,
-  create: (deps: InterfaceDeps<AgentSettings>) =>
+  create: (deps: InterfaceDeps<AgentSettings, CoreSectionValues<{ deploy: typeof DIRECT_DEPLOY_OPTIONS }>>) =>
     new DirectDeployInterface({
-      config: { deploy: deps.deploy, agent: deps.settings },
+      config: {
+        agent: deps.settings,
+        deploy: { ...deps.coreSettings.deploy, http_root: deps.deploy.http_root, http_url: deps.deploy.http_url },
+      },
       logger: deps.logger,
       agent: new AgentClient({ config: deps.settings, logger: deps.logger, observer: deps.agentCommands }),
       instanceImages: deps.instanceImages,

@@ -196,9 +196,16 @@ export interface DeployInterface extends HardwareInterface {
   executeServiceStep?(task: Task, step: UserStep): Promise<StepOutcome>;
 }
 
-/** A configuration section an implementation owns, e.g. iPXE's `[pxe]`. */
+/**
+ * A configuration section an implementation owns, e.g. iPXE's `[pxe]`, or
+ * the options it adds to an extensible core section (PLUGIN_EXTENSIBLE_SECTIONS:
+ * `direct`'s agent client options in `[agent]`).
+ */
 export interface InterfaceConfigSection<S extends SectionSchema = SectionSchema> {
-  /** The section's name; a core section, or one another descriptor took, stops the conductor. */
+  /**
+   * The section's name; one another descriptor took stops the conductor, and
+   * so does a core section, unless extensible and none of `options` is the core's.
+   */
   readonly section: string;
   /** Its options: convict entries with doc, format, default and env (BMAAS_<SECTION>__<OPTION>). */
   readonly options: S;
@@ -215,7 +222,18 @@ export interface InterfaceConfigSection<S extends SectionSchema = SectionSchema>
  * How an implementation of an interface kind is made known to the conductor:
  * one descriptor per implementation, listed in the conductor's registry file.
  */
-export interface InterfaceDescriptor<I, S extends SectionSchema = SectionSchema> {
+/** Options an implementation adds to extensible core sections, by section. */
+export type CoreSectionOptions = Readonly<Record<string, SectionSchema>>;
+/** Their values, by section. */
+export type CoreSectionValues<C extends CoreSectionOptions> = {
+  readonly [Section in keyof C]: SectionValues<C[Section]>;
+};
+
+export interface InterfaceDescriptor<
+  I,
+  S extends SectionSchema = SectionSchema,
+  C extends CoreSectionOptions = CoreSectionOptions,
+> {
   /** Name used in enabled_*_interfaces and in the node's *_interface field. */
   readonly name: string;
   /**
@@ -223,14 +241,21 @@ export interface InterfaceDescriptor<I, S extends SectionSchema = SectionSchema>
    * descriptor's section into its schema when it loads its configuration
    * (whether the implementation is enabled or not), checks them as strictly
    * as its own, lists them in the generated reference, and hands the
-   * section's values to `create` as `deps.settings`.
+   * values of the options it declares to `create` as `deps.settings`.
    */
   readonly config?: InterfaceConfigSection<S>;
+  /**
+   * Options of Ironic's core sections that only this implementation reads
+   * (`direct`'s `[deploy]erase_devices_priority`): added to the core
+   * section under their Ironic names, checked and listed like the core's,
+   * and handed to `create` as `deps.coreSettings`, by section.
+   */
+  readonly coreOptions?: C;
   /**
    * Enabled when `[DEFAULT]enabled_<kind>_interfaces` is not configured
    * (after the fakes, in registry order): what a conductor with no
    * configuration needs to provision real machines.
    */
   readonly enabledByDefault?: boolean;
-  create(deps: InterfaceDeps<SectionValues<S>>): I;
+  create(deps: InterfaceDeps<SectionValues<S>, CoreSectionValues<C>>): I;
 }

@@ -56,11 +56,16 @@ export interface Task {
  * the few facts of the conductor an interface may need, not the whole
  * configuration.
  */
-export interface InterfaceDeps<Settings = Readonly<Record<string, unknown>>> {
-  /** The descriptor's own configuration section, checked and frozen; {} when it declares none. */
+export interface InterfaceDeps<
+  Settings = Readonly<Record<string, unknown>>,
+  CoreSettings = Readonly<Record<string, Readonly<Record<string, unknown>>>>,
+> {
+  /** The options of the descriptor's own configuration section it declares, checked and frozen; {} when it declares none. */
   settings: Settings;
-  /** The conductor's [deploy] section: http_root (where boot files go) and http_url (where machines fetch them). */
-  deploy: ConfigSection<'deploy'>;
+  /** The options it adds to core sections (descriptor.coreOptions), by section, checked and frozen; {} when none. */
+  coreSettings: CoreSettings;
+  /** The core's boot file options of [deploy]: where boot files go and how machines fetch them. */
+  deploy: BootFileSettings;
   /** The [discovery] section: the inspection ramdisk a machine no node has boots (getDiscoveryConfig). */
   discovery: ConfigSection<'discovery'>;
   /** [api]public_endpoint: the API URL machines and agents call back; null when unset. */
@@ -80,6 +85,17 @@ export interface InterfaceDeps<Settings = Readonly<Record<string, unknown>>> {
   /** The conductor's instance image cache (image_download_source local); absent, local downloads are refused. */
   instanceImages?: InstanceImages | undefined;
 }
+
+/**
+ * The options of the conductor's [deploy] an interface may use: http_root
+ * (where boot files and images go), http_url (where machines fetch them) and
+ * the in-memory cache of the boot configurations read back from http_root.
+ * The file server's own options stay with the conductor.
+ */
+export type BootFileSettings = Pick<
+  ConfigSection<'deploy'>,
+  'http_root' | 'http_url' | 'boot_config_cache_bytes' | 'boot_config_cache_check_interval'
+>;
 
 /** The interfaces of one node: the core kinds and every optional one. */
 export interface NodeDriver extends Readonly<OptionalInterfaceKinds> {

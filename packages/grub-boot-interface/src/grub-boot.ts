@@ -1,7 +1,8 @@
 import { readFile, rmdir } from 'node:fs/promises';
-import { BootConfigNotFound, type ConfigSection, type Logger } from '@bmaas/common';
+import { BootConfigNotFound, type Logger } from '@bmaas/common';
 import {
   BaseBootInterface,
+  type BootFileSettings,
   type BootInterfaceDescriptor,
   DISCOVERY_NODE,
   type InterfaceDeps,
@@ -47,7 +48,7 @@ const IMAGE_DOWNLOAD_TIMEOUT_MS = 30 * 60 * 1000;
  */
 export class GrubBootInterface extends BaseBootInterface {
   private readonly layout: HttpRootLayout;
-  private readonly deploy: ConfigSection<'deploy'>;
+  private readonly deploy: BootFileSettings;
   private readonly apiUrl: string | null;
   private readonly allowedPaths: readonly string[];
   private readonly logger: Logger;

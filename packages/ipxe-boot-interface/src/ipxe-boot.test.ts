@@ -212,6 +212,7 @@ describe('ipxe boot interface', () => {
 
     const noApi = new IpxeBootInterface({
       settings: fixture.config.pxe,
+      coreSettings: {},
       deploy: fixture.config.deploy,
       discovery: fixture.config.discovery,
       apiPublicEndpoint: null,

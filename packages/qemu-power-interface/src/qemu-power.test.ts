@@ -18,6 +18,7 @@ import { withQmp } from './qmp-client.js';
 const QEMU = '/usr/bin/qemu-system-x86_64';
 const power = qemuPowerInterface.create({
   settings: pluginSection<typeof QEMU_OPTIONS>(loadConfig({ env: {}, pluginSections: { qemu: QEMU_OPTIONS } }), 'qemu'),
+  coreSettings: {},
   deploy: loadConfig({ env: {} }).deploy,
   discovery: loadConfig({ env: {} }).discovery,
   apiPublicEndpoint: null,

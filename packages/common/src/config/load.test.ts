@@ -122,6 +122,27 @@ ipxe_config_api_root_url = http://192.0.2.1:6385
     ).toContain('BMAAS_PXE__IPXE_TIMEOUT');
   });
 
+  it('adds plug-in options to [deploy] and [agent], and leaves them unread in a process that loads no plug-in', () => {
+    const probe = { probe_priority: { doc: 'Probe.', format: 'nat', default: 0, env: 'BMAAS_DEPLOY__PROBE_PRIORITY' } };
+    const path = file('[deploy]\nprobe_priority = 3\nhttp_root = /srv/boot\n');
+    const conductor = loadConfig({ configFiles: [path], env: {}, pluginSections: { deploy: probe } });
+    expect(conductor.deploy.http_root).toBe('/srv/boot');
+    expect((conductor.deploy as unknown as Record<string, unknown>).probe_priority).toBe(3);
+    const api = loadConfig({ configFiles: [path], env: { BMAAS_AGENT__PROBE: '1' }, pluginSections: 'ignore' });
+    expect(api.deploy.http_root).toBe('/srv/boot');
+    expect(api.deploy).not.toHaveProperty('probe_priority');
+    // The core's own options stay checked there.
+    expect(
+      errorOf(() => loadConfig({ env: { BMAAS_AGENT__REQUIRE_TLS: 'maybe' }, pluginSections: 'ignore' })).message,
+    ).toContain('BMAAS_AGENT__REQUIRE_TLS');
+    expect(errorOf(() => loadConfig({ configFiles: [path], env: {} })).message).toContain(
+      '[deploy] unknown option "probe_priority"',
+    );
+    expect(
+      errorOf(() => loadConfig({ env: {}, pluginSections: { deploy: { http_url: probe.probe_priority } } })).message,
+    ).toBe('plug-in option [deploy]http_url is a core option');
+  });
+
   it('refuses a plug-in section that takes a core section', () => {
     expect(errorOf(() => loadConfig({ env: {}, pluginSections: { api: PLUGIN_SECTIONS.pxe } })).message).toBe(
       'plug-in section [api] is a core section',

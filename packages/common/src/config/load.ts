@@ -2,7 +2,15 @@ import { readFileSync } from 'node:fs';
 import convict from 'convict';
 import ini from 'ini';
 import { ConfigError } from '../errors.js';
-import { CONFIG_FORMATS, type ConfigSchema, configSchema } from './schema.js';
+import {
+  CONFIG_FORMATS,
+  type ConfigSchema,
+  configSchema,
+  PLUGIN_EXTENSIBLE_SECTIONS,
+  type PluginExtensibleSection,
+} from './schema.js';
+
+const EXTENSIBLE: ReadonlySet<string> = new Set(PLUGIN_EXTENSIBLE_SECTIONS);
 
 type Widen<T> = T extends string ? string : T extends number ? number : T extends boolean ? boolean : T;
 
@@ -29,10 +37,12 @@ export type BmaasConfig = {
 export type ConfigSection<S extends keyof BmaasConfig> = BmaasConfig[S];
 
 /**
- * Sections of plug-ins (each interface descriptor's own), merged with the
+ * Sections of plug-ins (each interface descriptor's own, and the options they
+ * add to the core sections of PLUGIN_EXTENSIBLE_SECTIONS), merged with the
  * core schema by the processes that load plug-ins; or 'ignore' in a process
- * that loads none (the API): sections outside the core schema are then left
- * unread, for the conductor to check.
+ * that loads none (the API): sections outside the core schema, and unknown
+ * options of those extensible core sections, are then left unread, for the
+ * conductor to check.
  */
 export type PluginSections = Readonly<Record<string, SectionSchema>> | 'ignore';
 
@@ -42,12 +52,21 @@ export interface LoadConfigOptions {
   /** Environment to read BMAAS_<SECTION>__<OPTION> from; pass {} to ignore it. */
   env?: NodeJS.ProcessEnv;
   /** Values applied last, above files and environment (used by launchers and tests). */
-  overrides?: DeepPartial<BmaasConfig> & Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+  overrides?: ConfigOverrides;
   /** Sections of the plug-ins this process loads; default none. */
   pluginSections?: PluginSections;
   /** Defaults the loaded plug-ins give core options (the interfaces enabled unless configured otherwise). */
   pluginDefaults?: PluginDefaults;
 }
+/**
+ * Values to apply over files and environment: the core's options typed, and
+ * any other (plug-ins' sections, and their options of [deploy] and [agent])
+ * checked against the schema at load.
+ */
+export type ConfigOverrides = {
+  readonly [Section in keyof BmaasConfig]?: DeepPartial<BmaasConfig[Section]> &
+    (Section extends PluginExtensibleSection ? Readonly<Record<string, unknown>> : unknown);
+} & Readonly<Record<string, Readonly<Record<string, unknown>>>>;
 /** Defaults of core options, by section and option, that replace the schema's own. */
 export type PluginDefaults = Readonly<Record<string, Readonly<Record<string, unknown>>>>;
 export type DeepPartial<T> = {
@@ -59,15 +78,25 @@ type Schema = Readonly<Record<string, SectionSchema>>;
 /**
  * The core schema with the plug-ins' sections and the defaults they give core
  * options; a plug-in may not take a core section or another's, nor give a
- * default to an option the core schema does not have.
+ * default to an option the core schema does not have. It may add options to
+ * an extensible core section, but not redeclare one of the core's.
  */
 export function mergedSchema(pluginSections: PluginSections | undefined, pluginDefaults: PluginDefaults = {}): Schema {
   const core = withDefaults(configSchema as unknown as Schema, pluginDefaults);
   if (pluginSections === undefined || pluginSections === 'ignore') return core;
-  for (const section of Object.keys(pluginSections)) {
-    if (Object.hasOwn(core, section)) throw new ConfigError(`plug-in section [${section}] is a core section`);
+  const merged: Record<string, SectionSchema> = { ...core };
+  for (const [section, options] of Object.entries(pluginSections)) {
+    const coreOptions = core[section];
+    if (coreOptions === undefined) {
+      merged[section] = options;
+      continue;
+    }
+    if (!EXTENSIBLE.has(section)) throw new ConfigError(`plug-in section [${section}] is a core section`);
+    const taken = Object.keys(options).find((option) => Object.hasOwn(coreOptions, option));
+    if (taken) throw new ConfigError(`plug-in option [${section}]${taken} is a core option`);
+    merged[section] = { ...coreOptions, ...options };
   }
-  return { ...core, ...pluginSections };
+  return merged;
 }
 
 function withDefaults(core: Schema, defaults: PluginDefaults): Schema {
@@ -199,6 +228,7 @@ function setValue(
   }
   const schema = schemaOf(all, section, option);
   if (!schema) {
+    if (ignoreOtherSections && EXTENSIBLE.has(section)) return;
     throw new ConfigError(
       `${source}: [${section}] unknown option "${option}"${suggestion(option, optionsOf(all, section))}`,
     );
@@ -235,6 +265,8 @@ function readIniFile(load: LoadSchema, path: string, values: Values): void {
   }
 }
 
+const EXTENSIBLE_BY_ENV = new Set(PLUGIN_EXTENSIBLE_SECTIONS.map((section) => section.toUpperCase()));
+
 function readEnvironment(load: LoadSchema, env: NodeJS.ProcessEnv, values: Values): void {
   const known = new Map<string, [string, string]>();
   const { schema } = load;
@@ -250,7 +282,7 @@ function readEnvironment(load: LoadSchema, env: NodeJS.ProcessEnv, values: Value
     if (!target) {
       const section = /^BMAAS_([A-Z_]+?)__[A-Z0-9_]+$/.exec(name)?.[1];
       if (section === undefined) continue;
-      if (load.ignoreOtherSections && !sectionsByEnv.has(section)) continue;
+      if (load.ignoreOtherSections && (!sectionsByEnv.has(section) || EXTENSIBLE_BY_ENV.has(section))) continue;
       throw new ConfigError(`environment: ${name} names no known option`);
     }
     setValue(load, values, `environment ${name}`, target[0], target[1], raw);

@@ -35,8 +35,9 @@ export function renderConfigReference(
     '`BMAAS_DEFAULT__HOST=conductor-1`). An unknown section or option, or a bad value,',
     'stops the process with one line naming the file or variable, the section, the',
     'option, the value and what was expected. A section that belongs to a plug-in (an',
-    'interface package) is read by the conductor, which loads every plug-in; the API, which',
-    'loads none, leaves such sections unread.',
+    'interface package), and the options a plug-in adds to [deploy] or [agent] (a deploy',
+    "interface's clean step priorities, its agent client's options), are read by the",
+    'conductor, which loads every plug-in; the API, which loads none, leaves them unread.',
     '',
   ];
   let section = '';

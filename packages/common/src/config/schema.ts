@@ -552,18 +552,6 @@ export const configSchema = {
       default: 2,
       env: 'BMAAS_DEPLOY__BOOT_CONFIG_CACHE_CHECK_INTERVAL',
     },
-    erase_devices_priority: {
-      doc: "Priority of the agent's erase_devices clean step in automated cleaning (0 = skip); unset = the agent's own.",
-      format: 'optional-nat',
-      default: 0 as number | null,
-      env: 'BMAAS_DEPLOY__ERASE_DEVICES_PRIORITY',
-    },
-    erase_devices_metadata_priority: {
-      doc: "Priority of the agent's erase_devices_metadata clean step (0 = skip); unset = the agent's own (99).",
-      format: 'optional-nat',
-      default: null as number | null,
-      env: 'BMAAS_DEPLOY__ERASE_DEVICES_METADATA_PRIORITY',
-    },
     configdrive_max_size: {
       doc: 'Largest config drive (bytes, gzipped and base64 as stored) accepted; the agent takes at most 64 MiB.',
       format: 'nat',
@@ -575,6 +563,14 @@ export const configSchema = {
       format: String,
       default: '0.0.0.0',
       env: 'BMAAS_DEPLOY__HTTP_SERVER_HOST_IP',
+    },
+  },
+  agent: {
+    require_tls: {
+      doc: 'Refuse heartbeats whose callback_url is not https:// (agents advertising auto-TLS serve HTTPS), as Ironic does since 26.0.',
+      format: Boolean,
+      default: true,
+      env: 'BMAAS_AGENT__REQUIRE_TLS',
     },
   },
   inspector: {
@@ -703,3 +699,13 @@ export const configSchema = {
 };
 
 export type ConfigSchema = typeof configSchema;
+
+/**
+ * Core sections a plug-in may add options to, as Ironic's own interfaces
+ * read options of [deploy] and [agent] that the core does not: the deploy
+ * interface's clean step priorities, its agent client's settings. A process
+ * that loads no plug-in leaves options it does not know there to the
+ * conductor, which checks them; every other core section stays strict.
+ */
+export const PLUGIN_EXTENSIBLE_SECTIONS = ['deploy', 'agent'] as const;
+export type PluginExtensibleSection = (typeof PLUGIN_EXTENSIBLE_SECTIONS)[number];

@@ -1,6 +1,6 @@
 import type { AGENT_OPTIONS } from '@bmaas/agent-client';
 import { pluginSection } from '@bmaas/common';
-import { directDeployInterface } from '@bmaas/direct-deploy-interface';
+import { type DIRECT_DEPLOY_OPTIONS, directDeployInterface } from '@bmaas/direct-deploy-interface';
 import { FakePowerInterface, type Task } from '@bmaas/driver-api';
 import { createTestInterfaceDeps, createTestNode, createTestTask } from '@bmaas/driver-api/testing';
 import { describe, expect, it } from 'vitest';
@@ -14,8 +14,11 @@ class UnconfiguredPower extends FakePowerInterface {
 }
 
 describe('validateInterfaces', () => {
+  const config = testConfig();
   const deploy = directDeployInterface.create(
-    createTestInterfaceDeps(pluginSection<typeof AGENT_OPTIONS>(testConfig(), 'agent')),
+    createTestInterfaceDeps(pluginSection<typeof AGENT_OPTIONS>(config, 'agent'), {
+      coreSettings: { deploy: pluginSection<typeof DIRECT_DEPLOY_OPTIONS>(config, 'deploy') },
+    }),
   );
 
   it("reports every interface's result and reason, none stopping the others", async () => {

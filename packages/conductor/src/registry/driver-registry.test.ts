@@ -13,11 +13,15 @@ import {
 } from '@bmaas/common';
 import {
   type BootInterfaceDescriptor,
+  type DeployInterface,
   FakeBootInterface,
+  FakeDeployInterface,
   fakeBootInterface,
   fakeDeployInterface,
   fakeManagementInterface,
   fakePowerInterface,
+  type InterfaceDeps,
+  type InterfaceDescriptor,
 } from '@bmaas/driver-api';
 import { ipxeBootInterface } from '@bmaas/ipxe-boot-interface';
 import { describe, expect, it } from 'vitest';
@@ -174,6 +178,77 @@ describe('DriverRegistry', () => {
     });
     expect(refusal(withoutSections)).toBe(
       '[pxe] of interface "ipxe" is not in the configuration (load it with loadConductorConfig)',
+    );
+  });
+
+  /** A deploy interface that keeps what the registry created it with, declaring options of [agent] and [deploy]. */
+  function probeDeploy(seen: InterfaceDeps[]): InterfaceDescriptor<DeployInterface> {
+    return {
+      name: 'probe',
+      config: {
+        section: 'agent',
+        options: { probe_level: { doc: 'Probe.', format: 'nat', default: 1, env: 'BMAAS_AGENT__PROBE_LEVEL' } },
+      },
+      coreOptions: {
+        deploy: { probe_priority: { doc: 'Probe.', format: 'nat', default: 0, env: 'BMAAS_DEPLOY__PROBE_PRIORITY' } },
+      },
+      create: (deps) => {
+        seen.push(deps);
+        return new FakeDeployInterface();
+      },
+    };
+  }
+  const withDeploy = (...deploy: InterfaceDescriptor<DeployInterface>[]): DriverCatalog => ({
+    ...DRIVER_CATALOG,
+    interfaces: { ...DRIVER_CATALOG.interfaces, deploy: [...DRIVER_CATALOG.interfaces.deploy, ...deploy] },
+  });
+
+  it("hands an interface just the options it declares, in its own section and in core ones, and the core's boot file options", () => {
+    const seen: InterfaceDeps[] = [];
+    const catalog = withDeploy(probeDeploy(seen));
+    const config = loadConductorConfig(
+      {
+        env: { BMAAS_DEPLOY__PROBE_PRIORITY: '7' },
+        overrides: { DEFAULT: { enabled_boot_interfaces: ['fake'], enabled_deploy_interfaces: ['fake', 'probe'] } },
+      },
+      catalog,
+    );
+    create(config, catalog);
+    expect(seen).toHaveLength(1);
+    const [deps] = seen as [InterfaceDeps];
+    // Not [agent]require_tls (the core's), nor the direct interface's options of [agent].
+    expect(deps.settings).toEqual({ probe_level: 1 });
+    expect(deps.coreSettings).toEqual({ deploy: { probe_priority: 7 } });
+    expect(Object.keys(deps.deploy).sort()).toEqual([
+      'boot_config_cache_bytes',
+      'boot_config_cache_check_interval',
+      'http_root',
+      'http_url',
+    ]);
+  });
+
+  it("refuses a plug-in option of a core section that is the core's or another plug-in's", () => {
+    const takesCore: InterfaceDescriptor<DeployInterface> = {
+      ...fakeDeployInterface,
+      name: 'takes-core',
+      coreOptions: {
+        deploy: { http_root: { doc: 'Mine.', format: String, default: '/', env: 'BMAAS_DEPLOY__HTTP_ROOT' } },
+      },
+    };
+    expect(() => loadConductorConfig({ env: {} }, withDeploy(takesCore))).toThrow(
+      'plug-in option [deploy]http_root is a core option',
+    );
+    const second = { ...probeDeploy([]), name: 'second', config: undefined };
+    expect(() => pluginConfigSections(withDeploy(probeDeploy([]), second))).toThrow(
+      '[deploy]probe_priority is claimed by deploy interface "probe" and by deploy interface "second"',
+    );
+    const inPlainCore: InterfaceDescriptor<DeployInterface> = {
+      ...fakeDeployInterface,
+      name: 'in-api',
+      coreOptions: { api: { mine: { doc: 'Mine.', format: String, default: '', env: 'BMAAS_API__MINE' } } },
+    };
+    expect(() => loadConductorConfig({ env: {} }, withDeploy(inPlainCore))).toThrow(
+      'plug-in section [api] is a core section',
     );
   });
 

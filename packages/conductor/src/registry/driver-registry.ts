@@ -12,9 +12,11 @@ import {
   OPTIONAL_INTERFACE_GENERIC,
   type OptionalInterfaceType,
   pluginSection,
+  type SectionSchema,
 } from '@bmaas/common';
 import type { ConductorRegistration } from '@bmaas/db';
 import {
+  type BootFileSettings,
   type BootInterface,
   type BootInterfaceDescriptor,
   DISCOVERY_NODE,
@@ -264,7 +266,8 @@ function createEnabled<K extends InterfaceType>(
       name,
       descriptor.create({
         settings: settingsOf(descriptor, deps.config),
-        deploy: deps.config.deploy,
+        coreSettings: coreSettingsOf(descriptor, deps.config),
+        deploy: bootFileSettingsOf(deps.config),
         discovery: deps.config.discovery,
         apiPublicEndpoint: deps.config.api.public_endpoint,
         inspectionCallbackEndpoint: deps.config.inspector.callback_endpoint_override ?? deps.config.api.public_endpoint,
@@ -280,19 +283,53 @@ function createEnabled<K extends InterfaceType>(
   return instances;
 }
 
-/** The descriptor's own section of the configuration; a ConfigError when it was loaded without it. */
+/** The options the descriptor declares in its section, resolved; a ConfigError when it was loaded without them. */
 function settingsOf(descriptor: InterfaceDescriptor<unknown>, config: BmaasConfig): Readonly<Record<string, unknown>> {
   if (!descriptor.config) return {};
-  const { section } = descriptor.config;
-  if (!Object.hasOwn(config, section)) {
-    throw new ConfigError(
-      `[${section}] of interface "${descriptor.name}" is not in the configuration (load it with loadConductorConfig)`,
-    );
-  }
-  const settings: Record<string, unknown> = { ...pluginSection(config, section) };
+  const { section, options } = descriptor.config;
+  const settings = declaredValues(descriptor, config, section, options);
   for (const [option, from] of Object.entries(descriptor.config.fallbacks ?? {})) {
     if (settings[option] !== null || from === undefined) continue;
     settings[option] = (pluginSection(config, from) as Record<string, unknown>)[option] ?? null;
   }
   return Object.freeze(settings);
+}
+
+/** The options the descriptor adds to core sections, by section. */
+function coreSettingsOf(
+  descriptor: InterfaceDescriptor<unknown>,
+  config: BmaasConfig,
+): Readonly<Record<string, never>> {
+  const settings: Record<string, unknown> = {};
+  for (const [section, options] of Object.entries(descriptor.coreOptions ?? {})) {
+    settings[section] = Object.freeze(declaredValues(descriptor, config, section, options));
+  }
+  return Object.freeze(settings) as Readonly<Record<string, never>>;
+}
+
+/** The values of just the options declared, out of a section shared with the core or not. */
+function declaredValues(
+  descriptor: InterfaceDescriptor<unknown>,
+  config: BmaasConfig,
+  section: string,
+  options: SectionSchema,
+): Record<string, unknown> {
+  const loaded = pluginSection<Record<string, unknown>>(config, section) as Record<string, unknown>;
+  const values: Record<string, unknown> = {};
+  for (const option of Object.keys(options)) {
+    if (!Object.hasOwn(loaded, option)) {
+      const what = Object.hasOwn(config, section) ? `[${section}]${option}` : `[${section}]`;
+      throw new ConfigError(
+        `${what} of interface "${descriptor.name}" is not in the configuration (load it with loadConductorConfig)`,
+      );
+    }
+    values[option] = loaded[option];
+  }
+  return values;
+}
+
+/** The boot file options of [deploy] an interface may use, and none of the file server's. */
+function bootFileSettingsOf(config: BmaasConfig): BootFileSettings {
+  const { http_root, http_url, boot_config_cache_bytes, boot_config_cache_check_interval } = config.deploy;
+  return Object.freeze({ http_root, http_url, boot_config_cache_bytes, boot_config_cache_check_interval });
 }

@@ -5,6 +5,7 @@ import {
   INTERFACE_TYPES,
   type LoadConfigOptions,
   loadConfig,
+  type OptionSchema,
   type PluginDefaults,
   renderConfigReference,
   type SectionSchema,
@@ -13,24 +14,42 @@ import type { DriverCatalog } from './catalog.js';
 import { DRIVER_CATALOG } from './enabled-interfaces.js';
 
 /**
- * The configuration sections the catalog's descriptors own, by section
- * name. Two descriptors claiming one section is a ConfigError, unless they are
- * of different kinds and declare the very same schema (one package's
- * interfaces sharing options, as a package's power and management interfaces may share one).
+ * The configuration the catalog's descriptors declare, by section: their own
+ * sections, and the options they add to core sections. Two descriptors
+ * claiming one section, or one option of a core section, is a ConfigError,
+ * unless they are of different kinds and declare the very same schema (one
+ * package's interfaces sharing options, as a package's power and management
+ * interfaces may share one).
  */
 export function pluginConfigSections(catalog: DriverCatalog = DRIVER_CATALOG): Record<string, SectionSchema> {
-  const sections: Record<string, SectionSchema> = {};
-  const owners = new Map<string, { owner: string; kind: string }>();
+  const sections: Record<string, Record<string, OptionSchema>> = {};
+  const owners = new Map<string, { owner: string; kind: string; options: SectionSchema }>();
+  const claim = (key: string, owner: { owner: string; kind: string; options: SectionSchema }): boolean => {
+    const other = owners.get(key);
+    if (other && other.kind !== owner.kind && other.options === owner.options) return false;
+    if (other) throw new ConfigError(`${key} is claimed by ${other.owner} and by ${owner.owner}`);
+    owners.set(key, owner);
+    return true;
+  };
   for (const kind of INTERFACE_TYPES) {
     for (const descriptor of catalog.interfaces[kind] ?? []) {
-      if (!descriptor.config) continue;
-      const { section, options } = descriptor.config;
-      const owner = `${kind} interface "${descriptor.name}"`;
-      const other = owners.get(section);
-      if (other && other.kind !== kind && sections[section] === options) continue;
-      if (other) throw new ConfigError(`[${section}] is claimed by ${other.owner} and by ${owner}`);
-      owners.set(section, { owner, kind });
-      sections[section] = options;
+      const declared = [
+        ...(descriptor.config ? [[descriptor.config.section, descriptor.config.options] as const] : []),
+        ...Object.entries(descriptor.coreOptions ?? {}),
+      ];
+      for (const [section, options] of declared) {
+        const owner = { owner: `${kind} interface "${descriptor.name}"`, kind, options };
+        if (!Object.hasOwn(configSchema, section)) {
+          if (claim(`[${section}]`, owner)) sections[section] = { ...options };
+          continue;
+        }
+        // A core section: each option has one owner, the core or one plug-in.
+        for (const [option, schema] of Object.entries(options)) {
+          if (!claim(`[${section}]${option}`, owner)) continue;
+          sections[section] ??= {};
+          (sections[section] as Record<string, OptionSchema>)[option] = schema;
+        }
+      }
     }
   }
   return sections;

@@ -17,6 +17,7 @@ export async function createGrubFixture(
   const defaults = loadConfig({ env: {} });
   const deps: InterfaceDeps<GrubSettings> = {
     settings: { kernel_append_params: null, ...overrides.settings },
+    coreSettings: {},
     discovery: { ...defaults.discovery, ...overrides.discovery },
     deploy: { ...defaults.deploy, http_root: root.httpRoot, http_url: 'http://192.0.2.10:8080', ...overrides.deploy },
     apiPublicEndpoint:

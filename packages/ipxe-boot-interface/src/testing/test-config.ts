@@ -14,6 +14,7 @@ export function testConfig(overrides: IpxeTestOverrides = {}): BmaasConfig & Ipx
 export function testDeps(config: BmaasConfig & IpxeConfig): InterfaceDeps<PxeSettings> {
   return {
     settings: config.pxe,
+    coreSettings: {},
     deploy: config.deploy,
     discovery: config.discovery,
     apiPublicEndpoint: config.api.public_endpoint,
