@@ -36,6 +36,9 @@ const RETRYABLE = [
   /BMC initialization in progress/i,
   // An answer to an earlier (retransmitted) request arrived late: a slow BMC or a loaded host.
   /Request Match NOT FOUND/i,
+  // The session's close was lost on a loaded host or a slow BMC; every command sent here is
+  // idempotent (a read, or a set to a given value), so another try is safe.
+  /Close Session command failed/i,
 ];
 /** ipmitool's one line for both "nobody answered" and "credentials refused". */
 const SESSION_FAILURE = /Unable to establish (IPMI v2 \/ RMCP\+|LAN) session|Get Session Challenge command failed/i;
