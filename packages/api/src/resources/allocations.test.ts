@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ApiHarness, faultOf } from '../testing/api-harness.js';
+import { ApiHarness, faultOf, faultString } from '../testing/api-harness.js';
 
 describe('/v1/allocations', () => {
   let api: ApiHarness;
@@ -23,7 +23,6 @@ describe('/v1/allocations', () => {
       .update({ provision_state: 'available', power_state: 'power off', resource_class: 'baremetal' });
     await api.database.db('nodes').where({ name: 'alloc-gpu' }).update({ resource_class: 'gpu' });
   });
-  const fault = (res: { body: unknown }) => faultOf(res.body).faultstring;
   const allocate = (body: Record<string, unknown>, version?: string) =>
     api.request('POST', '/v1/allocations', { body, version });
 
@@ -136,12 +135,12 @@ describe('/v1/allocations', () => {
 
     const notActive = await allocate({ node: 'alloc-2' }, '1.58');
     expect(notActive.status).toBe(400);
-    expect(fault(notActive)).toContain('Node must be in the "active" state');
+    expect(faultString(notActive)).toContain('Node must be in the "active" state');
     expect((await allocate({ node: 'alloc-1' }, '1.57')).status).toBe(406);
 
     const activeNode = await api.request('DELETE', '/v1/allocations/legacy');
     expect(activeNode.status).toBe(409);
-    expect(fault(activeNode)).toContain('because the node is active (and maintenance mode is off)');
+    expect(faultString(activeNode)).toContain('because the node is active (and maintenance mode is off)');
   });
 
   it('goes with its node when the node is deleted (in maintenance)', async () => {
@@ -160,31 +159,31 @@ describe('/v1/allocations', () => {
   });
 
   it('refuses bad input with Ironic texts', async () => {
-    expect(fault(await allocate({}))).toBe('The resource_class field is mandatory when not backfilling');
-    expect(fault(await allocate({ resource_class: 'x', name: 'a b' }))).toBe(
+    expect(faultString(await allocate({}))).toBe('The resource_class field is mandatory when not backfilling');
+    expect(faultString(await allocate({ resource_class: 'x', name: 'a b' }))).toBe(
       "Cannot create allocation with invalid name 'a b'",
     );
     // The schema's refusals in the words of Ironic's jsonschema.
-    expect(fault(await allocate({ resource_class: 'x', traits: ['lower'] }))).toBe(
+    expect(faultString(await allocate({ resource_class: 'x', traits: ['lower'] }))).toBe(
       "Schema error for allocation: 'lower' does not match '^CUSTOM_[A-Z0-9_]+$' (field traits.0)",
     );
-    expect(fault(await allocate({ resource_class: 'r'.repeat(81) }))).toBe(
+    expect(faultString(await allocate({ resource_class: 'r'.repeat(81) }))).toBe(
       `Schema error for allocation: '${'r'.repeat(81)}' is too long (field resource_class)`,
     );
-    expect(fault(await allocate({ resource_class: 'x', extra: [] }))).toBe(
+    expect(faultString(await allocate({ resource_class: 'x', extra: [] }))).toBe(
       "Schema error for allocation: [] is not of type 'object', 'null' (field extra)",
     );
-    expect(fault(await allocate({ resource_class: 'x', colour: 'red' }))).toBe(
+    expect(faultString(await allocate({ resource_class: 'x', colour: 'red' }))).toBe(
       "Schema error for allocation: Additional properties are not allowed ('colour' was unexpected)",
     );
     expect((await allocate({ resource_class: 'x', uuid: 'nope' })).status).toBe(400);
     const ghosts = await allocate({ resource_class: 'x', candidate_nodes: ['ghost', 'alloc-1', 'no such'] });
     expect(ghosts.status).toBe(400);
-    expect(fault(ghosts)).toBe('Nodes cannot be found: ghost, no such');
+    expect(faultString(ghosts)).toBe('Nodes cannot be found: ghost, no such');
     await allocate({ resource_class: 'x', name: 'same' });
     const duplicate = await allocate({ resource_class: 'x', name: 'same' });
     expect(duplicate.status).toBe(409);
-    expect(fault(duplicate)).toBe('An allocation with name same already exists.');
+    expect(faultString(duplicate)).toBe('An allocation with name same already exists.');
     expect(
       (await api.request('PATCH', '/v1/allocations/same', { body: [{ op: 'replace', path: '/traits', value: [] }] }))
         .status,

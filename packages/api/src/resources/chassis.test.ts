@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiHarness, faultOf } from '../testing/api-harness.js';
+import { ApiHarness, faultString } from '../testing/api-harness.js';
 
 describe('/v1/chassis', () => {
   let api: ApiHarness;
@@ -10,7 +10,6 @@ describe('/v1/chassis', () => {
   afterAll(async () => {
     await api?.close();
   });
-  const fault = (res: { body: unknown }) => faultOf(res.body).faultstring;
 
   it('creates, shows, lists, patches and deletes a chassis', async () => {
     const created = await api.request('POST', '/v1/chassis', { body: { description: 'rack 1', extra: { row: 'a' } } });
@@ -43,7 +42,7 @@ describe('/v1/chassis', () => {
     expect((await api.request('DELETE', `/v1/chassis/${uuid}`)).status).toBe(204);
     const gone = await api.request('GET', `/v1/chassis/${uuid}`);
     expect(gone.status).toBe(404);
-    expect(fault(gone)).toBe(`Chassis ${uuid} could not be found.`);
+    expect(faultString(gone)).toBe(`Chassis ${uuid} could not be found.`);
   });
 
   it('holds nodes: chassis_uuid on the node, /chassis/{id}/nodes, no delete while it has nodes', async () => {
@@ -63,14 +62,16 @@ describe('/v1/chassis', () => {
 
     const refused = await api.request('DELETE', `/v1/chassis/${chassis}`);
     expect(refused.status).toBe(400);
-    expect(fault(refused)).toBe(`Cannot complete the requested action because chassis ${chassis} contains nodes.`);
+    expect(faultString(refused)).toBe(
+      `Cannot complete the requested action because chassis ${chassis} contains nodes.`,
+    );
 
     const unknown = crypto.randomUUID();
     const badNode = await api.request('POST', '/v1/nodes', {
       body: { driver: 'fake-hardware', chassis_uuid: unknown },
     });
     expect(badNode.status).toBe(400);
-    expect(fault(badNode)).toBe(`Chassis ${unknown} could not be found.`);
+    expect(faultString(badNode)).toBe(`Chassis ${unknown} could not be found.`);
 
     const tooOld = await api.request('PATCH', '/v1/nodes/in-chassis', {
       body: [{ op: 'remove', path: '/chassis_uuid' }],
@@ -87,10 +88,10 @@ describe('/v1/chassis', () => {
   it('refuses bad input with Ironic texts', async () => {
     const badUuid = await api.request('GET', '/v1/chassis/not-a-uuid');
     expect(badUuid.status).toBe(400);
-    expect(fault(badUuid)).toBe('Expected UUID for uuid: not-a-uuid');
+    expect(faultString(badUuid)).toBe('Expected UUID for uuid: not-a-uuid');
     const extraField = await api.request('POST', '/v1/chassis', { body: { name: 'x' } });
     expect(extraField.status).toBe(400);
-    expect(fault(extraField)).toContain("'name' was unexpected");
+    expect(faultString(extraField)).toContain("'name' was unexpected");
     const long = await api.request('POST', '/v1/chassis', { body: { description: 'x'.repeat(256) } });
     expect(long.status).toBe(400);
     const badPatch = await api.request('PATCH', `/v1/chassis/${crypto.randomUUID()}`, {
@@ -104,7 +105,7 @@ describe('/v1/chassis', () => {
     expect(uuidPatch.status).toBe(400);
     const duplicate = await api.request('POST', '/v1/chassis', { body: { uuid: chassis } });
     expect(duplicate.status).toBe(409);
-    expect(fault(duplicate)).toBe(`A chassis with UUID ${chassis} already exists.`);
+    expect(faultString(duplicate)).toBe(`A chassis with UUID ${chassis} already exists.`);
     expect((await api.request('PUT', `/v1/chassis/${chassis}`)).status).toBe(405);
     expect((await api.request('GET', '/v1/chassis?sort_key=extra')).status).toBe(400);
   });

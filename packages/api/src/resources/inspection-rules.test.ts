@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiHarness, faultOf } from '../testing/api-harness.js';
+import { ApiHarness, faultString } from '../testing/api-harness.js';
 
 const RULE = {
   description: 'QEMU machines are small',
@@ -18,7 +18,6 @@ describe('/v1/inspection_rules (1.96)', () => {
   });
   const req = (method: string, path: string, body?: unknown, version = '1.96') =>
     api.request(method, `/v1/inspection_rules${path}`, { body, version });
-  const fault = (res: { body: unknown }) => faultOf(res.body).faultstring;
 
   it('is not there before 1.96', async () => {
     expect((await req('GET', '', undefined, '1.95')).status).toBe(404);
@@ -42,7 +41,7 @@ describe('/v1/inspection_rules (1.96)', () => {
     expect((await req('DELETE', `/${uuid}`)).status).toBe(204);
     const gone = await req('GET', `/${uuid}`);
     expect(gone.status).toBe(404);
-    expect(fault(gone)).toBe(`Inspection rule ${uuid} could not be found.`);
+    expect(faultString(gone)).toBe(`Inspection rule ${uuid} could not be found.`);
   });
 
   it('hides the conditions and actions of a sensitive rule, which stays sensitive', async () => {
@@ -52,7 +51,7 @@ describe('/v1/inspection_rules (1.96)', () => {
     expect(shown.body).toMatchObject({ conditions: null, actions: null });
     const unset = await req('PATCH', `/${created.body.uuid}`, [{ op: 'replace', path: '/sensitive', value: false }]);
     expect(unset.status).toBe(400);
-    expect(fault(unset)).toBe('Inspection rules cannot have the sensitive flag unset.');
+    expect(faultString(unset)).toBe('Inspection rules cannot have the sensitive flag unset.');
     await req('DELETE', `/${created.body.uuid}`);
   });
 
@@ -71,6 +70,6 @@ describe('/v1/inspection_rules (1.96)', () => {
   ])('refuses %j with 400', async (body, message) => {
     const res = await req('POST', '', body);
     expect(res.status).toBe(400);
-    expect(fault(res)).toContain(message);
+    expect(faultString(res)).toContain(message);
   });
 });

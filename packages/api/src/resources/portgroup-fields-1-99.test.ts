@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ApiHarness, faultOf } from '../testing/api-harness.js';
+import { ApiHarness, faultString } from '../testing/api-harness.js';
 
 /** Portgroup fields and filters of 1.99-1.111, each below and at its version. */
 describe('portgroups from 1.99', () => {
@@ -27,7 +27,6 @@ describe('portgroups from 1.99', () => {
     await api.database.db('ports').delete();
     await api.database.db('portgroups').delete();
   });
-  const fault = (res: { body: unknown }) => faultOf(res.body).faultstring;
   const createPortgroup = (body: Record<string, unknown>, version: string) =>
     api.request('POST', '/v1/portgroups', { body: { node_uuid: nodeA, ...body }, version });
 
@@ -52,7 +51,7 @@ describe('portgroups from 1.99', () => {
         version,
       });
       expect(long.status).toBe(400);
-      expect(fault(long)).toContain(field);
+      expect(faultString(long)).toContain(field);
     },
   );
 
@@ -100,6 +99,6 @@ describe('portgroups from 1.99', () => {
     expect(await names('shard=shard-x', '1.106')).toEqual([]);
     const both = await api.request('GET', '/v1/portgroups?shard=shard-a&conductor_groups=rack-1', { version: '1.106' });
     expect(both.status).toBe(400);
-    expect(fault(both)).toContain('simultaneously');
+    expect(faultString(both)).toContain('simultaneously');
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ApiHarness, faultOf } from '../testing/api-harness.js';
+import { ApiHarness, faultString } from '../testing/api-harness.js';
 
 describe('/v1/portgroups and the port fields that go with them', () => {
   let api: ApiHarness;
@@ -19,7 +19,6 @@ describe('/v1/portgroups and the port fields that go with them', () => {
     await api.database.db('ports').delete();
     await api.database.db('portgroups').delete();
   });
-  const fault = (res: { body: unknown }) => faultOf(res.body).faultstring;
   const createPortgroup = (body: Record<string, unknown>, version?: string) =>
     api.request('POST', '/v1/portgroups', { body, version });
 
@@ -83,13 +82,13 @@ describe('/v1/portgroups and the port fields that go with them', () => {
 
     const refused = await api.request('DELETE', `/v1/portgroups/${pg}`);
     expect(refused.status).toBe(400);
-    expect(fault(refused)).toBe(`Cannot complete the requested action because portgroup ${pg} contains ports.`);
+    expect(faultString(refused)).toBe(`Cannot complete the requested action because portgroup ${pg} contains ports.`);
 
     const otherNode = await api.request('POST', '/v1/ports', {
       body: { address: '52:54:00:bb:00:03', node_uuid: nodeB, portgroup_uuid: pg },
     });
     expect(otherNode.status).toBe(400);
-    expect(fault(otherNode)).toBe('Port can not be added to a portgroup on a different node.');
+    expect(faultString(otherNode)).toBe('Port can not be added to a portgroup on a different node.');
 
     const standalone = await api.request('POST', '/v1/portgroups', {
       body: { node_uuid: nodeA, name: 'no-standalone', standalone_ports_supported: false },
@@ -98,7 +97,7 @@ describe('/v1/portgroups and the port fields that go with them', () => {
       body: { address: '52:54:00:bb:00:04', node_uuid: nodeA, portgroup_uuid: standalone.body.uuid, pxe_enabled: true },
     });
     expect(pxeMember.status).toBe(409);
-    expect(fault(pxeMember)).toContain("doesn't support standalone ports");
+    expect(faultString(pxeMember)).toContain("doesn't support standalone ports");
 
     const detached = await api.request('PATCH', `/v1/ports/${port.body.uuid}`, {
       body: [{ op: 'remove', path: '/portgroup_uuid' }],
@@ -126,7 +125,7 @@ describe('/v1/portgroups and the port fields that go with them', () => {
       version: '1.88',
     });
     expect(duplicate.status).toBe(409);
-    expect(fault(duplicate)).toBe('A port with name eth0 already exists.');
+    expect(faultString(duplicate)).toBe('A port with name eth0 already exists.');
 
     const smartnic = await api.request('POST', '/v1/ports', {
       body: {
@@ -163,17 +162,19 @@ describe('/v1/portgroups and the port fields that go with them', () => {
     const badMac = await createPortgroup({ node_uuid: nodeA, address: 'zz' });
     expect(badMac.status).toBe(400);
     const noNode = await createPortgroup({ name: 'x' });
-    expect(fault(noNode)).toBe("Schema error for portgroup: 'node_uuid' is a required property");
+    expect(faultString(noNode)).toBe("Schema error for portgroup: 'node_uuid' is a required property");
     const unknownNode = crypto.randomUUID();
-    expect(fault(await createPortgroup({ node_uuid: unknownNode }))).toBe(`Node ${unknownNode} could not be found.`);
+    expect(faultString(await createPortgroup({ node_uuid: unknownNode }))).toBe(
+      `Node ${unknownNode} could not be found.`,
+    );
     const badName = await createPortgroup({ node_uuid: nodeA, name: 'a b' });
-    expect(fault(badName)).toBe('Expected name for name: a b');
+    expect(faultString(badName)).toBe('Expected name for name: a b');
     await createPortgroup({ node_uuid: nodeA, name: 'dup', address: '52:54:00:dd:00:01' });
     const dupName = await createPortgroup({ node_uuid: nodeA, name: 'dup' });
     expect(dupName.status).toBe(409);
-    expect(fault(dupName)).toBe('A portgroup with name dup already exists.');
+    expect(faultString(dupName)).toBe('A portgroup with name dup already exists.');
     const dupMac = await createPortgroup({ node_uuid: nodeB, address: '52:54:00:dd:00:01' });
-    expect(fault(dupMac)).toBe('A portgroup with MAC address 52:54:00:dd:00:01 already exists.');
+    expect(faultString(dupMac)).toBe('A portgroup with MAC address 52:54:00:dd:00:01 already exists.');
     expect((await api.request('GET', '/v1/portgroups?sort_key=properties')).status).toBe(400);
     expect((await api.request('GET', '/v1/portgroups?owner=x')).status).toBe(400);
   });

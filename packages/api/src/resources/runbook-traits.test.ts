@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ApiHarness, faultOf } from '../testing/api-harness.js';
+import { ApiHarness, faultString } from '../testing/api-harness.js';
 
 const STEPS = [{ interface: 'bios', step: 'apply_configuration', args: {}, order: 1 }];
 
@@ -15,7 +15,6 @@ describe('runbooks from 1.112', () => {
   beforeEach(async () => {
     await api.database.db('runbooks').delete();
   });
-  const fault = (res: { body: unknown }) => faultOf(res.body).faultstring;
   const create = (body: Record<string, unknown>, version: string) =>
     api.request('POST', '/v1/runbooks', { body: { steps: STEPS, ...body }, version });
 
@@ -34,7 +33,7 @@ describe('runbooks from 1.112', () => {
     expect(older.body).not.toHaveProperty('traits');
     const long = await create({ name: 'other', description: 'd'.repeat(256) }, '1.112');
     expect(long.status).toBe(400);
-    expect(fault(long)).toContain('description');
+    expect(faultString(long)).toContain('description');
     expect((await create({ name: 'not/a name' }, '1.112')).status).toBe(400);
     expect((await create({ name: 'CUSTOM_X', traits: ['CUSTOM_X'] }, '1.112')).status).toBe(400);
     const patched = await api.request('PATCH', '/v1/runbooks/firmware-update.v2', {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiHarness, faultOf } from '../testing/api-harness.js';
+import { ApiHarness, faultString } from '../testing/api-harness.js';
 
 const DEPLOY_STEP = { interface: 'bios', step: 'apply_configuration', args: { settings: [] }, priority: 150 };
 const RUNBOOK_STEP = { interface: 'raid', step: 'delete_configuration', args: {}, order: 1 };
@@ -15,7 +15,6 @@ describe.each([
   afterAll(async () => {
     await api?.close();
   });
-  const fault = (res: { body: unknown }) => faultOf(res.body).faultstring;
   const create = (body: Record<string, unknown>, version = '1.92') =>
     api.request('POST', `/v1/${path}`, { body, version });
   const req = (method: string, sub: string, body?: unknown) =>
@@ -45,18 +44,18 @@ describe.each([
   it('validates names and steps as Ironic', async () => {
     const lower = await create({ name: 'custom_x', steps: [step] });
     expect(lower.status).toBe(400);
-    expect(fault(lower)).toContain('Schema error');
+    expect(faultString(lower)).toContain('Schema error');
     expect((await create({ name: 'CUSTOM_X', steps: [] })).status).toBe(400);
     expect((await create({ name: 'CUSTOM_X', steps: [{ ...step, interface: 'console' }] })).status).toBe(400);
     expect((await create({ name: 'CUSTOM_X', steps: [{ ...step, [ordering]: -1 }] })).status).toBe(400);
     expect((await create({ name: 'CUSTOM_X' })).status).toBe(400);
     const duplicateSteps = await create({ name: 'CUSTOM_X', steps: [step, step] });
     expect(duplicateSteps.status).toBe(400);
-    expect(fault(duplicateSteps)).toContain(`Duplicates: interface: ${step.interface}, step: ${step.step}`);
+    expect(faultString(duplicateSteps)).toContain(`Duplicates: interface: ${step.interface}, step: ${step.step}`);
     await create({ name: 'CUSTOM_TAKEN', steps: [step] });
     const taken = await create({ name: 'CUSTOM_TAKEN', steps: [step] });
     expect(taken.status).toBe(409);
-    expect(fault(taken)).toBe(`A ${label} with name CUSTOM_TAKEN already exists.`);
+    expect(faultString(taken)).toBe(`A ${label} with name CUSTOM_TAKEN already exists.`);
     expect((await req('GET', '/bad%20name')).status).toBe(400);
     expect((await req('GET', '?sort_key=steps')).status).toBe(400);
   });

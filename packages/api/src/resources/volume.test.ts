@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiHarness, faultOf } from '../testing/api-harness.js';
+import { ApiHarness, faultString } from '../testing/api-harness.js';
 
 describe('/v1/volume', () => {
   let api: ApiHarness;
@@ -14,7 +14,6 @@ describe('/v1/volume', () => {
   afterAll(async () => {
     await api?.close();
   });
-  const fault = (res: { body: unknown }) => faultOf(res.body).faultstring;
 
   it('links the connectors and targets from 1.32', async () => {
     const root = await api.request('GET', '/v1/volume');
@@ -50,7 +49,7 @@ describe('/v1/volume', () => {
     });
     expect(patched.body).toMatchObject({ type: 'ip', connector_id: '192.0.2.10' });
     expect((await api.request('DELETE', `/v1/volume/connectors/${uuid}`)).status).toBe(204);
-    expect(fault(await api.request('GET', `/v1/volume/connectors/${uuid}`))).toBe(
+    expect(faultString(await api.request('GET', `/v1/volume/connectors/${uuid}`))).toBe(
       `Volume connector ${uuid} could not be found.`,
     );
   });
@@ -60,23 +59,23 @@ describe('/v1/volume', () => {
     expect((await api.request('POST', '/v1/volume/connectors', { body })).status).toBe(201);
     const duplicate = await api.request('POST', '/v1/volume/connectors', { body: { ...body, node_uuid: other } });
     expect(duplicate.status).toBe(409);
-    expect(fault(duplicate)).toBe(
+    expect(faultString(duplicate)).toBe(
       'A volume connector with type wwpn and connector ID 51:00:00:00:00:00:00:01 already exists.',
     );
     const badType = await api.request('POST', '/v1/volume/connectors', { body: { ...body, type: 'floppy' } });
     expect(badType.status).toBe(400);
     const badUuid = await api.request('POST', '/v1/volume/connectors', { body: { ...body, uuid: 'x' } });
     expect(badUuid.status).toBe(400);
-    expect(fault(badUuid)).toBe('Expected UUID for uuid: x');
+    expect(faultString(badUuid)).toBe('Expected UUID for uuid: x');
     const badNode = await api.request('POST', '/v1/volume/connectors', { body: { ...body, node_uuid: 'vol-1' } });
-    expect(fault(badNode)).toBe('Expected UUID for node_uuid: vol-1');
-    expect(fault(await api.request('GET', '/v1/volume/connectors/x'))).toBe('Expected UUID for uuid: x');
+    expect(faultString(badNode)).toBe('Expected UUID for node_uuid: vol-1');
+    expect(faultString(await api.request('GET', '/v1/volume/connectors/x'))).toBe('Expected UUID for uuid: x');
     await api.database.db('nodes').where({ uuid: other }).update({ power_state: 'power on' });
     const poweredOn = await api.request('POST', '/v1/volume/connectors', {
       body: { node_uuid: other, type: 'mac', connector_id: '52:54:00:00:00:09' },
     });
     expect(poweredOn.status).toBe(400);
-    expect(fault(poweredOn)).toContain('power state "power on"');
+    expect(faultString(poweredOn)).toContain('power state "power on"');
     await api.database.db('nodes').where({ uuid: other }).update({ power_state: null });
   });
 
@@ -98,7 +97,7 @@ describe('/v1/volume', () => {
     ]);
     const duplicate = await api.request('POST', '/v1/volume/targets', { body: { ...body, volume_id: 'vol-0002' } });
     expect(duplicate.status).toBe(409);
-    expect(fault(duplicate)).toBe("A volume target with boot index '0' for the same node already exists.");
+    expect(faultString(duplicate)).toBe("A volume target with boot index '0' for the same node already exists.");
     expect((await api.request('POST', '/v1/volume/targets', { body: { ...body, boot_index: -1 } })).status).toBe(400);
     expect((await api.request('POST', '/v1/volume/targets', { body: { ...body, boot_index: 'x' } })).status).toBe(400);
     const patched = await api.request('PATCH', `/v1/volume/targets/${uuid}`, {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ApiHarness, faultOf } from '../testing/api-harness.js';
+import { ApiHarness, faultString } from '../testing/api-harness.js';
 
 /** Node fields and provisioning requests of 1.104-1.110, each below and at its version. */
 describe('nodes from 1.104', () => {
@@ -25,7 +25,6 @@ describe('nodes from 1.104', () => {
       health: null,
     });
   });
-  const fault = (res: { body: unknown }) => faultOf(res.body).faultstring;
   const patch = (ops: unknown[], version: string) => api.request('PATCH', `/v1/nodes/${uuid}`, { body: ops, version });
 
   it('instance_name: written, shown and filtered from 1.104, 1-255 characters', async () => {
@@ -43,7 +42,7 @@ describe('nodes from 1.104', () => {
     expect((await api.request('GET', '/v1/nodes?instance_name=web-2', { version: '1.104' })).body.nodes).toEqual([]);
     const empty = await patch([{ op: 'replace', path: '/instance_name', value: '' }], '1.104');
     expect(empty.status).toBe(400);
-    expect(fault(empty)).toContain('instance_name');
+    expect(faultString(empty)).toContain('instance_name');
   });
 
   it('an unnamed instance takes instance_info.display_name as its name; a named one keeps it', async () => {
@@ -76,7 +75,7 @@ describe('nodes from 1.104', () => {
     const put = (version: string) => api.request('PUT', `/v1/nodes/${uuid}/states/provision`, { body, version });
     const below = await put('1.107');
     expect(below.status).toBe(406);
-    expect(fault(below)).toContain('disable_ramdisk is not acceptable');
+    expect(faultString(below)).toContain('disable_ramdisk is not acceptable');
     expect((await put('1.108')).status).toBe(202);
     expect(api.conductors.callsOf('do_provisioning_action').map((c) => c.params)).toEqual([
       { node_id: uuid, event: 'service', service_steps: body.service_steps, disable_ramdisk: true },

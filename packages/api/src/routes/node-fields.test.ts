@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ApiHarness, faultOf } from '../testing/api-harness.js';
+import { ApiHarness, faultString } from '../testing/api-harness.js';
 import { MAX_MINOR, Minor } from '../versions.js';
 
 /** The node fields Ironic lets users write after 1.31, with the version each needs. */
@@ -22,7 +22,6 @@ describe('/v1/nodes: ownership, protection, retirement, shards, parents, interfa
   const patch = (ident: string, ops: unknown, version = LATEST) =>
     api.request('PATCH', `/v1/nodes/${ident}`, { body: ops, version });
   const get = (path: string, version = LATEST) => api.request('GET', path, { version });
-  const fault = (res: { body: unknown }) => faultOf(res.body).faultstring;
   const setState = async (uuid: string, provisionState: string) => {
     const node = await api.stores.nodes.getByUuid(uuid);
     await api.stores.nodes.update(node!.id, { provisionState });
@@ -120,7 +119,7 @@ describe('/v1/nodes: ownership, protection, retirement, shards, parents, interfa
     }
     const old = await patch(uuid, [{ op: 'add', path: '/owner', value: 'x' }], '1.49');
     expect(old.status).toBe(406);
-    expect(fault(old)).toBe('Request not acceptable. The minimal required API version should be 1.50');
+    expect(faultString(old)).toBe('Request not acceptable. The minimal required API version should be 1.50');
     if (MAX_MINOR < Minor.FIRMWARE_INTERFACE) {
       expect((await create({ firmware_interface: 'fake' })).status).toBe(406);
     }
@@ -130,28 +129,28 @@ describe('/v1/nodes: ownership, protection, retirement, shards, parents, interfa
   it('refuses bad input with Ironic messages', async () => {
     const badUuid = await create({ uuid: 'not-a-uuid' });
     expect(badUuid.status).toBe(400);
-    expect(fault(badUuid)).toBe('Expected UUID for uuid: not-a-uuid');
-    expect(fault(await create({ instance_uuid: 'nope' }))).toBe('Expected UUID for instance_uuid: nope');
-    expect(fault(await create({ driver: 'no-such-hw' }))).toMatch(/^No valid host was found\. Reason: /);
-    expect(fault(await create({ raid_interface: 'megaraid' }))).toBe(
+    expect(faultString(badUuid)).toBe('Expected UUID for uuid: not-a-uuid');
+    expect(faultString(await create({ instance_uuid: 'nope' }))).toBe('Expected UUID for instance_uuid: nope');
+    expect(faultString(await create({ driver: 'no-such-hw' }))).toMatch(/^No valid host was found\. Reason: /);
+    expect(faultString(await create({ raid_interface: 'megaraid' }))).toBe(
       "Could not find the following interface in the 'ironic.hardware.interfaces.raid' entrypoint: megaraid. Valid interfaces are fake, no-raid.",
     );
-    expect(fault(await create({ retired_reason: 'why' }))).toBe(
+    expect(faultString(await create({ retired_reason: 'why' }))).toBe(
       'The retired_reason field can only be set when retired is True',
     );
-    expect(fault(await create({ boot_mode: 'legacy' }))).toContain('boot_mode');
-    expect(fault(await create({ parent_node: 'nobody' }))).toBe('Node nobody could not be found.');
+    expect(faultString(await create({ boot_mode: 'legacy' }))).toContain('boot_mode');
+    expect(faultString(await create({ parent_node: 'nobody' }))).toBe('Node nobody could not be found.');
     const node = await create({ name: 'n1' });
     const uuid = node.body.uuid as string;
     const missing = await patch(uuid, [{ op: 'remove', path: '/extra/missing' }]);
     expect(missing.status).toBe(400);
-    expect(fault(missing)).toBe(
+    expect(faultString(missing)).toBe(
       "Couldn't apply patch '[{'op': 'remove', 'path': '/extra/missing'}]'. Reason: can't remove a non-existent object 'missing'",
     );
-    expect(fault(await patch(uuid, [{ op: 'replace', path: '/instance_uuid', value: 'x' }]))).toBe(
+    expect(faultString(await patch(uuid, [{ op: 'replace', path: '/instance_uuid', value: 'x' }]))).toBe(
       'Expected UUID for instance_uuid: x',
     );
-    expect(fault(await patch(uuid, [{ op: 'add', path: '/parent_node', value: uuid }]))).toBe(
+    expect(faultString(await patch(uuid, [{ op: 'add', path: '/parent_node', value: uuid }]))).toBe(
       `Node ${uuid} cannot be its own parent node.`,
     );
   });
@@ -161,10 +160,10 @@ describe('/v1/nodes: ownership, protection, retirement, shards, parents, interfa
     const uuid = node.body.uuid as string;
     const early = await patch(uuid, [{ op: 'replace', path: '/protected', value: true }]);
     expect(early.status).toBe(409);
-    expect(fault(early)).toBe(
+    expect(faultString(early)).toBe(
       `Node ${uuid} can only be made protected in provision states 'active' or 'rescue', the current state is 'enroll'`,
     );
-    expect(fault(await patch(uuid, [{ op: 'add', path: '/protected_reason', value: 'x' }]))).toBe(
+    expect(faultString(await patch(uuid, [{ op: 'add', path: '/protected_reason', value: 'x' }]))).toBe(
       'The protected_reason field can only be set when protected is True',
     );
     await setState(uuid, 'active');
@@ -176,13 +175,13 @@ describe('/v1/nodes: ownership, protection, retirement, shards, parents, interfa
     await patch(uuid, [{ op: 'replace', path: '/maintenance', value: true }]);
     const refused = await api.request('DELETE', `/v1/nodes/${uuid}`);
     expect(refused.status).toBe(403);
-    expect(fault(refused)).toBe(`Node ${uuid} is protected and cannot be undeployed, rebuilt or deleted`);
+    expect(faultString(refused)).toBe(`Node ${uuid} is protected and cannot be undeployed, rebuilt or deleted`);
     const cleared = await patch(uuid, [{ op: 'replace', path: '/protected', value: false }]);
     expect(cleared.body).toMatchObject({ protected: false, protected_reason: null });
     await setState(uuid, 'available');
     const retire = await patch(uuid, [{ op: 'replace', path: '/retired', value: true }]);
     expect(retire.status).toBe(409);
-    expect(fault(retire)).toBe(
+    expect(faultString(retire)).toBe(
       `Node ${uuid} can not have 'retired' set in provision state 'available', the current state is 'available'`,
     );
   });
@@ -228,7 +227,7 @@ describe('/v1/nodes: ownership, protection, retirement, shards, parents, interfa
     ]) {
       expect((await get(`/v1/nodes?${query}`, version as string)).status, `${query} at ${version}`).toBe(406);
     }
-    expect(fault(await get('/v1/nodes?instance_uuid=bad'))).toBe('Expected UUID for instance_uuid: bad');
+    expect(faultString(await get('/v1/nodes?instance_uuid=bad'))).toBe('Expected UUID for instance_uuid: bad');
     expect((await get('/v1/nodes?retired=maybe')).status).toBe(400);
     const children = await get(`/v1/nodes/a/children`);
     expect(children.body.children).toEqual([c.uuid]);

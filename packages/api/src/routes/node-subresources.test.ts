@@ -1,6 +1,6 @@
 import { UnsupportedDriverExtension } from '@bmaas/common';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ApiHarness, faultOf } from '../testing/api-harness.js';
+import { ApiHarness, faultString } from '../testing/api-harness.js';
 import { MAX_MINOR, Minor } from '../versions.js';
 
 describe('node sub-resources', () => {
@@ -24,7 +24,6 @@ describe('node sub-resources', () => {
 
   const req = (method: string, path: string, body?: unknown, version = LATEST) =>
     api.request(method, path, { ...(body === undefined ? {} : { body }), version });
-  const fault = (res: { body: unknown }) => faultOf(res.body).faultstring;
   const nodeId = async () => (await api.stores.nodes.getByUuid(uuid))!.id;
 
   describe('traits (1.37)', () => {
@@ -43,7 +42,7 @@ describe('node sub-resources', () => {
       expect((await req('DELETE', '/v1/nodes/sub/traits/CUSTOM_GPU')).status).toBe(204);
       const gone = await req('DELETE', '/v1/nodes/sub/traits/CUSTOM_GPU');
       expect(gone.status).toBe(404);
-      expect(fault(gone)).toBe(`Node ${uuid} doesn't have a trait 'CUSTOM_GPU'`);
+      expect(faultString(gone)).toBe(`Node ${uuid} doesn't have a trait 'CUSTOM_GPU'`);
       expect((await req('DELETE', '/v1/nodes/sub/traits')).status).toBe(204);
       expect((await req('GET', '/v1/nodes/sub/traits')).body).toEqual({ traits: [] });
     });
@@ -51,13 +50,13 @@ describe('node sub-resources', () => {
     it('refuses bad names, too many traits, a locked node, and versions before 1.37', async () => {
       const bad = await req('PUT', '/v1/nodes/sub/traits/lowercase');
       expect(bad.status).toBe(400);
-      expect(fault(bad)).toContain('CUSTOM_');
+      expect(faultString(bad)).toContain('CUSTOM_');
       expect((await req('PUT', '/v1/nodes/sub/traits', { traits: ['CUSTOM_OK', 'NOT A TRAIT'] })).status).toBe(400);
       expect((await req('PUT', '/v1/nodes/sub/traits', { trait: [] })).status).toBe(400);
       const many = Array.from({ length: 51 }, (_, i) => `CUSTOM_T${i}`);
       const tooMany = await req('PUT', '/v1/nodes/sub/traits', { traits: many });
       expect(tooMany.status).toBe(400);
-      expect(fault(tooMany)).toContain('maximum number of traits per node (50 vs. 51)');
+      expect(faultString(tooMany)).toContain('maximum number of traits per node (50 vs. 51)');
       await api.stores.nodes.update(await nodeId(), { reservation: 'cond-1' });
       expect((await req('PUT', '/v1/nodes/sub/traits/CUSTOM_X')).status).toBe(409);
       await api.stores.nodes.update(await nodeId(), { reservation: null });
@@ -114,7 +113,7 @@ describe('node sub-resources', () => {
       const port = '11111111-2222-4333-8444-555555555555';
       expect((await req('POST', '/v1/nodes/sub/vifs', { id: 'v', port_uuid: port }, '1.66')).status).toBe(406);
       const both = await req('POST', '/v1/nodes/sub/vifs', { id: 'v', port_uuid: port, portgroup_uuid: port });
-      expect(fault(both)).toBe('Cannot specify both port_uuid and portgroup_uuid');
+      expect(faultString(both)).toBe('Cannot specify both port_uuid and portgroup_uuid');
       expect((await req('POST', '/v1/nodes/sub/vifs', {})).status).toBe(400);
       expect((await req('GET', '/v1/nodes/sub/vifs', undefined, '1.27')).status).toBe(404);
     });
@@ -129,7 +128,7 @@ describe('node sub-resources', () => {
       api.conductors.failWith('set_target_raid_config', new UnsupportedDriverExtension('fake-hardware', 'raid'));
       const refused = await req('PUT', '/v1/nodes/sub/states/raid', config);
       expect(refused.status).toBe(400);
-      expect(fault(refused)).toBe('Driver fake-hardware does not support raid (disabled or not implemented).');
+      expect(faultString(refused)).toBe('Driver fake-hardware does not support raid (disabled or not implemented).');
       expect((await req('PUT', '/v1/nodes/sub/states/raid', config, '1.11')).status).toBe(406);
       expect((await req('PUT', '/v1/nodes/sub/states/raid', [1])).status).toBe(400);
     });
@@ -155,7 +154,7 @@ describe('node sub-resources', () => {
       api.conductors.failWith('set_console_mode', new UnsupportedDriverExtension('fake-hardware', 'console'));
       const refused = await req('PUT', '/v1/nodes/sub/states/console', { enabled: true });
       expect(refused.status).toBe(400);
-      expect(fault(refused)).toBe('Driver fake-hardware does not support console (disabled or not implemented).');
+      expect(faultString(refused)).toBe('Driver fake-hardware does not support console (disabled or not implemented).');
       api.conductors.clearFailures();
       expect((await req('PUT', '/v1/nodes/sub/states/console', { enabled: 'off' })).status).toBe(202);
       expect(api.conductors.callsOf('set_console_mode').at(-1)?.params).toEqual({ node_id: uuid, enabled: false });
@@ -166,7 +165,7 @@ describe('node sub-resources', () => {
       api.conductors.respondWith('get_node_vendor_passthru_methods', () => ({}));
       expect((await req('GET', '/v1/nodes/sub/vendor_passthru/methods')).body).toEqual({});
       const noMethod = await req('POST', '/v1/nodes/sub/vendor_passthru', {});
-      expect(fault(noMethod)).toBe('Method not specified');
+      expect(faultString(noMethod)).toBe('Method not specified');
       api.conductors.respondWith('vendor_passthru', (params) => ({ return: { echo: params.info }, async: false }));
       const ran = await req('POST', '/v1/nodes/sub/vendor_passthru?method=first_method', { bar: 1 });
       expect(ran.status).toBe(200);
@@ -189,7 +188,7 @@ describe('node sub-resources', () => {
     expect((await req('GET', '/v1/nodes/sub/bios?detail=true', undefined, '1.73')).status).toBe(406);
     const setting = await req('GET', '/v1/nodes/sub/bios/ProcVirtualization');
     expect(setting.status).toBe(404);
-    expect(fault(setting)).toBe(`Node ${uuid} doesn't have a BIOS setting 'ProcVirtualization'`);
+    expect(faultString(setting)).toBe(`Node ${uuid} doesn't have a BIOS setting 'ProcVirtualization'`);
     expect((await req('GET', '/v1/nodes/sub/bios', undefined, '1.39')).status).toBe(404);
     const firmware = await req('GET', '/v1/nodes/sub/firmware');
     if (MAX_MINOR >= Minor.FIRMWARE_INTERFACE) expect(firmware.body).toEqual({ firmware: [] });

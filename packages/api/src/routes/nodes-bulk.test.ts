@@ -1,8 +1,6 @@
 import bcrypt from 'bcryptjs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ApiHarness, basicAuthorization, faultOf } from '../testing/api-harness.js';
-
-const fault = (res: { body: unknown }) => faultOf(res.body).faultstring;
+import { ApiHarness, basicAuthorization, faultString } from '../testing/api-harness.js';
 
 /** A node body of every kind of field the bench and operators use, named and with one port. */
 function nodeBody(index: number, extra: Record<string, unknown> = {}): Record<string, unknown> {
@@ -98,7 +96,7 @@ describe('POST /v1/nodes/bulk', () => {
     const singleNode = await api.request('POST', '/v1/nodes', { body: badInterface });
     const res = await bulk([nodeBody(0), badInterface, nodeBody(2)]);
     expect(res.status).toBe(singleNode.status);
-    expect(fault(res)).toBe(`nodes[1]: ${fault(singleNode)}`);
+    expect(faultString(res)).toBe(`nodes[1]: ${faultString(singleNode)}`);
 
     const owner = await api.request('POST', '/v1/nodes', { body: nodeBody(9) });
     const singlePort = await api.request('POST', '/v1/ports', {
@@ -110,21 +108,23 @@ describe('POST /v1/nodes/bulk', () => {
       { ...nodeBody(1), ports: [{ address: mac(1) }, { address: 'not-a-mac' }] },
     ]);
     expect(badPort.status).toBe(400);
-    expect(fault(badPort)).toBe(`nodes[1].ports[1]: ${fault(singlePort)}`);
+    expect(faultString(badPort)).toBe(`nodes[1].ports[1]: ${faultString(singlePort)}`);
 
     const unknownField = await bulk([nodeBody(0), { ...nodeBody(1), ports: [{ address: mac(1), owner: 'p' }] }]);
     expect(unknownField.status).toBe(400);
-    expect(fault(unknownField)).toMatch(/^nodes\[1\]\.ports\[0\]: Schema error for port: .*'owner' was unexpected/);
+    expect(faultString(unknownField)).toMatch(
+      /^nodes\[1\]\.ports\[0\]: Schema error for port: .*'owner' was unexpected/,
+    );
 
     const withNode = await bulk([{ ...nodeBody(0), ports: [{ address: mac(0), node_uuid: owner.body.uuid }] }]);
     expect(withNode.status).toBe(400);
-    expect(fault(withNode)).toBe(
+    expect(faultString(withNode)).toBe(
       "nodes[0].ports[0]: A port listed under its node takes no node_uuid: it is that node's.",
     );
 
     const notAList = await bulk([{ ...nodeBody(0), ports: { address: mac(0) } }]);
     expect(notAList.status).toBe(400);
-    expect(fault(notAList)).toBe('nodes[0]: ports must be a list of ports.');
+    expect(faultString(notAList)).toBe('nodes[0]: ports must be a list of ports.');
     expect(await counts()).toEqual({ nodes: 0, ports: 0 });
   });
 
@@ -132,10 +132,10 @@ describe('POST /v1/nodes/bulk', () => {
     const single = await api.request('POST', '/v1/nodes', { body: { ...nodeBody(0), shard: 'a' }, version: '1.78' });
     const res = await bulk([nodeBody(1), { ...nodeBody(0), shard: 'a' }], '1.78');
     expect(res.status).toBe(406);
-    expect(fault(res)).toBe(`nodes[1]: ${fault(single)}`);
+    expect(faultString(res)).toBe(`nodes[1]: ${faultString(single)}`);
     const portName = await bulk([{ ...nodeBody(0), ports: [{ address: mac(0), name: 'p0' }] }], '1.78');
     expect(portName.status).toBe(406);
-    expect(fault(portName)).toMatch(/^nodes\[0\]\.ports\[0\]: /);
+    expect(faultString(portName)).toMatch(/^nodes\[0\]\.ports\[0\]: /);
     const newer = await bulk([{ ...nodeBody(0), shard: 'a', ports: [{ address: mac(0), name: 'p0' }] }], '1.88');
     expect(newer.status, JSON.stringify(newer.body)).toBe(201);
     expect(await counts()).toEqual({ nodes: 1, ports: 1 });
@@ -147,12 +147,12 @@ describe('POST /v1/nodes/bulk', () => {
       { ...nodeBody(1), ports: [{ address: mac(1) }, { address: '52:54:00:AA:00:00' }] },
     ]);
     expect(inBody.status).toBe(409);
-    expect(fault(inBody)).toBe(`nodes[1].ports[1]: A port with MAC address ${mac(0)} already exists.`);
+    expect(faultString(inBody)).toBe(`nodes[1].ports[1]: A port with MAC address ${mac(0)} already exists.`);
     expect(await counts()).toEqual({ nodes: 0, ports: 0 });
 
     const nameInBody = await bulk([nodeBody(0), nodeBody(1), nodeBody(0)]);
     expect(nameInBody.status).toBe(409);
-    expect(fault(nameInBody)).toBe('nodes[2]: A node with name bulk-0 already exists.');
+    expect(faultString(nameInBody)).toBe('nodes[2]: A node with name bulk-0 already exists.');
     expect(await counts()).toEqual({ nodes: 0, ports: 0 });
 
     const existing = await api.request('POST', '/v1/nodes', { body: nodeBody(5) });
@@ -171,17 +171,17 @@ describe('POST /v1/nodes/bulk', () => {
       { ...nodeBody(1), ports: [{ address: mac(5) }] },
     ]);
     expect(macTaken.status).toBe(409);
-    expect(fault(macTaken)).toBe(`nodes[1].ports[0]: ${fault(singleMac)}`);
+    expect(faultString(macTaken)).toBe(`nodes[1].ports[0]: ${faultString(singleMac)}`);
     const nameTaken = await bulk([nodeBody(0), nodeBody(5)]);
     expect(nameTaken.status).toBe(409);
-    expect(fault(nameTaken)).toBe(`nodes[1]: ${fault(singleName)}`);
+    expect(faultString(nameTaken)).toBe(`nodes[1]: ${faultString(singleName)}`);
     expect(await counts()).toEqual({ nodes: 1, ports: 1 });
   });
 
   it('takes at most [api]bulk_enrolment_max_nodes nodes and refuses a body that is not a list of nodes', async () => {
     const over = await bulk([nodeBody(0), nodeBody(1), nodeBody(2), nodeBody(3)]);
     expect(over.status).toBe(400);
-    expect(fault(over)).toBe(
+    expect(faultString(over)).toBe(
       'A bulk enrolment creates at most 3 nodes ([api]bulk_enrolment_max_nodes); this one lists 4: split the list.',
     );
     expect(await counts()).toEqual({ nodes: 0, ports: 0 });
@@ -189,7 +189,7 @@ describe('POST /v1/nodes/bulk', () => {
     for (const body of [{}, { nodes: [] }, { nodes: {} }, { nodes: [nodeBody(9)], more: 1 }, []]) {
       const res = await api.request('POST', '/v1/nodes/bulk', { body });
       expect(res.status, JSON.stringify(body)).toBe(400);
-      expect(fault(res)).toMatch(/^Schema error for bulk enrolment/);
+      expect(faultString(res)).toMatch(/^Schema error for bulk enrolment/);
     }
     const query = await api.request('POST', '/v1/nodes/bulk?dry_run=1', { body: { nodes: [nodeBody(9)] } });
     expect(query.status).toBe(400);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ApiHarness, faultOf } from '../testing/api-harness.js';
+import { ApiHarness, faultOf, faultString } from '../testing/api-harness.js';
 
 /** Field names of a node as real Ironic answers `node create` at 1.78 (reference vectors). */
 const IRONIC_NODE_KEYS = [
@@ -35,7 +35,6 @@ describe('/v1/nodes', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     return res.body;
   }
-  const fault = (res: { body: unknown }) => faultOf(res.body).faultstring;
 
   describe('POST', () => {
     it('starts a node available below 1.11 and in enroll from 1.11, as Ironic does', async () => {
@@ -132,7 +131,7 @@ describe('/v1/nodes', () => {
       const res = await create(body);
       expect(res.status).toBe(400);
       expect(faultOf(res.body).faultcode).toBe('Client');
-      expect(fault(res)).toContain(message);
+      expect(faultString(res)).toContain(message);
     });
 
     it('accepts RFC 3986 unreserved names and refuses duplicate names and uuids with 409', async () => {
@@ -169,7 +168,7 @@ describe('/v1/nodes', () => {
       expect((await api.request('GET', '/v1/nodes/by-name')).body.uuid).toBe(node.uuid);
       const missing = await api.request('GET', '/v1/nodes/nobody');
       expect(missing.status).toBe(404);
-      expect(fault(missing)).toBe('Node nobody could not be found.');
+      expect(faultString(missing)).toBe('Node nobody could not be found.');
       expect((await api.request('GET', '/v1/nodes/bad%20name')).status).toBe(400);
     });
 
@@ -232,7 +231,7 @@ describe('/v1/nodes', () => {
       expect((await api.request('GET', '/v1/nodes?fields=uuid&detail=true')).status).toBe(400);
       const unsupported = await api.request('GET', '/v1/nodes?chassis_uuid=x');
       expect(unsupported.status).toBe(400);
-      expect(fault(unsupported)).toBe('Unknown argument: "chassis_uuid"');
+      expect(faultString(unsupported)).toBe('Unknown argument: "chassis_uuid"');
       expect((await api.request('GET', '/v1/nodes/detail?fields=uuid')).status).toBe(400);
     });
 
@@ -322,7 +321,7 @@ describe('/v1/nodes', () => {
       const node = await createdNode();
       const res = await patch(node.uuid, ops);
       expect(res.status).toBe(400);
-      expect(fault(res)).toContain(message);
+      expect(faultString(res)).toContain(message);
     });
 
     it('refuses interface changes outside the allowed states unless in maintenance, and any change mid-transition', async () => {
@@ -332,7 +331,7 @@ describe('/v1/nodes', () => {
       const ops = [{ op: 'replace', path: '/boot_interface', value: 'ipxe' }];
       const busy = await patch(node.uuid, ops);
       expect(busy.status).toBe(409);
-      expect(fault(busy)).toContain("Current state is 'active'");
+      expect(faultString(busy)).toContain("Current state is 'active'");
       expect((await patch(node.uuid, [{ op: 'add', path: '/extra/ok', value: true }])).status).toBe(200);
       await api.stores.nodes.update(id, { maintenance: true });
       expect((await patch(node.uuid, ops)).status).toBe(200);
@@ -350,7 +349,7 @@ describe('/v1/nodes', () => {
       await api.stores.nodes.update(id, { reservation: 'cond-1' });
       const locked = await patch(node.uuid, [{ op: 'add', path: '/extra/x', value: 1 }]);
       expect(locked.status).toBe(409);
-      expect(fault(locked)).toContain('locked by host cond-1');
+      expect(faultString(locked)).toContain('locked by host cond-1');
       await api.stores.nodes.update(id, { reservation: null, maintenance: true, maintenanceReason: 'broken' });
       const cleared = await patch(node.uuid, [{ op: 'replace', path: '/maintenance', value: false }]);
       expect(cleared.body).toMatchObject({ maintenance: false, maintenance_reason: null });
@@ -380,7 +379,7 @@ describe('/v1/nodes', () => {
       await api.stores.nodes.update(id, { provisionState: 'active' });
       const refused = await api.request('DELETE', '/v1/nodes/busy');
       expect(refused.status).toBe(409);
-      expect(fault(refused)).toContain('provision state "active"');
+      expect(faultString(refused)).toContain('provision state "active"');
       await api.stores.nodes.update(id, { reservation: 'cond-1', maintenance: true });
       expect((await api.request('DELETE', '/v1/nodes/busy')).status).toBe(409);
       await api.stores.nodes.update(id, { reservation: null });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ApiHarness, faultOf } from '../testing/api-harness.js';
+import { ApiHarness, faultString } from '../testing/api-harness.js';
 
 /** Port fields and filters of 1.97-1.111, each below and at its version. */
 describe('ports from 1.97', () => {
@@ -27,7 +27,6 @@ describe('ports from 1.97', () => {
     await api.database.db('ports').delete();
   });
 
-  const fault = (res: { body: unknown }) => faultOf(res.body).faultstring;
   const create = (body: Record<string, unknown>, version: string) =>
     api.request('POST', '/v1/ports', { body: { node_uuid: nodeA, ...body }, version });
 
@@ -56,7 +55,7 @@ describe('ports from 1.97', () => {
       expect((await patch(version, { op: 'remove', path: `/${field}` })).body[field]).toBeNull();
       const long = await patch(version, { op: 'replace', path: `/${field}`, value: 'a'.repeat(max + 1) });
       expect(long.status).toBe(400);
-      expect(fault(long)).toContain(field);
+      expect(faultString(long)).toContain(field);
     },
   );
 
@@ -89,7 +88,7 @@ describe('ports from 1.97', () => {
     expect((await list('conductor_groups=rack-3')).body.ports).toEqual([]);
     const combined = await list(`conductor_groups=rack-1&node=${nodeA}`);
     expect(combined.status).toBe(400);
-    expect(fault(combined)).toContain('cannot be combined');
+    expect(faultString(combined)).toContain('cannot be combined');
   });
 
   it('PATCH paths escape ~ and / in keys as JSON pointers (~0, ~1)', async () => {
@@ -108,7 +107,7 @@ describe('ports from 1.97', () => {
       version: '1.98',
     });
     expect(unknown.status).toBe(400);
-    expect(fault(unknown)).toContain('Cannot patch /ex~1tra');
+    expect(faultString(unknown)).toContain('Cannot patch /ex~1tra');
   });
 
   it('OVN VTEP keys: accepted 1.90-1.104, refused (406) and shown empty from 1.105', async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ApiHarness, faultOf } from '../testing/api-harness.js';
+import { ApiHarness, faultString } from '../testing/api-harness.js';
 
 const IRONIC_PORT_KEYS = [
   'uuid',
@@ -35,7 +35,6 @@ describe('/v1/ports', () => {
   });
 
   const create = (body: Record<string, unknown>) => api.request('POST', '/v1/ports', { body });
-  const fault = (res: { body: unknown }) => faultOf(res.body).faultstring;
 
   it('creates a port from any MAC form it accepts, stored canonical, with every Ironic field', async () => {
     const res = await create({ address: '52-54-00-AA-BB-01', node_uuid: nodeA, extra: { slot: 1 } });
@@ -78,14 +77,14 @@ describe('/v1/ports', () => {
   ] as Array<[Record<string, unknown>, string]>)('refuses %j with 400', async (body, message) => {
     const res = await create({ ...body, ...(body.node_uuid === 'NODE_A' ? { node_uuid: nodeA } : {}) });
     expect(res.status).toBe(400);
-    expect(fault(res)).toContain(message);
+    expect(faultString(res)).toContain(message);
   });
 
   it('refuses a MAC that any port already has with 409 MACAlreadyExists', async () => {
     expect((await create({ address: '52:54:00:aa:bb:01', node_uuid: nodeA })).status).toBe(201);
     const duplicate = await create({ address: '52:54:00:AA:BB:01', node_uuid: nodeB });
     expect(duplicate.status).toBe(409);
-    expect(fault(duplicate)).toContain('52:54:00:aa:bb:01');
+    expect(faultString(duplicate)).toContain('52:54:00:aa:bb:01');
   });
 
   it('refuses fields newer than the request version with 406', async () => {
@@ -210,7 +209,7 @@ describe('/v1/ports', () => {
         version: '1.89',
       });
       expect(below.status).toBe(406);
-      expect(fault(below)).toContain('1.90');
+      expect(faultString(below)).toContain('1.90');
       const port = (await create({ address: '52:54:00:00:03:03', node_uuid: nodeA })).body;
       const patch = (version: string) =>
         api.request('PATCH', `/v1/ports/${port.uuid}`, {
@@ -232,7 +231,7 @@ describe('/v1/ports', () => {
         version: '1.90',
       });
       expect(res.status).toBe(400);
-      expect(fault(res)).toContain('local_link_connection');
+      expect(faultString(res)).toContain('local_link_connection');
     });
 
     it('refuses network_type below 1.64 with 406', async () => {
@@ -263,7 +262,7 @@ describe('/v1/ports', () => {
         version: '1.93',
       });
       expect(res.status).toBe(406);
-      expect(fault(res)).toContain('1.94');
+      expect(faultString(res)).toContain('1.94');
     });
 
     it.each([
@@ -279,7 +278,7 @@ describe('/v1/ports', () => {
       };
       const res = await api.request('POST', '/v1/ports', { body, version: '1.94' });
       expect(res.status).toBe(400);
-      expect(fault(res)).toContain(message);
+      expect(faultString(res)).toContain(message);
     });
 
     it('does not take node_ident in a PATCH (the node is changed by node_uuid)', async () => {

@@ -186,3 +186,8 @@ export class ApiHarness {
 export function faultOf(body: unknown): { faultcode: string; faultstring: string; debuginfo: null } {
   return JSON.parse((body as { error_message: string }).error_message);
 }
+
+/** The faultstring of an Ironic error answer: what the tests compare with upstream's wording. */
+export function faultString(res: { body: unknown }): string {
+  return faultOf(res.body).faultstring;
+}
