@@ -10,15 +10,8 @@ describe('portgroups from 1.99', () => {
     api = await ApiHarness.start();
     await api.registerConductor('cond-1', 'rack-1');
     await api.registerConductor('cond-2', 'rack-2');
-    const node = async (name: string, group: string, shard: string) =>
-      (
-        await api.request('POST', '/v1/nodes', {
-          body: { driver: 'fake-hardware', name, conductor_group: group, shard },
-          version: '1.82',
-        })
-      ).body.uuid as string;
-    nodeA = await node('pg-a', 'rack-1', 'shard-a');
-    nodeB = await node('pg-b', 'rack-2', 'shard-b');
+    nodeA = await api.createNode({ name: 'pg-a', conductor_group: 'rack-1', shard: 'shard-a' }, '1.82');
+    nodeB = await api.createNode({ name: 'pg-b', conductor_group: 'rack-2', shard: 'shard-b' }, '1.82');
   });
   afterAll(async () => {
     await api?.close();

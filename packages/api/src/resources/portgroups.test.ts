@@ -9,8 +9,8 @@ describe('/v1/portgroups and the port fields that go with them', () => {
     // A mode other than the default one: portgroups created without a mode get [DEFAULT]default_portgroup_mode.
     api = await ApiHarness.start({ overrides: { DEFAULT: { default_portgroup_mode: 'balance-alb' } } });
     await api.registerConductor('cond-1');
-    nodeA = (await api.request('POST', '/v1/nodes', { body: { driver: 'fake-hardware', name: 'pg-a' } })).body.uuid;
-    nodeB = (await api.request('POST', '/v1/nodes', { body: { driver: 'fake-hardware', name: 'pg-b' } })).body.uuid;
+    nodeA = await api.createNode({ name: 'pg-a' });
+    nodeB = await api.createNode({ name: 'pg-b' });
   });
   afterAll(async () => {
     await api?.close();

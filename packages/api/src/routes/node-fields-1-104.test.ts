@@ -9,7 +9,7 @@ describe('nodes from 1.104', () => {
   beforeAll(async () => {
     api = await ApiHarness.start();
     await api.registerConductor('cond-1');
-    uuid = (await api.request('POST', '/v1/nodes', { body: { driver: 'fake-hardware', name: 'n104' } })).body.uuid;
+    uuid = await api.createNode({ name: 'n104' });
     id = (await api.stores.nodes.getByUuid(uuid))?.id as number;
   });
   afterAll(async () => {

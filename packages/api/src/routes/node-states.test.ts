@@ -9,7 +9,7 @@ describe('/v1/nodes/{id}/states through the conductor client', () => {
   beforeAll(async () => {
     api = await ApiHarness.start();
     await api.registerConductor('cond-1');
-    uuid = (await api.request('POST', '/v1/nodes', { body: { driver: 'fake-hardware', name: 'st' } })).body.uuid;
+    uuid = await api.createNode({ name: 'st' });
     id = (await api.stores.nodes.getByUuid(uuid))!.id;
   });
   afterAll(async () => {

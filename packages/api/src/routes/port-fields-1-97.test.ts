@@ -10,15 +10,8 @@ describe('ports from 1.97', () => {
     api = await ApiHarness.start();
     await api.registerConductor('cond-1', 'rack-1');
     await api.registerConductor('cond-2', 'rack-2');
-    const node = async (name: string, group: string) =>
-      (
-        await api.request('POST', '/v1/nodes', {
-          body: { driver: 'fake-hardware', name, conductor_group: group },
-          version: '1.46',
-        })
-      ).body.uuid as string;
-    nodeA = await node('node-a', 'Rack-1');
-    nodeB = await node('node-b', 'rack-2');
+    nodeA = await api.createNode({ name: 'node-a', conductor_group: 'Rack-1' }, '1.46');
+    nodeB = await api.createNode({ name: 'node-b', conductor_group: 'rack-2' }, '1.46');
   });
   afterAll(async () => {
     await api?.close();

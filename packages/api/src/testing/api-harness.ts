@@ -153,12 +153,18 @@ export class ApiHarness {
   }
 
   /** A fake-hardware node enrolled through REST with one port (a conductor must be registered). */
-  async enrolNode(name: string, mac: string): Promise<{ nodeUuid: string; portUuid: string }> {
-    const node = await this.request('POST', '/v1/nodes', { body: { driver: 'fake-hardware', name } });
+  /** Creates a fake-hardware node through POST /v1/nodes, as a client would, and returns its uuid. */
+  async createNode(fields: Record<string, unknown>, version?: string): Promise<string> {
+    const node = await this.request('POST', '/v1/nodes', { body: { driver: 'fake-hardware', ...fields }, version });
     if (node.status !== 201) throw new Error(`node create answered ${node.status}: ${JSON.stringify(node.body)}`);
-    const port = await this.request('POST', '/v1/ports', { body: { address: mac, node_uuid: node.body.uuid } });
+    return node.body.uuid as string;
+  }
+
+  async enrolNode(name: string, mac: string): Promise<{ nodeUuid: string; portUuid: string }> {
+    const nodeUuid = await this.createNode({ name });
+    const port = await this.request('POST', '/v1/ports', { body: { address: mac, node_uuid: nodeUuid } });
     if (port.status !== 201) throw new Error(`port create answered ${port.status}: ${JSON.stringify(port.body)}`);
-    return { nodeUuid: node.body.uuid, portUuid: port.body.uuid };
+    return { nodeUuid, portUuid: port.body.uuid };
   }
 
   async request<T = Json>(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
