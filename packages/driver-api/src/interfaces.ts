@@ -1,5 +1,6 @@
 import type {
   HardwareComponent,
+  HealthState,
   IndicatorState,
   JsonObject,
   PowerState,
@@ -108,6 +109,12 @@ export interface ManagementInterface extends HardwareInterface {
   setIndicatorState?(task: Task, component: HardwareComponent, indicator: string, state: IndicatorState): Promise<void>;
   /** The state an indicator shows. Read-only. Throws InvalidParameterValue for an unknown component or indicator. */
   getIndicatorState?(task: Task, component: HardwareComponent, indicator: string): Promise<IndicatorState>;
+  /**
+   * The hardware's overall health as the BMC reports it (Ironic 1.109's node
+   * `health`), read by power sync. Optional: an interface without it leaves
+   * the field null. Null where the BMC cannot tell. Read-only; shared lock.
+   */
+  getHealth?(task: Task): Promise<HealthState | null>;
 }
 
 /** What a deploy or clean step asks of the conductor next. */
