@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type ApiClient, ApiError } from '@bmaas/api-client';
-import { mapLimit } from '@bmaas/common';
+import { mapLimit, waitFor } from '@bmaas/common';
 
 /** One provision target fired at every node, and the state all must reach. */
 interface Step {
@@ -84,20 +84,26 @@ export async function provisionNodes(
       await fire(api, uuid, step.target);
       if (++fired % 1000 === 0) options.progress(`${step.target}: ${fired}/${uuids.length} requested`);
     });
-    const deadline = Date.now() + options.stepTimeoutMs;
-    for (;;) {
-      const reached = await countInState(api, step.reaches);
-      if (reached === uuids.length) break;
-      if (Date.now() > deadline) {
-        const errors = await firstErrors(api);
-        throw new Error(
-          `only ${reached} of ${uuids.length} nodes reached "${step.reaches}" within ${options.stepTimeoutMs / 1000} s` +
-            (errors.length ? `; for example:\n  ${errors.join('\n  ')}` : ''),
-        );
-      }
-      options.progress(`${step.target}: ${reached}/${uuids.length} ${step.reaches}`);
-      await sleep(1000);
-    }
+    let reached = 0;
+    await waitFor(
+      `every node to reach "${step.reaches}"`,
+      async () => {
+        reached = await countInState(api, step.reaches);
+        if (reached === uuids.length) return true;
+        options.progress(`${step.target}: ${reached}/${uuids.length} ${step.reaches}`);
+        return undefined;
+      },
+      {
+        timeoutMs: options.stepTimeoutMs,
+        intervalMs: 1000,
+        describe: async () => {
+          const errors = await firstErrors(api);
+          return (
+            `only ${reached} of ${uuids.length} did` + (errors.length ? `; for example:\n  ${errors.join('\n  ')}` : '')
+          );
+        },
+      },
+    );
     const seconds = (performance.now() - stepStarted) / 1000;
     const cpuSeconds = stop?.();
     steps.push({ ...step, seconds, ...(cpuSeconds ? { cpuSeconds } : {}) });

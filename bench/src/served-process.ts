@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
+import { until, waitFor } from '@bmaas/common';
 
 /** A server the bench started (nginx, the node:http file server), stopped by PID. */
 export class ServedProcess {
@@ -34,13 +35,15 @@ export class ServedProcess {
 
   /** Resolves once `probePath` answers (any HTTP status); fails when the process exits or time runs out. */
   async waitUntilServing(probePath: string, timeoutMs = 10_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      if (!this.running) throw new Error(`${this.name} exited during start-up: ${this.output.join('').slice(-2000)}`);
-      if (await answers(`${this.baseUrl}${probePath}`)) return;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`${this.name} did not answer within ${timeoutMs} ms: ${this.output.join('').slice(-2000)}`);
+    await waitFor(
+      `${this.name} to answer ${probePath}`,
+      until(() => answers(`${this.baseUrl}${probePath}`)),
+      {
+        timeoutMs,
+        abortReason: () => (this.running ? null : `${this.name} exited during start-up`),
+        describe: () => this.output.join('').slice(-2000),
+      },
+    );
   }
 
   /** SIGTERM (nginx: fast shutdown), SIGKILL after graceMs. */

@@ -164,17 +164,16 @@ describe.skipIf(missingPrerequisite(LABEL, problem))(
     ): Promise<{ node: Record<string, unknown>; seen: Set<string> }> {
       await lab.api.expect(202, 'PUT', `/v1/nodes/${uuid}/states/provision`, { target: 'active', configdrive });
       const seen = new Set<string>();
-      const deadline = Date.now() + DEPLOY_TIMEOUT_MS;
-      for (;;) {
-        const node = (await lab.api.expect(200, 'GET', `/v1/nodes/${uuid}`)).body;
-        const step = (node.deploy_step as { step?: string }).step ?? '-';
-        seen.add(`${node.provision_state}:${step}`);
-        if (node.provision_state === until) return { node, seen };
-        if (String(node.provision_state).endsWith('failed') || Date.now() > deadline) {
-          throw new Error(`${uuid}: ${node.provision_state} waiting for ${until}: ${node.last_error}`);
+      const node = await lab.api.waitForNode(uuid, `"${until}"`, DEPLOY_TIMEOUT_MS, 300, (now) => {
+        const step = (now.deploy_step as { step?: string }).step ?? '-';
+        seen.add(`${now.provision_state}:${step}`);
+        if (now.provision_state === until) return true;
+        if (now.provision_state.endsWith('failed')) {
+          throw new Error(`${uuid}: ${now.provision_state} waiting for ${until}: ${now.last_error}`);
         }
-        await new Promise((resolve) => setTimeout(resolve, 300));
-      }
+        return false;
+      });
+      return { node, seen };
     }
 
     it(

@@ -12,7 +12,7 @@ import { describe, it } from 'vitest';
 import { missingPrerequisite } from '../support/prerequisites.js';
 import { type LabSuite, useProductLab } from './lib/lab-suite.js';
 import { missingLabTools } from './lib/prerequisites.js';
-import { FALLBACK_MARKER, nodeBodyFor, type ProductLab, startNetnsProductLab } from './lib/product-lab.js';
+import { FALLBACK_MARKER, inspected, nodeBodyFor, startNetnsProductLab } from './lib/product-lab.js';
 
 const LABEL = 'inspection';
 const CACHE_DIR = process.env.BMAAS_E2E_CACHE ?? fileURLToPath(new URL('./.cache', import.meta.url));
@@ -239,7 +239,7 @@ describe.skipIf(skip)('discovery on: unknown machines enrol themselves', () => {
       expect(nodes.nodes).toHaveLength(3);
       for (const [i, index] of [4, 5, 6].entries()) {
         const uuid = uuids[i] as string;
-        const node = await waitForProperties(lab, uuid);
+        const node = await lab.api.waitForNode(uuid, 'to have its properties', ACTION_TIMEOUT_MS, 250, inspected);
         expect(node).toMatchObject({
           name: `rack-E2E-SN-${index}`,
           provision_state: 'enroll',
@@ -258,13 +258,3 @@ describe.skipIf(skip)('discovery on: unknown machines enrol themselves', () => {
     TEST_TIMEOUT_MS,
   );
 });
-
-async function waitForProperties(lab: ProductLab, uuid: string): Promise<Record<string, unknown>> {
-  const deadline = Date.now() + ACTION_TIMEOUT_MS;
-  for (;;) {
-    const node = (await lab.api.expect(200, 'GET', `/v1/nodes/${uuid}`)).body as Record<string, unknown>;
-    if ((node.properties as Record<string, unknown>).cpus !== undefined && node.reservation === null) return node;
-    if (Date.now() > deadline) throw new Error(`node ${uuid}: no properties after ${ACTION_TIMEOUT_MS} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}

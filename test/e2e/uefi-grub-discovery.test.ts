@@ -14,7 +14,7 @@ import { filesServedTo } from './lib/evidence.js';
 import { GRUB_EFI_FILE } from './lib/grub-image.js';
 import { useProductLab } from './lib/lab-suite.js';
 import { missingUefiLabTools } from './lib/prerequisites.js';
-import { startNetnsProductLab } from './lib/product-lab.js';
+import { inspected, startNetnsProductLab } from './lib/product-lab.js';
 
 const LABEL = 'uefi-grub-discovery';
 const CACHE_DIR = process.env.BMAAS_E2E_CACHE ?? fileURLToPath(new URL('./.cache', import.meta.url));
@@ -81,14 +81,7 @@ describe.skipIf(missingPrerequisite(LABEL, problem))('discovery of an unknown UE
       );
       expect(served.length).toBeGreaterThanOrEqual(1);
 
-      const deadline = Date.now() + ACTION_TIMEOUT_MS;
-      let node: Record<string, unknown>;
-      for (;;) {
-        node = (await lab.api.expect(200, 'GET', `/v1/nodes/${uuid}`)).body as Record<string, unknown>;
-        if ((node.properties as Record<string, unknown>).cpus !== undefined && node.reservation === null) break;
-        if (Date.now() > deadline) throw new Error(`node ${uuid}: no properties after ${ACTION_TIMEOUT_MS} ms`);
-        await new Promise((resolve) => setTimeout(resolve, 250));
-      }
+      const node = await lab.api.waitForNode(uuid, 'to have its properties', ACTION_TIMEOUT_MS, 250, inspected);
       expect(node).toMatchObject({
         name: 'uefi-UEFI-SN-1',
         provision_state: 'enroll',

@@ -13,7 +13,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '@bmaas/common';
+import { freePort, until, waitFor } from '@bmaas/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { missingPrerequisite } from '../support/prerequisites.js';
 
@@ -99,17 +99,16 @@ describe.skipIf(missingPrerequisite('nginx in front of an http root', missing))(
       const check = spawnSync(NGINX, ['-t', '-q', ...args], { encoding: 'utf8' });
       expect(check.stderr).toBe('');
       nginx = spawn(NGINX, args, { stdio: 'ignore' });
-      for (let i = 0; i < 100; i++) {
-        if (
-          await get(port, '/boot.ipxe').then(
+      await waitFor(
+        'nginx to answer',
+        until(() =>
+          get(port, '/boot.ipxe').then(
             () => true,
             () => false,
-          )
-        )
-          return;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      throw new Error('nginx did not start within 10 s');
+          ),
+        ),
+        { timeoutMs: 10_000 },
+      );
     }, 30_000);
 
     afterAll(async () => {

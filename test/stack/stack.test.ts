@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
-import { freePort, freePortBlock, portIsFree } from '@bmaas/common';
+import { freePort, freePortBlock, portIsFree, until, waitFor } from '@bmaas/common';
 import { stateTempDir } from '@bmaas/db/testing';
 import { SERVER_NODE_FLAGS } from '@bmaas/stack';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -85,13 +85,15 @@ async function api<T>(
 async function provisionTo(uuid: string, target: string, expected: string): Promise<Record<string, unknown>> {
   const answer = await api(`/v1/nodes/${uuid}/states/provision`, { method: 'PUT', body: { target } });
   expect(answer.status, JSON.stringify(answer.body)).toBe(202);
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const node = (await api<Record<string, unknown>>(`/v1/nodes/${uuid}`)).body;
-    if (node.provision_state === expected && !node.target_provision_state) return node;
-    if (Date.now() > deadline) throw new Error(`node did not reach ${expected}: ${JSON.stringify(node)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  let node: Record<string, unknown> = {};
+  return waitFor(
+    `node ${uuid} to reach ${expected}`,
+    async () => {
+      node = (await api<Record<string, unknown>>(`/v1/nodes/${uuid}`)).body;
+      return node.provision_state === expected && !node.target_provision_state ? node : undefined;
+    },
+    { timeoutMs: 20_000, describe: () => JSON.stringify(node) },
+  );
 }
 
 /** No process of the tree seen while the stack ran, no port of it held, no PID file. */
@@ -242,11 +244,14 @@ describe('npm start: the native stack', () => {
     run.signal('SIGKILL');
     await run.waitForExit(5000);
     // The database process sees its standard input close and stops the server (a fast shutdown).
-    const deadline = Date.now() + 20_000;
-    while (stillRunning([...database, ...tree]).length > 0 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(commandLines(stillRunning([...database, ...tree]))).toEqual([]);
+    await waitFor(
+      'the database processes to stop',
+      until(() => stillRunning([...database, ...tree]).length === 0),
+      {
+        timeoutMs: 20_000,
+        describe: () => commandLines(stillRunning([...database, ...tree])).join('; '),
+      },
+    );
     leftovers = [pids.get('api'), pids.get('conductor-1')] as number[];
   });
 
@@ -298,16 +303,18 @@ describe('npm start: the native stack', () => {
     const apiPid = Number(restarted[1]);
     expect(apiPid).not.toBe(pids.get('api'));
     // The new API answers, and the restarted conductor is alive again.
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const answer = await api<{ conductors: Array<{ hostname: string; alive: boolean }> }>('/v1/conductors').catch(
-        () => undefined,
-      );
-      const alive = answer?.body.conductors?.filter((c) => c.alive).map((c) => c.hostname) ?? [];
-      if (alive.length === 2) break;
-      if (Date.now() > deadline) throw new Error(`conductors alive after the restarts: ${alive.join(', ')}`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    let alive: string[] = [];
+    await waitFor(
+      'both conductors alive after the restarts',
+      async () => {
+        const answer = await api<{ conductors: Array<{ hostname: string; alive: boolean }> }>('/v1/conductors').catch(
+          () => undefined,
+        );
+        alive = answer?.body.conductors?.filter((c) => c.alive).map((c) => c.hostname) ?? [];
+        return alive.length === 2 ? true : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 250, describe: () => `alive: ${alive.join(', ')}` },
+    );
     const tree = descendants(run.pid);
     expect(tree).toContain(apiPid);
     run.signal('SIGTERM');

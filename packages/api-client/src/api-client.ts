@@ -260,7 +260,11 @@ export class ApiClient {
     this.agent.destroy();
   }
 
-  private waitForNode(
+  /**
+   * Polls the node until `done` says so; the timeout's message names `what` and the node's last
+   * states. `done` may throw to end the wait at once (a state that cannot lead to the one awaited).
+   */
+  waitForNode(
     ident: string,
     what: string,
     timeoutMs: number,

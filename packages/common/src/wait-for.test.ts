@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mapLimit, waitFor, withTimeout } from './wait-for.js';
+import { mapLimit, until, WaitTimeoutError, waitFor, withTimeout } from './wait-for.js';
 
 describe('waitFor', () => {
   it('returns the first value the probe gives', async () => {
@@ -19,11 +19,40 @@ describe('waitFor', () => {
     ).rejects.toThrow('timed out after 50 ms waiting for nothing: still nothing');
   });
 
+  it('takes a synchronous probe, and a condition through until()', async () => {
+    let calls = 0;
+    expect(
+      await waitFor('the second call', () => (++calls === 2 ? calls : undefined), { timeoutMs: 2000, intervalMs: 1 }),
+    ).toBe(2);
+    let flag = false;
+    setTimeout(() => {
+      flag = true;
+    }, 20);
+    expect(
+      await waitFor(
+        'the flag',
+        until(() => flag),
+        { timeoutMs: 2000, intervalMs: 5 },
+      ),
+    ).toBe(true);
+  });
+
+  it('throws a WaitTimeoutError that names what it waited for, probing once more at the deadline', async () => {
+    let calls = 0;
+    const started = Date.now();
+    const error = await waitFor('nothing', () => void calls++, { timeoutMs: 100, intervalMs: 40 }).catch((e) => e);
+    expect(error).toBeInstanceOf(WaitTimeoutError);
+    expect(error).toMatchObject({ name: 'WaitTimeoutError', what: 'nothing', timeoutMs: 100, aborted: null });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(100);
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(calls).toBeGreaterThanOrEqual(3);
+  });
+
   it('gives up early, after one last probe, once abortReason gives a reason', async () => {
     const started = Date.now();
     await expect(
       waitFor('a line', async () => undefined, { timeoutMs: 10_000, abortReason: () => 'qemu exited' }),
-    ).rejects.toThrow('qemu exited waiting for a line');
+    ).rejects.toThrow(new WaitTimeoutError('a line', 10_000, 'qemu exited', ''));
     expect(Date.now() - started).toBeLessThan(1000);
   });
 });

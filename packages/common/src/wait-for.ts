@@ -10,29 +10,55 @@ export interface WaitForOptions {
   abortReason?: () => string | null | undefined;
 }
 
+/** A probe: a value when what it looks for is there, undefined while it is not (yet). */
+export type Probe<T> = () => Promise<T | undefined> | T | undefined;
+
+/** waitFor gave up: `timeoutMs` passed, or `abortReason` gave a reason (then `aborted` holds it). */
+export class WaitTimeoutError extends Error {
+  override readonly name = 'WaitTimeoutError';
+  constructor(
+    readonly what: string,
+    readonly timeoutMs: number,
+    readonly aborted: string | null,
+    detail: string,
+  ) {
+    super(`${aborted ?? `timed out after ${timeoutMs} ms`} waiting for ${what}${detail ? `: ${detail}` : ''}`);
+  }
+}
+
 /**
  * The one poller: calls `probe` until it returns a value other than undefined, for state only
  * visible by looking (database rows, another process's files or ports, a node's state through
- * the API). Always bounded: throws naming `what`, why it gave up and `describe()` after timeoutMs
- * or once `abortReason` gives a reason. A probe that throws ends the wait with its error.
+ * the API). Always bounded: throws a WaitTimeoutError naming `what`, why it gave up and
+ * `describe()` after timeoutMs or once `abortReason` gives a reason. The probe is called at least
+ * once, and once more at or after the deadline. A probe that throws ends the wait with its error.
  */
-export async function waitFor<T>(
-  what: string,
-  probe: () => Promise<T | undefined>,
-  options: WaitForOptions,
-): Promise<T> {
+export async function waitFor<T>(what: string, probe: Probe<T>, options: WaitForOptions): Promise<T> {
   const deadline = Date.now() + options.timeoutMs;
   for (;;) {
     const reason = options.abortReason?.() ?? null;
     const value = await probe();
     if (value !== undefined) return value;
-    const why = reason ?? (Date.now() >= deadline ? `timed out after ${options.timeoutMs} ms` : null);
-    if (why !== null) {
-      const detail = options.describe ? `: ${await options.describe()}` : '';
-      throw new Error(`${why} waiting for ${what}${detail}`);
+    if (reason !== null || Date.now() >= deadline) {
+      const detail = options.describe ? await options.describe() : '';
+      throw new WaitTimeoutError(what, options.timeoutMs, reason, detail);
     }
-    await sleep(options.intervalMs ?? 100);
+    await sleep(Math.min(options.intervalMs ?? 100, Math.max(1, deadline - Date.now())));
   }
+}
+
+/** `condition` as a waitFor probe: true once it holds, undefined until then. */
+export function until(condition: () => Promise<boolean> | boolean): Probe<true> {
+  return async () => ((await condition()) ? true : undefined);
+}
+
+/**
+ * For a wait whose end is enough either way (a best-effort wait before a harder step):
+ * `waitFor(...).catch(ignoreTimeout)` resolves undefined on a WaitTimeoutError, rethrows the rest.
+ */
+export function ignoreTimeout(error: unknown): undefined {
+  if (error instanceof WaitTimeoutError) return undefined;
+  throw error;
 }
 
 /** Rejects with a message naming `what` when `promise` does not settle in time. */

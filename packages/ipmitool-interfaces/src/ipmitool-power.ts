@@ -4,6 +4,9 @@ import {
   PowerState as Power,
   type PowerState,
   PowerStateFailure,
+  until,
+  WaitTimeoutError,
+  waitFor,
 } from '@bmaas/common';
 import type { PowerInterface, Task } from '@bmaas/driver-api';
 import { bmcName, IPMI_PROPERTIES, type IpmiTarget, parseIpmiDriverInfo } from './driver-info.js';
@@ -66,14 +69,18 @@ export class IpmitoolPowerInterface implements PowerInterface {
 
   /** Reads the power state until it is `wanted`; PowerStateFailure after `timeoutSeconds`. */
   private async waitFor(target: IpmiTarget, wanted: PowerState, timeoutSeconds: number, requested: PowerState) {
-    const deadline = Date.now() + timeoutSeconds * 1000;
-    let last: PowerState;
-    for (;;) {
-      last = await this.readPowerState(target);
-      if (last === wanted || Date.now() >= deadline) break;
-      await new Promise((resolve) => setTimeout(resolve, this.options.pollIntervalMs ?? 1000));
-    }
-    if (last !== wanted) {
+    let last: PowerState | undefined;
+    try {
+      await waitFor(
+        `BMC ${bmcName(target)} to reach "${wanted}"`,
+        until(async () => {
+          last = await this.readPowerState(target);
+          return last === wanted;
+        }),
+        { timeoutMs: timeoutSeconds * 1000, intervalMs: this.options.pollIntervalMs ?? 1000 },
+      );
+    } catch (error) {
+      if (!(error instanceof WaitTimeoutError)) throw error;
       throw new PowerStateFailure(
         `BMC ${bmcName(target)} did not reach "${wanted}" within ${timeoutSeconds} s while setting "${requested}"; it reports "${last}".`,
       );

@@ -90,7 +90,7 @@ describe.skipIf(skip)('lab BMC (ipmi_sim on loopback)', () => {
     expect(since).toMatch(/^\n?=== power on, bootdev=default, order=c ===/);
     expect(since).not.toContain('bootdev=pxe');
     await expect(bmc.waitForSerialSincePowerOn(/never printed/, 600)).rejects.toThrow(
-      /never printed.*not on the serial console since the last power on within 600 ms/,
+      /timed out after 600 ms waiting for \/never printed\/ on the serial console of .* since the last power on/,
     );
     await power('off');
   });

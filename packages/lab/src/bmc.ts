@@ -8,10 +8,10 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { ignoreTimeout, until, waitFor } from '@bmaas/common';
 import { IPMI_SIM_BMC_EMU, ipmiSimLanConf } from '@bmaas/ipmitool-interfaces/testing';
-import { type ExitStatus, exitOf, spawned, stopProcess } from './child-process.js';
+import { isRunning, spawned, stopProcess } from './child-process.js';
 import { killNow, onAbnormalExit } from './exit-cleanup.js';
 import type { LabNetwork } from './netns.js';
 import { type MachineNetwork, netdevArg } from './qemu.js';
@@ -132,7 +132,6 @@ export async function startMachineBmc(options: MachineBmcOptions): Promise<Machi
     ? network.spawn('ipmi_sim', args, { stdio: 'ignore' })
     : spawn('ipmi_sim', args, { stdio: 'ignore' });
   const pid = await spawned(child);
-  const exited: Promise<ExitStatus> = exitOf(child);
   const qemuPid = (): number | undefined => {
     const text = existsSync(join(dir, 'qemu.pid')) ? readFileSync(join(dir, 'qemu.pid'), 'utf8').trim() : '';
     return text ? Number(text) : undefined;
@@ -173,7 +172,14 @@ export async function startMachineBmc(options: MachineBmcOptions): Promise<Machi
         // gone meanwhile
       }
       // QEMU daemonized (init's child): nothing to await but its /proc entry going
-      for (const deadline = Date.now() + 5000; machineRunning() && Date.now() < deadline; ) await sleep(20);
+      await waitFor(
+        `QEMU of ${options.name} to be gone`,
+        until(() => !machineRunning()),
+        {
+          timeoutMs: 5000,
+          intervalMs: 20,
+        },
+      ).catch(ignoreTimeout);
     }
     try {
       process.kill(pid, 'SIGCONT');
@@ -185,13 +191,15 @@ export async function startMachineBmc(options: MachineBmcOptions): Promise<Machi
   };
 
   // Ready when an RMCP+ session works.
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    if ((await ipmitool(['power', 'status'])).code === 0) break;
-    if (Date.now() > deadline || (await Promise.race([exited.then(() => true), sleep(200).then(() => false)]))) {
-      await stop();
-      throw new Error(`BMC of ${options.name} did not answer on ${options.address}:${options.port}`);
-    }
+  try {
+    await waitFor(
+      `BMC of ${options.name} to answer on ${options.address}:${options.port}`,
+      until(async () => (await ipmitool(['power', 'status'])).code === 0),
+      { timeoutMs: 15_000, intervalMs: 200, abortReason: () => (isRunning(child) ? null : 'ipmi_sim exited') },
+    );
+  } catch (error) {
+    await stop();
+    throw error;
   }
 
   const serialSincePowerOn = async (): Promise<string> => {
@@ -221,16 +229,11 @@ export async function startMachineBmc(options: MachineBmcOptions): Promise<Machi
     ipmitool,
     serialSincePowerOn,
     async waitForSerialSincePowerOn(pattern, timeoutMs) {
-      const started = Date.now();
-      for (;;) {
-        if (pattern.test(await serialSincePowerOn())) return;
-        if (Date.now() - started > timeoutMs) {
-          throw new Error(
-            `${options.name}: ${pattern} not on the serial console since the last power on within ${timeoutMs} ms`,
-          );
-        }
-        await sleep(500);
-      }
+      await waitFor(
+        `${pattern} on the serial console of ${options.name} since the last power on`,
+        until(async () => pattern.test(await serialSincePowerOn())),
+        { timeoutMs, intervalMs: 500 },
+      );
     },
     machineRunning,
     freeze: () => process.kill(pid, 'SIGSTOP'),

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { until, waitFor } from '@bmaas/common';
 import { afterEach, describe, expect, it } from 'vitest';
 import { exitOf, stopProcess, waitForOutputLine } from './child-process.js';
 import { killNow } from './exit-cleanup.js';
@@ -36,9 +36,12 @@ function alive(pid: number): boolean {
 }
 
 /** SIGKILL is delivered asynchronously: bounded wait for the process to be gone. */
-async function gone(pid: number): Promise<boolean> {
-  for (const deadline = Date.now() + 5000; Date.now() < deadline; await sleep(20)) if (!alive(pid)) return true;
-  return false;
+function gone(pid: number): Promise<true> {
+  return waitFor(
+    `process ${pid} to be gone`,
+    until(() => !alive(pid)),
+    { timeoutMs: 5000, intervalMs: 20 },
+  );
 }
 
 async function owner(how: 'exit' | 'signal' | 'forget'): Promise<{ child: ChildProcess; sleeper: number }> {

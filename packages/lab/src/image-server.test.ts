@@ -62,7 +62,9 @@ describe('the image server', () => {
       { method: 'PUT', url: server.imagePath, status: 404 },
     ]);
     await server.waitForDownload(server.imagePath, 100);
-    await expect(server.waitForDownload('/never', 200)).rejects.toThrow('no download of /never after 200 ms');
+    await expect(server.waitForDownload('/never', 200)).rejects.toThrow(
+      'timed out after 200 ms waiting for a download of /never',
+    );
   });
 
   it('stalls the first download of the stall-once path after 1 MiB, then serves it whole', async () => {
@@ -82,7 +84,7 @@ describe('the image server', () => {
     expect(await waiting).toEqual({ uuid, body: 'booted from disk' });
     expect((await request(socket, 'POST', '/report/not-a-uuid', 'x')).status).toBe(404);
     await expect(server.waitForReport('00000000-0000-0000-0000-000000000000', 300)).rejects.toThrow(
-      /no instance report for 0{8}-.* after 300 ms/,
+      /timed out after 300 ms waiting for an instance report of 0{8}-/,
     );
   });
 

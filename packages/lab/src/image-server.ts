@@ -5,6 +5,7 @@
 import { createReadStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import http from 'node:http';
+import { until, waitFor } from '@bmaas/common';
 
 export interface InstanceReport {
   uuid: string;
@@ -82,20 +83,17 @@ export async function startImageServer(
     requests,
     reports,
     async waitForDownload(url, timeoutMs) {
-      const deadline = Date.now() + timeoutMs;
-      while (!requests.some((r) => r.method === 'GET' && r.url === url)) {
-        if (Date.now() > deadline) throw new Error(`no download of ${url} after ${timeoutMs} ms`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      await waitFor(
+        `a download of ${url}`,
+        until(() => requests.some((r) => r.method === 'GET' && r.url === url)),
+        { timeoutMs },
+      );
     },
-    async waitForReport(uuid, timeoutMs) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const found = reports.find((r) => r.uuid === uuid);
-        if (found) return found;
-        if (Date.now() > deadline) throw new Error(`no instance report for ${uuid} after ${timeoutMs} ms`);
-        await new Promise((resolve) => setTimeout(resolve, 250));
-      }
+    waitForReport(uuid, timeoutMs) {
+      return waitFor(`an instance report of ${uuid}`, () => reports.find((r) => r.uuid === uuid), {
+        timeoutMs,
+        intervalMs: 250,
+      });
     },
     close() {
       server.closeAllConnections();

@@ -7,6 +7,7 @@ export * from './exit-cleanup.js';
 export * from './host-relay.js';
 export * from './image-server.js';
 export * from './instance-image.js';
+export * from './lab-control.js';
 export * from './lab-machines.js';
 export * from './lab-paths.js';
 export * from './netns.js';

@@ -2,14 +2,14 @@
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { copyFile, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
-import http from 'node:http';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { ApiClient } from '@bmaas/api-client';
-import { INSTALL_API_USER } from '@bmaas/common';
+import { INSTALL_API_USER, until, waitFor } from '@bmaas/common';
 import { endpointsFile, labImagesDir, lockHolder, type StackEndpoints } from '@bmaas/stack';
 import { buildInstanceImage } from './instance-image.js';
+import { askLab, waitForLabProcess } from './lab-control.js';
 import type { LabDescription } from './lab-machines.js';
 import { deployMachines, enrolMachines, nodeRows, removeNodes, renderTable } from './lab-nodes.js';
 import { IMAGE_CACHE_DIR, type LabPaths, labPaths } from './lab-paths.js';
@@ -118,23 +118,6 @@ async function apiClient(paths: LabPaths, endpoints: StackEndpoints): Promise<Ap
   return new ApiClient(endpoints.apiUrl, { basicAuth: { username: INSTALL_API_USER, password } });
 }
 
-/** Asks the lab process (over its control socket); undefined when none answers. */
-function askLab(paths: LabPaths, method: string, path: string): Promise<LabDescription | undefined> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ socketPath: paths.controlSocket, method, path, timeout: 600_000 }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const body = JSON.parse(Buffer.concat(chunks).toString() || '{}');
-        if (res.statusCode !== 200) reject(new Error(`lab process: ${body.error ?? res.statusCode}`));
-        else resolve(body as LabDescription);
-      });
-    });
-    req.on('error', () => resolve(undefined));
-    req.end();
-  });
-}
-
 const noStack = (paths: LabPaths) =>
   `No stack is running from ${paths.stateDir}: start it with \`npm start\` first (or pass --state-dir).\n`;
 
@@ -235,16 +218,7 @@ async function startLabProcess(paths: LabPaths, network: 'netns' | 'user'): Prom
     exited = true;
   });
   child.unref();
-  const deadline = Date.now() + LAB_START_TIMEOUT_MS;
-  for (;;) {
-    const lab = await askLab(paths, 'GET', '/lab');
-    if (lab) return lab;
-    if (exited || Date.now() > deadline) {
-      const tail = (await readFile(paths.log, 'utf8').catch(() => '')).split('\n').slice(-8).join('\n');
-      throw new Error(`the lab process did not start (log ${paths.log}):\n${tail}`);
-    }
-    await new Promise((r) => setTimeout(r, 300));
-  }
+  return waitForLabProcess(paths, () => exited, LAB_START_TIMEOUT_MS);
 }
 
 async function status(paths: LabPaths, api: ApiClient): Promise<number> {
@@ -264,10 +238,14 @@ async function down(paths: LabPaths): Promise<number> {
   const pid = lockHolder(paths.pidFile);
   if (pid !== undefined) {
     process.kill(pid, 'SIGTERM');
-    const deadline = Date.now() + 60_000;
-    while (lockHolder(paths.pidFile) !== undefined && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 200));
-    if (lockHolder(paths.pidFile) !== undefined) throw new Error(`the lab process ${pid} did not stop in 60 s`);
+    await waitFor(
+      `the lab process ${pid} to stop`,
+      until(() => lockHolder(paths.pidFile) === undefined),
+      {
+        timeoutMs: 60_000,
+        intervalMs: 200,
+      },
+    );
     process.stdout.write(`Stopped the lab process ${pid}: machines, BMCs, dnsmasq and the namespace are gone.\n`);
   } else {
     process.stdout.write('No lab process was running.\n');

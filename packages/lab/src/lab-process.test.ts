@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { acquireLock, endpointsFile, lockHolder, MACHINE_FACING_HOST, type StackEndpoints } from '@bmaas/stack';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { exitOf, stopProcess } from './child-process.js';
+import { askLabProcess, type LabAnswer, waitForLabProcess } from './lab-control.js';
 import type { LabDescription } from './lab-machines.js';
 import { type LabPaths, labPaths } from './lab-paths.js';
 
@@ -20,26 +21,10 @@ const missing = ['/usr/bin/ipmi_sim', '/usr/bin/ipmitool'].filter((tool) => !exi
 const skip = missing.length > 0 && process.env.CI !== 'true';
 if (skip) console.warn(`[lab-process.test] SKIPPING: missing ${missing.join(', ')}`);
 
-interface Answer {
-  status: number;
-  body: Record<string, unknown>;
-}
-
-/** Asks the lab process on its control socket; undefined while none listens. */
-function ask(socketPath: string, method: string, path: string): Promise<Answer | undefined> {
-  return new Promise((resolve) => {
-    const req = http.request({ socketPath, method, path, timeout: 60_000 }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString()) }));
-    });
-    req.on('error', () => resolve(undefined));
-    req.end();
-  });
-}
+const ask = (socketPath: string, method: string, path: string) => askLabProcess(socketPath, method, path, 60_000);
 
 /** The lab as the answer to a request that must succeed describes it. */
-function described(answer: Answer | undefined): LabDescription {
+function described(answer: LabAnswer | undefined): LabDescription {
   expect(answer?.status).toBe(200);
   return answer?.body as unknown as LabDescription;
 }
@@ -116,15 +101,8 @@ describe.skipIf(skip)('the lab process (user-mode networking)', () => {
     return child;
   }
 
-  async function ready(child: ChildProcess): Promise<LabDescription> {
-    for (const deadline = Date.now() + 60_000; ; await new Promise((r) => setTimeout(r, 100))) {
-      const answer = await ask(paths.controlSocket, 'GET', '/lab');
-      if (answer) return answer.body as unknown as LabDescription;
-      if (child.exitCode !== null || Date.now() > deadline) {
-        throw new Error(`the lab process did not start:\n${await readFile(paths.log, 'utf8')}`);
-      }
-    }
-  }
+  const ready = (child: ChildProcess): Promise<LabDescription> =>
+    waitForLabProcess(paths, () => child.exitCode !== null, 60_000);
 
   it('answers on its control socket, adds machines behind BMCs, serves the image, and is the only one', async () => {
     const child = startLabProcess();

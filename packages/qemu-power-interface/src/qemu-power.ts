@@ -1,10 +1,13 @@
 import { isAbsolute } from 'node:path';
 import {
   InvalidParameterValue,
+  ignoreTimeout,
   MissingParameterValue,
   PowerState as Power,
   type PowerState,
   type SectionValues,
+  until,
+  waitFor,
 } from '@bmaas/common';
 import type { InterfaceDeps, InterfaceDescriptor, PowerInterface, Task } from '@bmaas/driver-api';
 import { type QmpClient, withQmp } from './qmp-client.js';
@@ -98,12 +101,12 @@ export class QemuPowerInterface implements PowerInterface {
       if (!(await isRunning(qmp))) return;
       await qmp.execute('system_powerdown');
     });
-    const deadline = Date.now() + this.softPowerOffMs;
-    while (Date.now() < deadline) {
-      if (!(await withQmp(socket, this.qmpTimeoutMs, isRunning))) return;
-      await new Promise((r) => setTimeout(r, 500));
-    }
-    await withQmp(socket, this.qmpTimeoutMs, hardOff);
+    const off = await waitFor(
+      `the machine of ${socket} to power off`,
+      until(async () => !(await withQmp(socket, this.qmpTimeoutMs, isRunning))),
+      { timeoutMs: this.softPowerOffMs, intervalMs: 500 },
+    ).catch(ignoreTimeout);
+    if (!off) await withQmp(socket, this.qmpTimeoutMs, hardOff);
   }
 }
 

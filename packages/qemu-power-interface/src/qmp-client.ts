@@ -3,7 +3,7 @@
 // events. QEMU serves one client per QMP socket, so a long-lived watcher needs a socket of its own.
 import { EventEmitter } from 'node:events';
 import { connect, type Socket } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { WaitTimeoutError, waitFor } from '@bmaas/common';
 
 export class QmpError extends Error {
   override name = 'QmpError';
@@ -224,18 +224,29 @@ export async function withQmp<T>(path: string, timeoutMs: number, work: (client:
   }
 }
 
+/** Connects by the deadline; with waitForSocket, a socket not there yet (or not yet listening) is waited for. */
 async function openSocket(path: string, deadline: number, waitForSocket: boolean): Promise<Socket> {
-  for (;;) {
+  let notYet: Error | undefined;
+  const attempt = async (): Promise<Socket | undefined> => {
     try {
       return await connectOnce(path, Math.max(1, deadline - Date.now()));
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      const notYet = code === 'ENOENT' || code === 'ECONNREFUSED';
-      if (!waitForSocket || !notYet || Date.now() >= deadline) {
+      if (!waitForSocket || (code !== 'ENOENT' && code !== 'ECONNREFUSED')) {
         throw new QmpError(`QMP connect to ${path} failed: ${(error as Error).message}`);
       }
-      await sleep(50);
+      notYet = error as Error;
+      return undefined;
     }
+  };
+  try {
+    return await waitFor(`QMP socket ${path}`, attempt, {
+      timeoutMs: Math.max(0, deadline - Date.now()),
+      intervalMs: 50,
+    });
+  } catch (error) {
+    if (!(error instanceof WaitTimeoutError)) throw error;
+    throw new QmpError(`QMP connect to ${path} failed: ${notYet?.message}`);
   }
 }
 

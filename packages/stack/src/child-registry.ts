@@ -1,6 +1,6 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { Logger } from '@bmaas/common';
+import { ignoreTimeout, type Logger, until, waitFor } from '@bmaas/common';
 import { procStat } from './pid-lock.js';
 
 export interface ChildRecord {
@@ -84,11 +84,23 @@ export class ChildRegistry {
       const list = leftovers.map((c) => `${c.name} ${c.pid}`).join(', ');
       logger.warn(`stopping processes left by a stack that did not stop them: ${list}`);
       for (const child of leftovers) send(child, child.stopSignal ?? 'SIGTERM');
-      const deadline = Date.now() + graceMs;
-      while (leftovers.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      await waitFor(
+        'the left-over processes to stop',
+        until(() => !leftovers.some(alive)),
+        {
+          timeoutMs: graceMs,
+        },
+      ).catch(ignoreTimeout);
       const stubborn = leftovers.filter(alive);
       for (const child of stubborn) send(child, 'SIGKILL');
-      while (stubborn.some(alive) && Date.now() < deadline + 2000) await new Promise((r) => setTimeout(r, 50));
+      await waitFor(
+        'the killed left-over processes to be gone',
+        until(() => !stubborn.some(alive)),
+        {
+          timeoutMs: 2000,
+          intervalMs: 50,
+        },
+      ).catch(ignoreTimeout);
     }
     this.clear();
     return leftovers.map((c) => c.pid);

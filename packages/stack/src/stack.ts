@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { BmaasConfig, Logger } from '@bmaas/common';
+import { type BmaasConfig, type Logger, waitFor } from '@bmaas/common';
 import { bootRootFiles, enabledBootDescriptors } from '@bmaas/conductor';
 import { createStores, type Database, openDatabase, upgradeSchema } from '@bmaas/db';
 import { type ChildRecord, ChildRegistry } from './child-registry.js';
@@ -326,23 +326,29 @@ export class Stack {
     const db = openDatabase({ connection: this.databaseUrl, maxPoolSize: 1, applicationName: 'bmaas-stack' });
     let missing = 'the API';
     try {
-      for (;;) {
-        this.checkNotStopping();
-        const dead = this.processes.find((p) => !p.running);
-        if (dead) {
-          throw new Error(
-            `${dead.name} exited during start-up (${describeExit(dead.exitStatus as ExitStatus)}; see its output above)`,
-          );
-        }
-        try {
-          missing = await this.notReady(db, expected);
-          if (missing === '') return;
-        } catch {
-          missing = 'the API (not answering)';
-        }
-        if (Date.now() > deadline) throw new Error(`the stack was not ready in time; still waiting for ${missing}`);
-        await new Promise((r) => setTimeout(r, 250));
-      }
+      await waitFor(
+        'the stack to be ready',
+        async () => {
+          this.checkNotStopping();
+          const dead = this.processes.find((p) => !p.running);
+          if (dead) {
+            throw new Error(
+              `${dead.name} exited during start-up (${describeExit(dead.exitStatus as ExitStatus)}; see its output above)`,
+            );
+          }
+          try {
+            missing = await this.notReady(db, expected);
+          } catch {
+            missing = 'the API (not answering)';
+          }
+          return missing === '' ? true : undefined;
+        },
+        {
+          timeoutMs: Math.max(0, deadline - Date.now()),
+          intervalMs: 250,
+          describe: () => `still waiting for ${missing}`,
+        },
+      );
     } finally {
       await db.destroy();
     }

@@ -2,7 +2,7 @@
 // dnsmasq (one static DHCP config, as in production) or on QEMU user-mode networking.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ApiClient } from '@bmaas/api-client';
+import { ApiClient, type NodeAnswer } from '@bmaas/api-client';
 import { freePort } from '@bmaas/common';
 import {
   type Dnsmasq,
@@ -294,6 +294,11 @@ export async function startUserModeProductLab(options: ProductLabOptions): Promi
     await teardown.run();
     throw error;
   }
+}
+
+/** For ApiClient.waitForNode: inspection (or discovery) filled the node's properties and released its lock. */
+export function inspected(node: NodeAnswer): boolean {
+  return (node.properties as Record<string, unknown> | undefined)?.cpus !== undefined && node.reservation === null;
 }
 
 /** The node a lab machine is: iPXE (or GRUB) boot, direct deploy, QEMU power through the machine's QMP socket. */

@@ -5,6 +5,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { until, waitFor } from '@bmaas/common';
 
 /** The chassis program: src/testing/chassis-model.sh (also used from dist/, which has no copy). */
 const CHASSIS_MODEL = fileURLToPath(new URL('../../src/testing/chassis-model.sh', import.meta.url));
@@ -116,13 +117,20 @@ export class SimulatedBmc {
     child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
       stderr += chunk;
     });
-    for (let i = 0; i < 100; i++) {
-      if (child.exitCode !== null) throw new Error(`ipmi_sim exited: ${stderr}`);
-      if (this.answers()) return;
-      await new Promise((resolve) => setTimeout(resolve, 100));
+    try {
+      await waitFor(
+        `ipmi_sim to answer on 127.0.0.1:${this.port}`,
+        until(() => this.answers()),
+        {
+          timeoutMs: 30_000,
+          abortReason: () => (child.exitCode !== null ? 'ipmi_sim exited' : null),
+          describe: () => stderr,
+        },
+      );
+    } catch (error) {
+      await this.pause();
+      throw error;
     }
-    await this.pause();
-    throw new Error(`ipmi_sim did not answer on 127.0.0.1:${this.port}: ${stderr}`);
   }
 
   async stop(): Promise<void> {
