@@ -5,10 +5,10 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ApiClient } from '@bmaas/api-client';
-import { freePort, pluginSection, UsageError } from '@bmaas/common';
+import { createRootLogger, freePort, pluginSection, UsageError } from '@bmaas/common';
 import { openDatabase } from '@bmaas/db';
 import { loadSendfile } from '@bmaas/sendfile';
-import { BenchStack } from './bench-stack.js';
+import { environmentWithoutSettings, loadConductorConfig, loopbackStackOptions, Stack } from '@bmaas/stack';
 import { checkBootBodies } from './body-check.js';
 import { enrolNodes } from './enrolment.js';
 import { imageFanoutFailed, renderImageFanout, runImageFanout } from './image-fanout.js';
@@ -33,6 +33,7 @@ import { startStaticFileServer } from './static-file-server.js';
 import { renderWrkScript } from './wrk-script.js';
 
 const DEFAULT_RESULTS_DIR = fileURLToPath(new URL('../results', import.meta.url));
+const PROFILE_PRELOAD = fileURLToPath(new URL('./cpu-profile-preload.js', import.meta.url));
 
 function log(line: string): void {
   process.stderr.write(`[bench] ${line}\n`);
@@ -81,24 +82,75 @@ async function runBench(options: BenchOptions, cleanup: Cleanup): Promise<BenchR
 
   log(`starting PostgreSQL, the API and ${options.conductors} conductors in ${workDir}…`);
   if (options.cpuProfileDir) mkdirSync(options.cpuProfileDir, { recursive: true });
-  const stack = await BenchStack.start({
-    workDir,
-    conductors: options.conductors,
-    cpuProfileDir: options.cpuProfileDir,
-    sendfile: !options.noSendfile,
-  });
+  const stack = await startStack(options, workDir);
   cleanup.add(() => stack.stop());
   try {
     return await measure(options, { workDir, stack, generator, skipped, startedAt, loadAverageBefore }, cleanup);
   } catch (error) {
-    log(`failed; the last lines of the stack's output:\n${stack.recentOutput().split('\n').slice(-40).join('\n')}`);
+    log(`failed; the last lines of the stack's output:\n${stack.recentOutput(10)}`);
     throw error;
   }
 }
 
+/**
+ * The product as `npm start` runs it (the one launcher, `Stack` of @bmaas/stack: embedded
+ * PostgreSQL, migrations, the API, N conductors with their file servers), but in the bench's
+ * directory, on free loopback ports, with the bench's settings: no automated cleaning (nodes go
+ * straight to available) and no deploy call-back timeout. The children get none of the shell's
+ * BMAAS_* settings: they must not change the product measured.
+ */
+async function startStack(options: BenchOptions, workDir: string): Promise<Stack> {
+  const configFile = join(workDir, 'bench.conf');
+  writeFileSync(
+    configFile,
+    [
+      '[DEFAULT]',
+      `state_path = ${join(workDir, 'state')}`,
+      'log_format = json',
+      '[conductor]',
+      'automated_clean = false',
+      `file_url_allowed_paths = ${join(workDir, 'images')}`,
+      // The periodic wait-timeout pass runs as with the defaults, but no node times out, even on a stack held for hours.
+      'deploy_callback_timeout = 86400',
+      '[deploy]',
+      `http_server_sendfile = ${!options.noSendfile}`,
+      '[database]',
+      `embedded_port = ${await freePort()}`,
+      '',
+    ].join('\n'),
+  );
+  const environment = environmentWithoutSettings();
+  if (options.cpuProfileDir) {
+    // NODE_OPTIONS refuses --cpu-prof, so a preload profiles through the inspector.
+    environment.BENCH_CPU_PROFILE_DIR = options.cpuProfileDir;
+    environment.NODE_OPTIONS =
+      `${environment.NODE_OPTIONS ?? ''} --import ${pathToFileURL(PROFILE_PRELOAD).href}`.trim();
+  }
+  const stack = new Stack({
+    config: loadConductorConfig({ configFiles: [configFile], env: {} }),
+    // What the stack itself says is kept out of the figures' way: only its warnings and errors show.
+    logger: createRootLogger({ level: 'warn', format: 'text', stream: process.stderr }).child({ component: 'stack' }),
+    environment,
+    readyTimeoutMs: 120_000,
+    options: await loopbackStackOptions(options.conductors, [configFile]),
+  });
+  try {
+    await stack.start();
+  } catch (error) {
+    const output = stack.recentOutput(10);
+    await stack.stop();
+    throw new Error(`${(error as Error).message}\n${output}`);
+  }
+  if (options.cpuProfileDir) {
+    const processes = stack.processes.map((p) => ({ name: p.name, pid: p.pid }));
+    writeFileSync(join(options.cpuProfileDir, 'processes.json'), JSON.stringify(processes, null, 2));
+  }
+  return stack;
+}
+
 interface Started {
   workDir: string;
-  stack: BenchStack;
+  stack: Stack;
   generator: LoadGenerator;
   skipped: string[];
   startedAt: Date;
@@ -113,7 +165,7 @@ async function measure(options: BenchOptions, started: Started, cleanup: Cleanup
   const enrolmentProcesses = new ProcessTable();
   const enrolmentGroups = new Map<string, () => number[]>([
     ['api', () => [stack.pidOf('api') ?? -1]],
-    ['postgres', () => stack.postgresPids(enrolmentProcesses)],
+    ['postgres', () => enrolmentProcesses.withChildren(stack.postmasterPid)],
     ['bench', () => [process.pid]],
   ]);
   log(
@@ -162,7 +214,7 @@ async function measure(options: BenchOptions, started: Started, cleanup: Cleanup
   const provisioningGroups = new Map<string, () => number[]>([
     ['api', () => [stack.pidOf('api') ?? -1]],
     ['conductors', () => stack.conductors.flatMap((c) => stack.pidOf(c.name) ?? [])],
-    ['postgres', () => stack.postgresPids(provisioningProcesses)],
+    ['postgres', () => provisioningProcesses.withChildren(stack.postmasterPid)],
     ['bench', () => [process.pid]],
   ]);
   log('manage → provide → deploy, until every node waits in "wait call-back"…');
@@ -251,7 +303,7 @@ async function measure(options: BenchOptions, started: Started, cleanup: Cleanup
     });
   }
   const processes = new ProcessTable();
-  processGroups.set('postgres', () => stack.postgresPids(processes));
+  processGroups.set('postgres', () => processes.withChildren(stack.postmasterPid));
   for (const [name, server] of served) processGroups.set(name, () => [server.pid, ...processes.childrenOf(server.pid)]);
   // This process reads every log line of the stack: its CPU is part of the API's logging cost.
   processGroups.set('bench', () => [process.pid]);

@@ -54,6 +54,11 @@ export class ProcessTable {
     return this.children.get(ppid) ?? [];
   }
 
+  /** `pid` and its children (the PostgreSQL server and its backends); none when there is no such process. */
+  withChildren(pid: number | null | undefined): number[] {
+    return pid ? [pid, ...this.childrenOf(pid)] : [];
+  }
+
   private refresh(): void {
     const children = new Map<number, number[]>();
     for (const entry of readdirSync('/proc')) {

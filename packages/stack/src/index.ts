@@ -7,7 +7,7 @@ export {
   type StackEndpoints,
   writeMachineConfig,
 } from './machine-config.js';
-export { parseStackOptions, type StackOptions } from './options.js';
+export { loopbackStackOptions, parseStackOptions, type StackOptions } from './options.js';
 export { acquireLock, lockHolder, processStartTime } from './pid-lock.js';
 export { assertPortsFree, type PortClaim, StackStartRefused } from './port-check.js';
 export {

@@ -1,6 +1,6 @@
 import { UsageError } from '@bmaas/common';
 import { describe, expect, it } from 'vitest';
-import { parseStackOptions } from './options.js';
+import { loopbackStackOptions, parseStackOptions } from './options.js';
 
 describe('parseStackOptions', () => {
   it('gives the defaults of npm start', () => {
@@ -32,5 +32,16 @@ describe('parseStackOptions', () => {
     expect(() => parseStackOptions(['--frobnicate'])).toThrow(/unknown option --frobnicate\nusage: npm start/);
     expect(() => parseStackOptions(['--api-port'])).toThrow(UsageError);
     expect(() => parseStackOptions(['--conductors', '51'])).toThrow('--conductors expects a whole number from 1 to 50');
+  });
+});
+
+describe('loopbackStackOptions', () => {
+  it('puts everything on 127.0.0.1, machines included, on ports that do not overlap', async () => {
+    const options = await loopbackStackOptions(3, ['bench.conf']);
+    expect(options).toMatchObject({ conductors: 3, apiHost: '127.0.0.1', machineHost: '127.0.0.1' });
+    expect(options.configFiles).toEqual(['bench.conf']);
+    const ports = [options.apiPort];
+    for (let i = 1; i <= 3; i++) ports.push(options.jsonRpcBasePort + i, options.httpBasePort + i);
+    expect(new Set(ports).size).toBe(7);
   });
 });

@@ -1,4 +1,4 @@
-import { parseCommandLine, wholeNumber } from '@bmaas/common';
+import { freePort, freePortBlock, parseCommandLine, wholeNumber } from '@bmaas/common';
 
 /** What `npm start` can be told on its command line. */
 export interface StackOptions {
@@ -63,5 +63,21 @@ export function parseStackOptions(argv: readonly string[]): StackOptions | 'help
     jsonRpcBasePort: number('json-rpc-base-port', 8090, 1, 65000),
     httpBasePort: number('http-base-port', 8080, 1, 65000),
     configFiles: values['config-file'] ?? [],
+  };
+}
+
+/**
+ * A stack of `conductors` on loopback ports free now, publishing 127.0.0.1 to machines too:
+ * for a program that runs the stack with no machines (the bench).
+ */
+export async function loopbackStackOptions(conductors: number, configFiles: string[]): Promise<StackOptions> {
+  return {
+    conductors,
+    apiHost: '127.0.0.1',
+    apiPort: await freePort(),
+    jsonRpcBasePort: await freePortBlock(conductors),
+    httpBasePort: await freePortBlock(conductors),
+    configFiles,
+    machineHost: '127.0.0.1',
   };
 }

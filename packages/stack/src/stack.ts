@@ -46,7 +46,10 @@ export interface StackDeps {
   config: BmaasConfig;
   options: StackOptions;
   logger: Logger;
-  output: (line: string) => void;
+  /** Receives each output line of the children, prefixed with the child's name (default: none; recentOutput() keeps the last ones). */
+  output?: (line: string) => void;
+  /** The environment the children start from (default process.env); the stack adds what it resolved. */
+  environment?: NodeJS.ProcessEnv;
   /** Scripts of the child processes (defaults: the built packages). */
   apiScript?: string;
   conductorScript?: string;
@@ -119,6 +122,24 @@ export class Stack {
     return [this.database, this.api, ...this.conductorProcesses].filter((p): p is StackProcess => p !== undefined);
   }
 
+  /** The configuration the stack runs with (as its processes read it, less what the stack resolves). */
+  get config(): BmaasConfig {
+    return this.deps.config;
+  }
+
+  /** PID of the process named `name` (`database`, `api`, `conductor-1`, …) as it runs now, restarts included. */
+  pidOf(name: string): number | undefined {
+    return this.processes.find((p) => p.name === name)?.pid;
+  }
+
+  /** The last `lines` output lines of each process, prefixed with its name: for failure reports. */
+  recentOutput(lines = 40): string {
+    return this.processes
+      .map((p) => p.tail(lines).replace(/^(?=.)/gm, `[${p.name}] `))
+      .filter((text) => text !== '')
+      .join('\n');
+  }
+
   get stopRequested(): boolean {
     return this.stopping !== undefined;
   }
@@ -187,7 +208,7 @@ export class Stack {
     const report = new Promise<DatabaseReport>((resolveReport) => {
       reported = resolveReport;
     });
-    const env = { ...process.env, ...this.logFormatEnvironment() };
+    const env = { ...this.environment, ...this.logFormatEnvironment() };
     this.database = this.spawn('database', this.deps.databaseScript ?? DATABASE_SCRIPT, env, {
       stdinPipe: true,
       // The report carries the database password: it is read, never shown.
@@ -258,11 +279,15 @@ export class Stack {
   /** Environment shared by the API and the conductors: the user's settings plus what the stack resolved. */
   private childEnvironment(): NodeJS.ProcessEnv {
     return {
-      ...process.env,
+      ...this.environment,
       ...this.logFormatEnvironment(),
       BMAAS_DATABASE__CONNECTION: this.databaseUrl,
-      BMAAS_API__PUBLIC_ENDPOINT: process.env.BMAAS_API__PUBLIC_ENDPOINT ?? this.machineApiUrl,
+      BMAAS_API__PUBLIC_ENDPOINT: this.environment.BMAAS_API__PUBLIC_ENDPOINT ?? this.machineApiUrl,
     };
+  }
+
+  private get environment(): NodeJS.ProcessEnv {
+    return this.deps.environment ?? process.env;
   }
 
   /** Children write to a pipe, where "auto" means JSON: they follow what the stack itself writes. */
