@@ -1,56 +1,16 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { delimiter, join, resolve } from 'node:path';
+import { execFile } from 'node:child_process';
+import { resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from '@bmaas/common';
 import { createStores } from '@bmaas/db';
 import { createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
+import type { Services } from '@bmaas/stack';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BAREMETAL, baremetal as runBaremetal } from '../support/baremetal-cli.js';
 import { missingPrerequisite } from '../support/prerequisites.js';
+import { startTestServices } from '../support/test-services.js';
 
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '../..');
-const API_MAIN = join(ROOT, 'packages/api/dist/main.js');
-
-function findOnPath(command: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    if (dir && existsSync(join(dir, command))) return join(dir, command);
-  }
-  return undefined;
-}
-const BAREMETAL = findOnPath('baremetal');
-
-/** Resolves with the first stderr line of `child` matching `pattern`; rejects if it exits or the time runs out. */
-function waitForLogLine(child: ChildProcess, pattern: RegExp, timeoutMs: number): Promise<string> {
-  return new Promise((resolvePromise, reject) => {
-    let seen = '';
-    const done = (error: Error | null, line?: string) => {
-      clearTimeout(timer);
-      child.stderr?.off('data', onData);
-      child.off('exit', onExit);
-      if (error) reject(error);
-      else resolvePromise(line ?? '');
-    };
-    const onData = (chunk: Buffer) => {
-      seen += chunk.toString();
-      const line = seen.split('\n').find((l) => pattern.test(l));
-      if (line) done(null, line);
-    };
-    const onExit = (code: number | null) => done(new Error(`API exited (code ${code}) before starting:\n${seen}`));
-    const timer = setTimeout(() => done(new Error(`API did not start within ${timeoutMs} ms:\n${seen}`)), timeoutMs);
-    child.stderr?.on('data', onData);
-    child.once('exit', onExit);
-  });
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  process.kill(child.pid, 'SIGTERM');
-  const timer = setTimeout(() => child.pid !== undefined && process.kill(child.pid, 'SIGKILL'), 5000);
-  await exited;
-  clearTimeout(timer);
-}
 
 const TITLE = BAREMETAL
   ? 'the baremetal CLI (python3-ironicclient) against the API'
@@ -63,23 +23,11 @@ describe.skipIf(
   ),
 )(TITLE, () => {
   let database: TestDatabase;
-  let api: ChildProcess;
+  let services: Services | undefined;
   let endpoint: string;
 
   /** Runs `baremetal <args>` with no auth against our API; parses -f json output. */
-  async function baremetal(...args: string[]): Promise<unknown> {
-    const { stdout } = await run(BAREMETAL as string, args, {
-      timeout: 60_000,
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        LANG: 'C.UTF-8',
-        OS_AUTH_TYPE: 'none',
-        OS_ENDPOINT: endpoint,
-      },
-    });
-    return args.includes('json') ? JSON.parse(stdout) : stdout;
-  }
+  const baremetal = (...args: string[]): Promise<unknown> => runBaremetal(endpoint, args);
 
   beforeAll(async () => {
     await run('npx', ['tsc', '-b', 'packages/api'], { cwd: ROOT, timeout: 240_000 });
@@ -96,26 +44,17 @@ describe.skipIf(
         { hardwareType: 'fake-hardware', interfaceType: 'inspect', interfaceName: 'fake', isDefault: true },
       ],
     });
-    const port = await freePort();
-    endpoint = `http://127.0.0.1:${port}`;
-    api = spawn(process.execPath, [API_MAIN], {
-      cwd: ROOT,
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: {
-        PATH: process.env.PATH,
-        BMAAS_DATABASE__CONNECTION: database.url,
-        BMAAS_API__PORT: String(port),
-        BMAAS_API__HOST_IP: '127.0.0.1',
-        // The conductor row above never heartbeats: keep it alive however long a busy machine takes.
-        BMAAS_CONDUCTOR__HEARTBEAT_TIMEOUT: '3600',
-        BMAAS_DEFAULT__LOG_FORMAT: 'json',
-      },
+    // The API alone: the conductor row above never heartbeats, so keep it alive however long a busy machine takes.
+    services = await startTestServices({
+      databaseUrl: database.url,
+      conductors: 0,
+      env: { BMAAS_CONDUCTOR__HEARTBEAT_TIMEOUT: '3600' },
     });
-    await waitForLogLine(api, /API listening/, 30_000);
+    endpoint = services.apiUrl as string;
   }, 300_000);
 
   afterAll(async () => {
-    if (api) await stopChild(api);
+    await services?.stop();
     await database?.drop();
   });
 
@@ -243,7 +182,7 @@ describe.skipIf(
       ...link,
     ).then(
       () => 'created',
-      (error: { stderr?: string }) => error.stderr ?? '',
+      (error: Error) => error.message,
     );
     // The CLI words the API's 406 itself.
     expect(refused).toContain('Requested API version 1.89 is not supported');

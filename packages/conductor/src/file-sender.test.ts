@@ -4,6 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { until, waitFor } from '@bmaas/common';
 import { loadSendfile, socketDescriptor } from '@bmaas/sendfile';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BufferPool, FileSender } from './file-sender.js';
@@ -165,8 +166,11 @@ describe.each([
       req.on('error', () => {});
       setTimeout(() => reject(new Error('no answer')), 5000);
     });
-    const started = Date.now();
-    while (failures.length === 0 && Date.now() - started < 5000) await new Promise((r) => setTimeout(r, 50));
+    await waitFor(
+      'the stalled transfer to fail',
+      until(() => failures.length > 0),
+      { timeoutMs: 5000, intervalMs: 50 },
+    );
     // The stall limit here is 1 s; the module looks at stalled transfers once a second.
     expect(failures.map((error) => (error as NodeJS.ErrnoException).code)).toEqual(['ETIMEDOUT']);
     expect(loadSendfile().sendfile?.running ?? 0).toBe(0);
