@@ -1,19 +1,24 @@
 #!/usr/bin/env node
-// node static-file-server-main.js --port PORT --subdir pxelinux.cfg ROOT...
+// node static-file-server-main.js --port PORT [--subdir pxelinux.cfg] --root ROOT [--root ROOT]...
+import { parseCommandLine, UsageError, wholeNumber } from '@bmaas/common';
 import { createStaticBootFileServer } from './static-file-server.js';
 
-const args = process.argv.slice(2);
-const roots: string[] = [];
-let port = 0;
-let pxeConfigSubdir = 'pxelinux.cfg';
-for (let i = 0; i < args.length; i++) {
-  const arg = args[i] as string;
-  if (arg === '--port') port = Number(args[++i]);
-  else if (arg === '--subdir') pxeConfigSubdir = args[++i] ?? pxeConfigSubdir;
-  else roots.push(arg);
-}
-if (!Number.isInteger(port) || port <= 0 || roots.length === 0) {
-  process.stderr.write('usage: static-file-server-main.js --port PORT [--subdir DIR] ROOT...\n');
+const USAGE = 'usage: static-file-server-main.js --port PORT [--subdir DIR] --root ROOT [--root ROOT]...';
+let port: number;
+let roots: string[];
+let pxeConfigSubdir: string;
+try {
+  const values = parseCommandLine(
+    process.argv.slice(2),
+    { port: { type: 'string' }, subdir: { type: 'string' }, root: { type: 'string', multiple: true } },
+    USAGE,
+  );
+  port = wholeNumber('port', values.port, 1, 65535);
+  roots = values.root ?? [];
+  if (roots.length === 0) throw new UsageError(`at least one --root\n${USAGE}`);
+  pxeConfigSubdir = values.subdir ?? 'pxelinux.cfg';
+} catch (error) {
+  process.stderr.write(`${(error as Error).message}\n`);
   process.exit(2);
 }
 const server = createStaticBootFileServer({ roots, pxeConfigSubdir });

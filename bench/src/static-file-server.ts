@@ -43,7 +43,14 @@ const MAIN = fileURLToPath(new URL('./static-file-server-main.js', import.meta.u
 
 /** Starts the file server as a process of its own (so its CPU and memory are its own). */
 export async function startStaticFileServer(port: number, files: StaticBootFiles): Promise<ServedProcess> {
-  const args = [MAIN, '--port', String(port), '--subdir', files.pxeConfigSubdir, ...files.roots];
+  const args = [
+    MAIN,
+    '--port',
+    String(port),
+    '--subdir',
+    files.pxeConfigSubdir,
+    ...files.roots.flatMap((root) => ['--root', root]),
+  ];
   const server = ServedProcess.spawn('node-static', process.execPath, args, `http://127.0.0.1:${port}`);
   await server.waitUntilServing('/');
   return server;
