@@ -5,14 +5,13 @@
 // Each step is bounded; afterAll stops whatever is still running, by PID.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ApiClient } from '@bmaas/api-client';
 import { freePort, freePortBlock, waitFor } from '@bmaas/common';
 import { stateTempDir } from '@bmaas/db/testing';
-import { type LabDescription, labPaths, netnsUnavailableReason, run } from '@bmaas/lab';
+import { askLab, type LabDescription, labPaths, netnsUnavailableReason, run } from '@bmaas/lab';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installLogin, StackRun, stackEnvironment, stillRunning } from '../stack/stack-run.js';
 import { missingPrerequisite } from '../support/prerequisites.js';
@@ -72,15 +71,10 @@ describe.skipIf(missingPrerequisite(LABEL, problem))('npm run lab next to npm st
   }
 
   /** What the lab process says about itself (over its control socket). */
-  function describeLab(): Promise<LabDescription> {
-    return new Promise((resolve, reject) => {
-      const req = http.get({ socketPath: labPaths(stateDir).controlSocket, path: '/lab' }, (res) => {
-        let body = '';
-        res.on('data', (c: Buffer) => (body += c.toString()));
-        res.on('end', () => resolve(JSON.parse(body) as LabDescription));
-      });
-      req.on('error', reject);
-    });
+  async function describeLab(): Promise<LabDescription> {
+    const lab = await askLab(labPaths(stateDir), 'GET', '/lab');
+    if (!lab) throw new Error('no lab process answers on its control socket');
+    return lab;
   }
 
   /** Every PID the lab runs: itself, dnsmasq, the BMCs and the machines' QEMU. */

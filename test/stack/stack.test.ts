@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+import { ApiClient } from '@bmaas/api-client';
 import { freePort, freePortBlock, portIsFree, until, waitFor } from '@bmaas/common';
 import { stateTempDir } from '@bmaas/db/testing';
 import { SERVER_NODE_FLAGS } from '@bmaas/stack';
@@ -26,7 +27,6 @@ import {
 
 const START_TIMEOUT_MS = 90_000;
 const STOP_TIMEOUT_MS = 30_000;
-const API_VERSION = { 'X-OpenStack-Ironic-API-Version': 'latest' };
 
 let stateDir: string;
 let apiPort: number;
@@ -68,18 +68,22 @@ function installLogin(): string {
   return loginOf(stateDir);
 }
 
+/** One request through the REST client, as the install's user (the stack's state directory changes between tests). */
 async function api<T>(
   path: string,
   init: { method?: string; body?: unknown } = {},
 ): Promise<{ status: number; body: T }> {
-  const response = await fetch(`http://127.0.0.1:${apiPort}${path}`, {
-    method: init.method ?? 'GET',
-    headers: { ...API_VERSION, 'Content-Type': 'application/json', Authorization: installLogin() },
-    body: init.body === undefined ? undefined : JSON.stringify(init.body),
-    signal: AbortSignal.timeout(5000),
+  const client = new ApiClient(`http://127.0.0.1:${apiPort}`, {
+    version: 'latest',
+    headers: { Authorization: installLogin() },
+    timeoutMs: 5000,
   });
-  const text = await response.text();
-  return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
+  try {
+    const { status, body } = await client.request<T>(init.method ?? 'GET', path, init.body);
+    return { status, body };
+  } finally {
+    client.close();
+  }
 }
 
 async function provisionTo(uuid: string, target: string, expected: string): Promise<Record<string, unknown>> {
