@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { ConfigError, configFilesFromArgs, createRootLogger, loadConfig } from '@bmaas/common';
+import { ConfigError, configFileArgs, createRootLogger, loadConfig } from '@bmaas/common';
 import { openDatabase } from './connection.js';
 import { downgradeSchema, schemaVersion, upgradeSchema } from './migrations/index.js';
 import { resolveDatabaseUrl } from './resolve.js';
@@ -8,13 +8,14 @@ const USAGE = 'usage: bmaas-dbsync [--config-file PATH]... upgrade|downgrade|ver
 
 /** `bmaas-dbsync upgrade`: the explicit migration command (ironic-dbsync's counterpart). */
 async function main(argv: string[]): Promise<number> {
-  const command = argv.filter((a, i) => !a.startsWith('--') && argv[i - 1] !== '--config-file')[0];
+  const { configFiles, positionals } = configFileArgs(argv);
+  const command = positionals[0];
   if (!command || !['upgrade', 'downgrade', 'version'].includes(command)) {
     process.stderr.write(`${USAGE}\n`);
     return 2;
   }
   // This process loads no plug-in: their sections ([pxe], …) are the conductors' to check.
-  const config = loadConfig({ configFiles: configFilesFromArgs(argv), pluginSections: 'ignore' });
+  const config = loadConfig({ configFiles, pluginSections: 'ignore' });
   const logger = createRootLogger({ level: config.DEFAULT.log_level, format: config.DEFAULT.log_format }).child({
     component: 'dbsync',
   });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../errors.js';
-import { configFilesFromArgs, loadConfig, pluginSection } from './load.js';
+import { configFileArgs, configFilesFromArgs, loadConfig, pluginSection } from './load.js';
 
 /** A plug-in's own section, as an interface descriptor carries it. */
 const PLUGIN_SECTIONS = {
@@ -220,6 +220,10 @@ ipxe_config_api_root_url = http://192.0.2.1:6385
   it('reads --config-file arguments in order', () => {
     expect(configFilesFromArgs(['--config-file', 'a.conf', 'x', '--config-file=b.conf'])).toEqual(['a.conf', 'b.conf']);
     expect(() => configFilesFromArgs(['--config-file'])).toThrow(ConfigError);
+    expect(configFileArgs(['--config-file', 'a.conf', 'upgrade', '--verbose'])).toEqual({
+      configFiles: ['a.conf'],
+      positionals: ['upgrade'],
+    });
   });
 
   it('says when a file cannot be read', () => {

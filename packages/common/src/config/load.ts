@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
 import convict from 'convict';
 import ini from 'ini';
 import { ConfigError } from '../errors.js';
@@ -331,21 +332,25 @@ export function loadConfig(options: LoadConfigOptions = {}): BmaasConfig {
   return deepFreeze(structuredClone(result));
 }
 
-/** `--config-file PATH` (repeatable, also `--config-file=PATH`) from a command line. */
+/**
+ * `--config-file PATH` (repeatable, also `--config-file=PATH`) and the words that are no
+ * option (a command) from a command line, through util.parseArgs; other flags are left alone.
+ */
+export function configFileArgs(argv: readonly string[]): { configFiles: string[]; positionals: string[] } {
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    options: { 'config-file': { type: 'string', multiple: true } },
+    strict: false,
+    allowPositionals: true,
+  });
+  const files = values['config-file'] ?? [];
+  if (files.some((file) => typeof file !== 'string')) throw new ConfigError('--config-file needs a path');
+  return { configFiles: files as string[], positionals };
+}
+
+/** The `--config-file` paths of a command line (configFileArgs). */
 export function configFilesFromArgs(argv: readonly string[]): string[] {
-  const files: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    if (arg === '--config-file') {
-      const next = argv[i + 1];
-      if (!next) throw new ConfigError('--config-file needs a path');
-      files.push(next);
-      i++;
-    } else if (arg.startsWith('--config-file=')) {
-      files.push(arg.slice('--config-file='.length));
-    }
-  }
-  return files;
+  return configFileArgs(argv).configFiles;
 }
 
 /**
