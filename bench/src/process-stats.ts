@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { procStatFields } from '@bmaas/stack';
 
 /** Clock ticks per second of /proc/<pid>/stat times (100 on practically every Linux). */
 const CLOCK_TICKS = (() => {
@@ -10,19 +11,9 @@ const CLOCK_TICKS = (() => {
   }
 })();
 
-/** Fields of /proc/<pid>/stat after the command name (which may contain spaces and parentheses). */
-function statFields(pid: number): string[] | undefined {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return text.slice(text.lastIndexOf(')') + 2).split(' ');
-  } catch {
-    return undefined;
-  }
-}
-
 /** User + system CPU seconds the process has used so far; undefined once it is gone. */
 export function cpuSeconds(pid: number): number | undefined {
-  const fields = statFields(pid);
+  const fields = procStatFields(pid);
   // After the name: state(0) ppid(1) … utime(11) stime(12).
   if (!fields) return undefined;
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
@@ -63,7 +54,7 @@ export class ProcessTable {
     const children = new Map<number, number[]>();
     for (const entry of readdirSync('/proc')) {
       if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue;
-      const fields = statFields(Number(entry));
+      const fields = procStatFields(Number(entry));
       if (!fields) continue;
       const ppid = Number(fields[1]);
       const list = children.get(ppid);

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { waitFor, withTimeout } from '@bmaas/common';
-import { type ExitStatus, StackProcess } from '@bmaas/stack';
+import { type ExitStatus, processRunning, procStat, StackProcess } from '@bmaas/stack';
 
 /**
  * One run of the built stack launcher (`packages/stack/dist/main.js`, what
@@ -81,28 +81,14 @@ export class StackRun {
   }
 }
 
-interface ProcStat {
-  pid: number;
-  ppid: number;
-  state: string;
-}
-
-function readStat(pid: number): ProcStat | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { pid, ppid: Number(ppid), state: state as string };
-  } catch {
-    return undefined;
-  }
-}
-
 /** Every live descendant of `root` (children, their children, …), from /proc. */
 export function descendants(root: number): number[] {
   const all = readdirSync('/proc')
     .filter((name) => /^\d+$/.test(name))
-    .map((name) => readStat(Number(name)))
-    .filter((s): s is ProcStat => s !== undefined && s.state !== 'Z');
+    .flatMap((name) => {
+      const stat = procStat(Number(name));
+      return stat && stat.state !== 'Z' ? [{ pid: Number(name), ppid: stat.ppid }] : [];
+    });
   const found: number[] = [];
   const queue = [root];
   while (queue.length > 0) {
@@ -119,10 +105,7 @@ export function descendants(root: number): number[] {
 
 /** The PIDs of `pids` that still exist (zombies count as gone: they hold nothing). */
 export function stillRunning(pids: readonly number[]): number[] {
-  return pids.filter((pid) => {
-    const stat = readStat(pid);
-    return stat !== undefined && stat.state !== 'Z';
-  });
+  return pids.filter(processRunning);
 }
 
 /** The commands of the given processes, for failure messages. */

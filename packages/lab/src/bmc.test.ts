@@ -1,10 +1,11 @@
 // A lab BMC: a real ipmi_sim on loopback, asked by ipmitool, powering a real QEMU through
 // bmc-chassis.sh. Skipped without ipmi_sim/ipmitool/QEMU, a failure under CI=true.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '@bmaas/common';
+import { processRunning } from '@bmaas/stack';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MachineBmc, startMachineBmc } from './bmc.js';
 
@@ -12,14 +13,6 @@ const TOOLS = ['/usr/bin/ipmi_sim', '/usr/bin/ipmitool', '/usr/bin/qemu-system-x
 const missing = TOOLS.filter((tool) => !existsSync(tool));
 const skip = missing.length > 0 && process.env.CI !== 'true';
 if (skip) console.warn(`[bmc.test] SKIPPING: missing ${missing.join(', ')} (see test/debian-packages.txt)`);
-
-function alive(pid: number): boolean {
-  try {
-    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
 
 describe.skipIf(skip)('lab BMC (ipmi_sim on loopback)', () => {
   let dir: string;
@@ -80,7 +73,7 @@ describe.skipIf(skip)('lab BMC (ipmi_sim on loopback)', () => {
 
     await power('off');
     expect(bmc.machineRunning()).toBe(false);
-    expect(alive(qemuPid)).toBe(false);
+    expect(processRunning(qemuPid)).toBe(false);
   });
 
   it('the serial output since the last power on leaves out the earlier boots', async () => {
@@ -109,7 +102,7 @@ describe.skipIf(skip)('lab BMC (ipmi_sim on loopback)', () => {
     await power('on');
     const qemuPid = Number(await readFile(join(dir, 'bmc-test-bmc', 'qemu.pid'), 'utf8'));
     await bmc.stop();
-    expect(alive(qemuPid)).toBe(false);
-    expect(alive(bmc.pid)).toBe(false);
+    expect(processRunning(qemuPid)).toBe(false);
+    expect(processRunning(bmc.pid)).toBe(false);
   });
 });

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ignoreTimeout, until, waitFor } from '@bmaas/common';
 import { IPMI_SIM_BMC_EMU, ipmiSimLanConf } from '@bmaas/ipmitool-interfaces/testing';
+import { processRunning } from '@bmaas/stack';
 import { isRunning, spawned, stopProcess } from './child-process.js';
 import { killNow, onAbnormalExit } from './exit-cleanup.js';
 import type { LabNetwork } from './netns.js';
@@ -154,13 +155,7 @@ export async function startMachineBmc(options: MachineBmcOptions): Promise<Machi
 
   const machineRunning = (): boolean => {
     const qpid = qemuPid();
-    if (qpid === undefined) return false;
-    try {
-      const state = /^State:\s+(\S)/m.exec(readFileSync(`/proc/${qpid}/status`, 'utf8'))?.[1];
-      return state !== undefined && state !== 'Z';
-    } catch {
-      return false;
-    }
+    return qpid !== undefined && processRunning(qpid);
   };
 
   const stop = async (): Promise<void> => {

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { until, waitFor } from '@bmaas/common';
+import { processRunning } from '@bmaas/stack';
 import { afterEach, describe, expect, it } from 'vitest';
 import { exitOf, stopProcess, waitForOutputLine } from './child-process.js';
 import { killNow } from './exit-cleanup.js';
@@ -26,20 +26,11 @@ else setInterval(() => {}, 1000); // until signalled
 const started: ChildProcess[] = [];
 const sleepers: number[] = [];
 
-/** Whether pid runs (a killed child of a process that is gone may linger as a zombie until reaped). */
-function alive(pid: number): boolean {
-  try {
-    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
 /** SIGKILL is delivered asynchronously: bounded wait for the process to be gone. */
 function gone(pid: number): Promise<true> {
   return waitFor(
     `process ${pid} to be gone`,
-    until(() => !alive(pid)),
+    until(() => !processRunning(pid)),
     { timeoutMs: 5000, intervalMs: 20 },
   );
 }
@@ -69,7 +60,7 @@ describe('cleanup when a process ends without its teardown', () => {
 
   it('runs the actions on SIGTERM, then ends by that signal as before', async () => {
     const { child, sleeper } = await owner('signal');
-    expect(alive(sleeper)).toBe(true);
+    expect(processRunning(sleeper)).toBe(true);
     child.kill('SIGTERM');
     expect(await exitOf(child)).toEqual({ code: null, signal: 'SIGTERM' });
     expect(await gone(sleeper)).toBe(true);
@@ -78,7 +69,7 @@ describe('cleanup when a process ends without its teardown', () => {
   it('leaves alone what was cleaned up normally (the action forgotten)', async () => {
     const { child, sleeper } = await owner('forget');
     expect((await exitOf(child)).code).toBe(3);
-    expect(alive(sleeper)).toBe(true);
+    expect(processRunning(sleeper)).toBe(true);
   });
 
   it('killNow ignores a PID that is gone or none', () => {

@@ -9,7 +9,14 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { acquireLock, endpointsFile, lockHolder, MACHINE_FACING_HOST, type StackEndpoints } from '@bmaas/stack';
+import {
+  acquireLock,
+  endpointsFile,
+  lockHolder,
+  MACHINE_FACING_HOST,
+  processRunning,
+  type StackEndpoints,
+} from '@bmaas/stack';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { exitOf, stopProcess } from './child-process.js';
 import { askLabProcess, type LabAnswer, waitForLabProcess } from './lab-control.js';
@@ -39,15 +46,6 @@ function get(url: string): Promise<Buffer> {
       })
       .on('error', reject);
   });
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 describe.skipIf(skip)('the lab process (user-mode networking)', () => {
@@ -132,7 +130,7 @@ describe.skipIf(skip)('the lab process (user-mode networking)', () => {
       ipmi_port: machine?.bmcPort,
       kernel_append_params: expect.stringMatching(/ipa-advertise-host=127\.0\.0\.1 ipa-advertise-port=\d+/),
     });
-    expect(alive(machine?.bmcPid ?? 0)).toBe(true);
+    expect(processRunning(machine?.bmcPid ?? 0)).toBe(true);
     // asking again for as many adds none
     expect(described(await ask(paths.controlSocket, 'POST', '/machines?count=1')).machines).toHaveLength(1);
 
@@ -150,7 +148,7 @@ describe.skipIf(skip)('the lab process (user-mode networking)', () => {
 
     stackLock.release(); // the stack is gone
     expect(await exitOf(child)).toEqual({ code: 0, signal: null });
-    expect(alive(bmcPid)).toBe(false);
+    expect(processRunning(bmcPid)).toBe(false);
     expect(existsSync(join(paths.dir, 'lab-1.disk'))).toBe(false);
     expect(existsSync(paths.controlSocket)).toBe(false);
     expect(lockHolder(paths.pidFile)).toBeUndefined();

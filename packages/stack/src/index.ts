@@ -8,7 +8,14 @@ export {
   writeMachineConfig,
 } from './machine-config.js';
 export { loopbackStackOptions, parseStackOptions, type StackOptions } from './options.js';
-export { acquireLock, lockHolder, processStartTime } from './pid-lock.js';
+export {
+  acquireLock,
+  lockHolder,
+  processRunning,
+  processStartTime,
+  procStat,
+  procStatFields,
+} from './pid-lock.js';
 export { assertPortsFree, type PortClaim, StackStartRefused } from './port-check.js';
 export {
   apiEnvironment,

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { acquireLock, lockHolder, processStartTime } from './pid-lock.js';
+import { acquireLock, lockHolder, processRunning, processStartTime, procStat } from './pid-lock.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'bmaas-pid-lock-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -47,5 +47,16 @@ describe('acquireLock', () => {
     const lock = acquireLock(file);
     expect('release' in lock).toBe(true);
     if ('release' in lock) lock.release();
+  });
+});
+
+describe('procStat and processRunning', () => {
+  it('read this process from /proc, and say a process that exited is not running', () => {
+    expect(procStat(process.pid)).toMatchObject({ state: expect.stringMatching(/^[RS]$/), ppid: process.ppid });
+    expect(procStat(process.pid)?.startTime).toBe(processStartTime(process.pid));
+    expect(processRunning(process.pid)).toBe(true);
+    const gone = goneProcessPid();
+    expect(procStat(gone)).toBeUndefined();
+    expect(processRunning(gone)).toBe(false);
   });
 });

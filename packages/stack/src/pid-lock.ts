@@ -1,16 +1,30 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 
-/** A process as /proc/<pid>/stat shows it; undefined when it is gone or there is no /proc. */
-export function procStat(pid: number): { state: string; startTime: string } | undefined {
+/**
+ * The one reader of /proc/<pid>/stat: its fields after the command name (which may hold spaces
+ * and parentheses), the state (field 3) first; undefined when the process is gone or there is no /proc.
+ */
+export function procStatFields(pid: number): string[] | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Field 2 (the command name) may hold spaces and parentheses: count from its end.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { state: fields[0] as string, startTime: fields[19] as string };
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
     return undefined;
   }
+}
+
+/** A process as /proc/<pid>/stat shows it; undefined when it is gone or there is no /proc. */
+export function procStat(pid: number): { state: string; ppid: number; startTime: string } | undefined {
+  const fields = procStatFields(pid);
+  if (!fields) return undefined;
+  return { state: fields[0] as string, ppid: Number(fields[1]), startTime: fields[19] as string };
+}
+
+/** Whether `pid` runs: it is there and not a zombie (a killed process stays one until reaped). */
+export function processRunning(pid: number): boolean {
+  const stat = procStat(pid);
+  return stat !== undefined && stat.state !== 'Z';
 }
 
 /**
