@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { type BmaasConfig, createRootLogger, freePort, freePortBlock } from '@bmaas/common';
-import { type ConductorEndpoint, loadConductorConfig, Stack } from '@bmaas/stack';
+import { type ConductorEndpoint, loadConductorConfig, Stack, writeJsonRpcTlsConfig } from '@bmaas/stack';
 import type { ProcessTable } from './process-stats.js';
 
 export interface BenchStackOptions {
@@ -14,6 +14,8 @@ export interface BenchStackOptions {
   cpuProfileDir?: string | undefined;
   /** [deploy]http_server_sendfile: false makes the file servers copy every chunk. */
   sendfile: boolean;
+  /** JSON-RPC over TLS with a CA of the run's own (under workDir), as npm start turns it on. */
+  jsonRpcTls?: boolean;
 }
 
 /** Lines kept per process (and for the stack itself): one chatty process must not push the others' out. */
@@ -58,7 +60,10 @@ export class BenchStack {
     );
     // The children inherit our environment: BMAAS_* settings of the shell must not change the product measured.
     for (const name of Object.keys(process.env)) if (name.startsWith('BMAAS_')) delete process.env[name];
-    const config = loadConductorConfig({ configFiles: [configFile], env: {} });
+    // As npm start: the CA and json-rpc-tls.conf beside the credentials, each conductor a certificate of its own.
+    const credentialsDir = join(options.workDir, 'credentials');
+    const configFiles = options.jsonRpcTls ? [writeJsonRpcTlsConfig(credentialsDir), configFile] : [configFile];
+    const config = loadConductorConfig({ configFiles, env: {} });
     let bench: BenchStack | undefined;
     const logStream = new Writable({
       write(chunk: Buffer, _encoding, done) {
@@ -70,6 +75,7 @@ export class BenchStack {
     const stack = new Stack({
       config,
       logger,
+      ...(options.jsonRpcTls ? { jsonRpcTlsDirectory: join(credentialsDir, 'tls') } : {}),
       readyTimeoutMs: 120_000,
       output: (line) => bench?.remember(line),
       options: {
@@ -78,7 +84,7 @@ export class BenchStack {
         apiPort: await freePort(),
         jsonRpcBasePort: await freePortBlock(options.conductors),
         httpBasePort: await freePortBlock(options.conductors),
-        configFiles: [configFile],
+        configFiles,
         // no machines here: scripts name the file servers where the bench and nginx reach them
         machineHost: '127.0.0.1',
       },

@@ -79,13 +79,17 @@ async function runBench(options: BenchOptions, cleanup: Cleanup): Promise<BenchR
   const generator = chooseLoadGenerator(options.loadGenerator, workDir, log);
   const skipped: string[] = [];
 
-  log(`starting PostgreSQL, the API and ${options.conductors} conductors in ${workDir}…`);
+  log(
+    `starting PostgreSQL, the API and ${options.conductors} conductors in ${workDir}` +
+      `${options.jsonRpcTls ? ' (JSON-RPC over TLS)' : ''}…`,
+  );
   if (options.cpuProfileDir) mkdirSync(options.cpuProfileDir, { recursive: true });
   const stack = await BenchStack.start({
     workDir,
     conductors: options.conductors,
     cpuProfileDir: options.cpuProfileDir,
     sendfile: !options.noSendfile,
+    jsonRpcTls: options.jsonRpcTls,
   });
   cleanup.add(() => stack.stop());
   try {
