@@ -8,7 +8,13 @@ import { ApiClient } from '@bmaas/api-client';
 import { createRootLogger, freePort, pluginSection, UsageError } from '@bmaas/common';
 import { openDatabase } from '@bmaas/db';
 import { loadSendfile } from '@bmaas/sendfile';
-import { environmentWithoutSettings, loadConductorConfig, loopbackStackOptions, Stack } from '@bmaas/stack';
+import {
+  environmentWithoutSettings,
+  loadConductorConfig,
+  loopbackStackOptions,
+  Stack,
+  writeJsonRpcTlsConfig,
+} from '@bmaas/stack';
 import { checkBootBodies } from './body-check.js';
 import { enrolNodes } from './enrolment.js';
 import { imageFanoutFailed, renderImageFanout, runImageFanout } from './image-fanout.js';
@@ -80,7 +86,10 @@ async function runBench(options: BenchOptions, cleanup: Cleanup): Promise<BenchR
   const generator = chooseLoadGenerator(options.loadGenerator, workDir, log);
   const skipped: string[] = [];
 
-  log(`starting PostgreSQL, the API and ${options.conductors} conductors in ${workDir}…`);
+  log(
+    `starting PostgreSQL, the API and ${options.conductors} conductors in ${workDir}` +
+      `${options.jsonRpcTls ? ' (JSON-RPC over TLS)' : ''}…`,
+  );
   if (options.cpuProfileDir) mkdirSync(options.cpuProfileDir, { recursive: true });
   const stack = await startStack(options, workDir);
   cleanup.add(() => stack.stop());
@@ -126,13 +135,17 @@ async function startStack(options: BenchOptions, workDir: string): Promise<Stack
     environment.NODE_OPTIONS =
       `${environment.NODE_OPTIONS ?? ''} --import ${pathToFileURL(PROFILE_PRELOAD).href}`.trim();
   }
+  // As npm start: the CA and json-rpc-tls.conf beside the credentials, each conductor a certificate of its own.
+  const credentialsDir = join(workDir, 'credentials');
+  const configFiles = options.jsonRpcTls ? [writeJsonRpcTlsConfig(credentialsDir), configFile] : [configFile];
   const stack = new Stack({
-    config: loadConductorConfig({ configFiles: [configFile], env: {} }),
+    config: loadConductorConfig({ configFiles, env: {} }),
     // What the stack itself says is kept out of the figures' way: only its warnings and errors show.
     logger: createRootLogger({ level: 'warn', format: 'text', stream: process.stderr }).child({ component: 'stack' }),
     environment,
+    ...(options.jsonRpcTls ? { jsonRpcTlsDirectory: join(credentialsDir, 'tls') } : {}),
     readyTimeoutMs: 120_000,
-    options: await loopbackStackOptions(options.conductors, [configFile]),
+    options: await loopbackStackOptions(options.conductors, configFiles),
   });
   try {
     await stack.start();

@@ -51,6 +51,8 @@ export interface BenchOptions {
   fanoutImageMib: number;
   /** The conductors' file servers copy every chunk ([deploy]http_server_sendfile = false): the figures before sendfile. */
   noSendfile: boolean;
+  /** JSON-RPC between the API and the conductors over TLS with the install CA, as npm start runs it. */
+  jsonRpcTls: boolean;
   /** Where the JSON result goes. */
   resultsDir: string;
 }
@@ -60,7 +62,7 @@ export const BENCH_USAGE = `usage: npm run bench -- [--quick] [--nodes N] [--dur
                        [--lookup-nodes N] [--sample N] [--load-generator auto|wrk|autocannon]
                        [--cpu-prof DIR] [--keep] [--hold] [--results DIR]
                        [--storm-machines 64,256|0] [--storm-kernel-mib N] [--storm-ramdisk-mib N]
-                       [--storm-clients N] [--image-storm-only] [--no-sendfile]
+                       [--storm-clients N] [--image-storm-only] [--no-sendfile] [--json-rpc-tls]
                        [--fanout-agents 64|0] [--fanout-image-mib N]
                        [--per-request-nodes N] [--bulk-batch N] [--bulk-concurrency N]
                        [--enrolment-only]
@@ -85,6 +87,8 @@ and prints one table (also written as JSON under bench/results/).
                        conductors, then by nginx (0: no fan-out)
   --no-sendfile        the conductors' file servers copy every chunk through user space
                        ([deploy]http_server_sendfile = false), as before sendfile(2)
+  --json-rpc-tls       JSON-RPC between the API and the conductors over TLS with a CA made
+                       for the run, as npm start runs it (default: plain HTTP on loopback)
   --per-request-nodes  nodes enrolled as the CLI does, POST /v1/nodes then POST /v1/ports
                        (default 20 % of --nodes); the others through POST /v1/nodes/bulk
   --bulk-batch         nodes per POST /v1/nodes/bulk (default 500)
@@ -119,6 +123,7 @@ const BENCH_FLAGS = {
   'fanout-agents': { type: 'string' },
   'fanout-image-mib': { type: 'string' },
   'no-sendfile': { type: 'boolean' },
+  'json-rpc-tls': { type: 'boolean' },
   keep: { type: 'boolean' },
   hold: { type: 'boolean' },
   results: { type: 'string' },
@@ -185,6 +190,7 @@ export function parseBenchOptions(argv: readonly string[], defaultResultsDir: st
           : wholeNumbers('fanout-agents', fanoutAgents, 1, 4096),
     fanoutImageMib: number('fanout-image-mib', quick ? 64 : 512, 1, 8192),
     noSendfile: values['no-sendfile'] ?? false,
+    jsonRpcTls: values['json-rpc-tls'] ?? false,
     resultsDir: values.results ?? defaultResultsDir,
   };
 }

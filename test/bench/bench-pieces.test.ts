@@ -71,7 +71,8 @@ describe('bench pieces', () => {
       quick: true,
       resultsDir: '/r',
     });
-    expect(quick).toMatchObject({ rounds: 1 });
+    expect(quick).toMatchObject({ rounds: 1, jsonRpcTls: false });
+    expect(parseBenchOptions(['--json-rpc-tls'], '/r')).toMatchObject({ jsonRpcTls: true });
     expect(parseBenchOptions([], '/r')).toMatchObject({ durationSeconds: 10, rounds: 3 });
     expect(parseBenchOptions(['--rounds', '5'], '/r')).toMatchObject({ rounds: 5 });
     expect(() => parseBenchOptions(['--rounds', '0'], '/r')).toThrow(/--rounds/);

@@ -35,6 +35,8 @@ describe.skipIf(missing)('npm run bench, a tiny run', () => {
         ...['--lookup-nodes', '1000', '--sample', '50'],
         ...['--storm-machines', '4', '--storm-kernel-mib', '1', '--storm-ramdisk-mib', '8'],
         ...['--fanout-agents', '4', '--fanout-image-mib', '8'],
+        // As npm start runs: the boot path's JSON-RPC calls over TLS (the body check goes through them).
+        '--json-rpc-tls',
         ...['--results', results],
       ];
       const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -49,6 +51,7 @@ describe.skipIf(missing)('npm run bench, a tiny run', () => {
       const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
       clearTimeout(timer);
       expect(code, output.slice(-4000)).toBe(0);
+      expect(output).toContain('(JSON-RPC over TLS)');
       expect(output).toContain('body check: 50 nodes, 0 failures');
       expect(output).toContain('range checks, conductors: 12/12 pass');
       expect(output).toContain('image fan-out, 4 agents: 1 upstream download(s)');

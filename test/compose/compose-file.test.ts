@@ -4,6 +4,7 @@
 // product's own loader, and the wiring between services.
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${…} is iPXE's and Compose's own syntax in the expected text.
 import { execFile } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -21,6 +22,7 @@ import {
   pluginSection,
 } from '@bmaas/common';
 import { PXE_OPTIONS, renderRootBootScript } from '@bmaas/ipxe-boot-interface';
+import { ensureCertificate, parseCertificateArgument } from '@bmaas/pki';
 import { SERVER_NODE_FLAGS } from '@bmaas/stack';
 import { Ajv } from 'ajv';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -258,10 +260,12 @@ describe('docker-compose.yml', () => {
     expect(service('dbsync').restart).toBe('no');
     expect(service('dbsync').command?.at(-1)).toBe('upgrade');
     expect(service('credentials').restart).toBe('no');
+    expect(service('certificates').restart).toBe('no');
     for (const name of ['api', ...CONDUCTORS]) {
       expect(service(name).depends_on, name).toEqual({
         dbsync: { condition: 'service_completed_successfully' },
         credentials: { condition: 'service_completed_successfully' },
+        certificates: { condition: 'service_completed_successfully' },
       });
     }
   });
@@ -286,6 +290,37 @@ describe('docker-compose.yml', () => {
       expect(() => assertJsonRpcExposureAllowed(config), name).not.toThrow();
       expect(config.json_rpc.allow_unauthenticated_remote_access, name).toBe(false);
     }
+  });
+
+  it('speaks TLS on JSON-RPC: each conductor serves a certificate of the install CA naming the host the API dials', () => {
+    // The certificates service, run here as in its container (its command, the volume's path mapped to ours).
+    const command = service('certificates').command ?? [];
+    expect(command.slice(0, 2)).toEqual(['node', 'packages/pki/dist/certificates-main.js']);
+    expect(service('certificates').volumes).toEqual([`credentials:${CREDENTIALS_VOLUME}`]);
+    const [directory = '', ...names] = command.slice(2);
+    expect(directory.startsWith(`${CREDENTIALS_VOLUME}/`)).toBe(true);
+    const hostDirectory = join(generatedCredentials(), posix.relative(CREDENTIALS_VOLUME, directory));
+    for (const name of names) ensureCertificate({ directory: hostDirectory, ...parseCertificateArgument(name) });
+
+    const api = serviceConfig('api').config;
+    expect(api.json_rpc.use_ssl).toBe(true);
+    const ca = new X509Certificate(readFileSync(hostPathOf('api', api.json_rpc.cafile ?? '')));
+    expect(ca.ca).toBe(true);
+    for (const name of CONDUCTORS) {
+      const { config } = serviceConfig(name);
+      expect(config.json_rpc.use_ssl, name).toBe(true);
+      const certificate = new X509Certificate(readFileSync(hostPathOf(name, config.json_rpc.cert_file ?? '')));
+      expect(certificate.checkIssued(ca) && certificate.verify(ca.publicKey), `${name} is signed by the CA`).toBe(true);
+      // The API dials https://<[DEFAULT]host>:8089 and checks that name against the certificate.
+      expect(certificate.checkHost(config.DEFAULT.host), name).toBe(config.DEFAULT.host);
+      expect(existsSync(hostPathOf(name, config.json_rpc.key_file ?? '')), name).toBe(true);
+    }
+    // One conductor's certificate is not another's.
+    const first = serviceConfig('conductor-1').config;
+    const other = new X509Certificate(
+      readFileSync(hostPathOf('conductor-2', serviceConfig('conductor-2').config.json_rpc.cert_file ?? '')),
+    );
+    expect(other.checkHost(first.DEFAULT.host)).toBeUndefined();
   });
 
   it('runs the entry points the packages declare', () => {

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { ApiClient } from '@bmaas/api-client';
@@ -36,6 +37,23 @@ let httpBase: number;
 const runs: StackRun[] = [];
 /** API and conductor PIDs a killed stack left running. */
 let leftovers: number[] = [];
+
+/** The status of an HTTPS POST of `body` to `url`, trusting `ca`. */
+function httpsPost(url: string, body: string, ca: Buffer): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const request = https.request(
+      url,
+      { method: 'POST', ca, headers: { 'content-type': 'application/json' } },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
+    request.setTimeout(5000, () => request.destroy(new Error(`no answer from ${url} in 5 s`)));
+    request.on('error', reject);
+    request.end(body);
+  });
+}
 
 function environment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return stackEnvironment(stateDir, databasePort, extra);
@@ -198,14 +216,15 @@ describe('npm start: the native stack', () => {
       params: { node_id: 'any', new_state: 'power on' },
       id: 1,
     });
+    // JSON-RPC is TLS with the install's CA: a stranger who trusts it still needs the password…
+    const ca = readFileSync(join(stateDir, 'credentials', 'tls', 'ca', 'cert.pem'));
     for (const i of [1, 2, 3]) {
-      const response = await fetch(`http://127.0.0.1:${rpcBase + i}/`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
-        body: powerOn,
-        signal: AbortSignal.timeout(5000),
-      });
-      expect(response.status, `conductor-${i}`).toBe(401);
+      expect(await httpsPost(`https://127.0.0.1:${rpcBase + i}/`, powerOn, ca), `conductor-${i}`).toBe(401);
+      expect(statSync(join(stateDir, 'credentials', 'tls', `conductor-${i}`, 'key.pem')).mode & 0o777).toBe(0o600);
+      // …and plain HTTP gets no answer at all.
+      await expect(
+        fetch(`http://127.0.0.1:${rpcBase + i}/`, { method: 'POST', body: powerOn, signal: AbortSignal.timeout(5000) }),
+      ).rejects.toThrow();
     }
   });
 

@@ -36,6 +36,8 @@ export interface TestServicesOptions {
   startTimeoutMs?: number;
   /** Config files every process reads (--config-file), e.g. an install's credentials.conf as `npm start` passes it. */
   configFiles?: readonly string[];
+  /** JSON-RPC over TLS with the install CA in this directory (ServicesOptions.jsonRpcTlsDirectory). */
+  jsonRpcTlsDirectory?: string;
 }
 
 /**
@@ -58,5 +60,6 @@ export function startTestServices(options: TestServicesOptions): Promise<Service
     ...(options.apiPort === undefined ? {} : { apiPort: options.apiPort }),
     ...(options.startTimeoutMs === undefined ? {} : { startTimeoutMs: options.startTimeoutMs }),
     ...(options.configFiles ? { configFiles: options.configFiles } : {}),
+    ...(options.jsonRpcTlsDirectory ? { jsonRpcTlsDirectory: options.jsonRpcTlsDirectory } : {}),
   });
 }

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
@@ -17,6 +16,7 @@ import {
   toErrorPayload,
   UnexpectedRpcError,
 } from '@bmaas/common';
+import { ensureCertificate } from '@bmaas/pki';
 import { JSONRPCErrorException, JSONRPCServer } from 'json-rpc-2.0';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { conductorUrl, type JsonRpcClientConfig, JsonRpcConductorClient } from './json-rpc-client.js';
@@ -390,30 +390,12 @@ describe('JsonRpcConductorClient', () => {
   describe('over TLS', () => {
     let dir: string;
     let tls: { cert: Buffer; key: Buffer };
+    let caFile: string;
     beforeAll(() => {
       dir = mkdtempSync(join(tmpdir(), 'bmaas-rpc-tls-'));
-      execFileSync(
-        'openssl',
-        [
-          'req',
-          '-x509',
-          '-newkey',
-          'rsa:2048',
-          '-nodes',
-          '-keyout',
-          join(dir, 'key.pem'),
-          '-out',
-          join(dir, 'cert.pem'),
-          '-days',
-          '1',
-          '-subj',
-          '/CN=127.0.0.1',
-          '-addext',
-          'subjectAltName=IP:127.0.0.1',
-        ],
-        { stdio: 'ignore' },
-      );
-      tls = { cert: readFileSync(join(dir, 'cert.pem')), key: readFileSync(join(dir, 'key.pem')) };
+      const files = ensureCertificate({ directory: dir, commonName: 'conductor', ipAddresses: ['127.0.0.1'] });
+      tls = { cert: readFileSync(files.certFile), key: readFileSync(files.keyFile) };
+      caFile = files.caFile;
     });
     afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -421,7 +403,7 @@ describe('JsonRpcConductorClient', () => {
       const fake = createFakeConductor();
       const { server, port } = await serve(fake.rpc, { tls });
       servers.push(server);
-      const trusting = clientFor(`127.0.0.1:${port}`, { use_ssl: true, cafile: join(dir, 'cert.pem') }).client;
+      const trusting = clientFor(`127.0.0.1:${port}`, { use_ssl: true, cafile: caFile }).client;
       const untrusting = clientFor(`127.0.0.1:${port}`, { use_ssl: true }).client;
       clients.push(trusting, untrusting);
       await expect(trusting.callForNode(NODE, 'get_boot_config', { node_id: 'n', name: 'x' })).resolves.toEqual({
@@ -430,6 +412,23 @@ describe('JsonRpcConductorClient', () => {
       await expect(untrusting.callForNode(NODE, 'get_boot_config', { node_id: 'n', name: 'x' })).rejects.toBeInstanceOf(
         UnexpectedRpcError,
       );
+      await expect(untrusting.callForNode(NODE, 'get_boot_config', { node_id: 'n', name: 'x' })).rejects.toThrow(
+        /TLS certificate is not trusted .*\[json_rpc\]cafile must name the CA/,
+      );
+    });
+
+    it('refuses a certificate that does not name the host it dialled, and never retries it', async () => {
+      const fake = createFakeConductor();
+      let connections = 0;
+      const { server, port } = await serve(fake.rpc, { tls, onConnection: () => connections++ });
+      servers.push(server);
+      // The certificate names 127.0.0.1 only; this client dials "localhost".
+      const { client } = clientFor(`localhost:${port}`, { use_ssl: true, cafile: caFile });
+      clients.push(client);
+      const call = client.callForNode(NODE, 'get_boot_config', { node_id: 'n', name: 'x' });
+      await expect(call).rejects.toBeInstanceOf(UnexpectedRpcError);
+      await expect(call).rejects.toThrow(/does not name the host it was reached at/);
+      expect(connections).toBe(1);
     });
   });
 });

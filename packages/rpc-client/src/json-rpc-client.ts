@@ -40,6 +40,42 @@ export interface JsonRpcConductorClientOptions {
 /** Errors of the connection itself: the conductor is gone or unreachable. */
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 
+/** node:tls's verdicts on a certificate it does not trust (the chain, its dates, its signature). */
+const UNTRUSTED_CERTIFICATE = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'INVALID_CA',
+]);
+
+/**
+ * A TLS failure said plainly, or undefined for any other error. These are
+ * never retried and never taken for a dead conductor: the call fails closed.
+ */
+export function describeTlsFailure(error: unknown, hostname: string): string | undefined {
+  const { code, message } = error as NodeJS.ErrnoException;
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
+    return `Conductor ${hostname}'s TLS certificate does not name the host it was reached at (${message}); refused.`;
+  }
+  if (code !== undefined && UNTRUSTED_CERTIFICATE.has(code)) {
+    return (
+      `Conductor ${hostname}'s TLS certificate is not trusted (${code}: ${message}); refused. ` +
+      '[json_rpc]cafile must name the CA that signed it.'
+    );
+  }
+  if (code === 'EPROTO' || code === 'ERR_SSL_WRONG_VERSION_NUMBER' || /wrong version number/.test(message ?? '')) {
+    return `Conductor ${hostname} did not answer with TLS on its JSON-RPC port (${message}); is [json_rpc]use_ssl on for it?`;
+  }
+  return undefined;
+}
+
 /** Where a conductor is reached: request options of node:http(s), computed once per hostname. */
 interface ConductorAddress {
   https: boolean;
@@ -290,6 +326,11 @@ export class JsonRpcConductorClient implements ConductorClient {
 
   private translate(error: unknown, call: CallState): BmaasError {
     if (error instanceof RpcTimeout || error instanceof UnexpectedRpcError) return error;
+    const tlsFailure = describeTlsFailure(error, call.hostname);
+    if (tlsFailure !== undefined) {
+      this.logger.warn('JSON-RPC call refused by TLS', { conductor: call.hostname, error: tlsFailure });
+      return new UnexpectedRpcError(tlsFailure);
+    }
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== undefined && UNREACHABLE.has(code)) {
       // The ring may still list a conductor that died: look again next time.

@@ -1,4 +1,5 @@
 export { loadConductorConfig } from '@bmaas/conductor';
+export { conductorCertificate, jsonRpcTlsEnvironment, writeJsonRpcTlsConfig } from './json-rpc-tls.js';
 export {
   endpointsFile,
   labImagesDir,

@@ -9,6 +9,8 @@ export interface ConductorPlacement {
   /** [deploy]http_url: its file server at the address machines reach. */
   httpUrl?: string;
   fileServerHost?: string;
+  /** Its JSON-RPC certificate and key ([json_rpc]cert_file, key_file), used when [json_rpc]use_ssl is on. */
+  certificate?: { certFile: string; keyFile: string };
 }
 
 /** The BMAAS_* of a conductor placed as `placement` (every launcher's conductors get these). */
@@ -18,6 +20,10 @@ export function conductorEnvironment(placement: ConductorPlacement): Record<stri
     BMAAS_JSON_RPC__HOST_IP: placement.host,
     BMAAS_JSON_RPC__PORT: String(placement.rpcPort),
   };
+  if (placement.certificate) {
+    env.BMAAS_JSON_RPC__CERT_FILE = placement.certificate.certFile;
+    env.BMAAS_JSON_RPC__KEY_FILE = placement.certificate.keyFile;
+  }
   if (placement.httpRoot !== undefined && placement.httpUrl !== undefined) {
     Object.assign(env, {
       BMAAS_DEPLOY__HTTP_ROOT: placement.httpRoot,

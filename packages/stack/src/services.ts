@@ -2,6 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { freePort } from '@bmaas/common';
+import { conductorCertificate, jsonRpcTlsEnvironment } from './json-rpc-tls.js';
 import {
   apiEnvironment,
   type ConductorPlacement,
@@ -31,6 +32,12 @@ export interface ServicesOptions {
   logDir?: string;
   /** Bound on each process's start (default 20 s). */
   startTimeoutMs?: number;
+  /**
+   * JSON-RPC over TLS: the install CA in this directory (made on first use),
+   * a certificate of its own for each conductor (its name, listenHost), every
+   * process trusting the CA ([json_rpc]use_ssl, cafile; `env` may override).
+   */
+  jsonRpcTlsDirectory?: string;
 }
 
 /** A conductor of `Services`: its registered hostname is listenHost:port (its JSON-RPC port). */
@@ -91,13 +98,16 @@ export class Services {
   async startConductor(start: ConductorStart = {}): Promise<ConductorProcess> {
     const index = this.conductors.length;
     const port = start.rpcPort ?? (await freePort());
+    const name = `conductor-${index}`;
     const placement: ConductorPlacement = { host: this.listenHost, rpcPort: port };
+    const tls = this.options.jsonRpcTlsDirectory;
+    if (tls !== undefined) placement.certificate = conductorCertificate(tls, name, this.listenHost);
     if (start.files) {
       mkdirSync(start.files.httpRoot, { recursive: true });
       Object.assign(placement, { httpRoot: start.files.httpRoot, httpUrl: start.files.httpUrl });
     }
     const conductor: ConductorProcess = {
-      process: this.launch(`conductor-${index}`, CONDUCTOR_MAIN, { ...conductorEnvironment(placement), ...start.env }),
+      process: this.launch(name, CONDUCTOR_MAIN, { ...conductorEnvironment(placement), ...start.env }),
       hostname: `${this.listenHost}:${port}`,
       port,
       ...(start.files ?? {}),
@@ -134,6 +144,9 @@ export class Services {
       env: {
         ...environmentWithoutSettings(),
         BMAAS_DATABASE__CONNECTION: this.options.databaseUrl,
+        ...(this.options.jsonRpcTlsDirectory === undefined
+          ? {}
+          : jsonRpcTlsEnvironment(this.options.jsonRpcTlsDirectory)),
         ...this.options.env,
         ...env,
       },

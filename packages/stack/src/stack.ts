@@ -7,6 +7,7 @@ import { bootRootFiles, enabledBootDescriptors } from '@bmaas/conductor';
 import { createStores, type Database, openDatabase, upgradeSchema } from '@bmaas/db';
 import { type ChildRecord, ChildRegistry } from './child-registry.js';
 import type { DatabaseReport } from './database-process.js';
+import { conductorCertificate } from './json-rpc-tls.js';
 import { MACHINE_FACING_HOST } from './machine-config.js';
 import type { StackOptions } from './options.js';
 import { processStartTime } from './pid-lock.js';
@@ -56,6 +57,11 @@ export interface StackDeps {
   databaseScript?: string;
   /** Bound on the whole start, from the first process to every conductor alive. */
   readyTimeoutMs?: number;
+  /**
+   * The install CA's directory (writeJsonRpcTlsConfig): each conductor gets a
+   * certificate of its own from it, used when [json_rpc]use_ssl is on.
+   */
+  jsonRpcTlsDirectory?: string;
 }
 
 /** Thrown by `start()` when `stop()` was called meanwhile. */
@@ -109,7 +115,7 @@ export class Stack {
       return {
         name: `conductor-${i}`,
         hostname: `127.0.0.1:${port}`,
-        jsonRpc: `http://127.0.0.1:${port}`,
+        jsonRpc: `${config.json_rpc.use_ssl ? 'https' : 'http'}://127.0.0.1:${port}`,
         httpRoot: join(stateDir, `conductor-${i}`, 'httpboot'),
         httpUrl: `http://127.0.0.1:${options.httpBasePort + i}`,
         machineHttpUrl: `http://${machineHost}:${options.httpBasePort + i}`,
@@ -250,6 +256,7 @@ export class Stack {
     const conductorScript = this.deps.conductorScript ?? require.resolve('@bmaas/conductor/main');
     for (const conductor of this.conductors) {
       mkdirSync(conductor.httpRoot, { recursive: true });
+      const tls = this.deps.jsonRpcTlsDirectory;
       const child = this.spawn(conductor.name, conductorScript, {
         ...common,
         ...conductorEnvironment({
@@ -258,6 +265,7 @@ export class Stack {
           httpRoot: conductor.httpRoot,
           httpUrl: conductor.machineHttpUrl,
           fileServerHost: new URL(conductor.httpUrl).hostname,
+          ...(tls === undefined ? {} : { certificate: conductorCertificate(tls, conductor.name, '127.0.0.1') }),
         }),
       });
       this.conductorProcesses.push(child);

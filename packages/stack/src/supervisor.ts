@@ -2,6 +2,7 @@ import { join, resolve } from 'node:path';
 import { ConfigError, createRootLogger, ensureInstallCredentials } from '@bmaas/common';
 import { loadConductorConfig } from '@bmaas/conductor';
 import { renderStackBanner } from './banner.js';
+import { writeJsonRpcTlsConfig } from './json-rpc-tls.js';
 import { STACK_BOOT_INTERFACES, writeEndpoints, writeMachineConfig } from './machine-config.js';
 import { parseStackOptions, STACK_USAGE } from './options.js';
 import { acquireLock } from './pid-lock.js';
@@ -38,9 +39,11 @@ export async function runStack(argv: readonly string[]): Promise<number> {
   // Credentials made once per install: the stack is authenticated end to end unless the
   // operator's own files or environment say otherwise (they are read after these).
   const credentials = ensureInstallCredentials(join(resolve(userConfig.DEFAULT.state_path), 'credentials'));
+  // And JSON-RPC over TLS with the install's CA (made once, beside the credentials), also overridable.
+  const jsonRpcTlsConfig = writeJsonRpcTlsConfig(credentials.directory);
   // Then the real interfaces machines need (every boot interface, the agent's deploy, IPMI), also overridable.
   const machineConfig = writeMachineConfig(resolve(userConfig.DEFAULT.state_path));
-  const configFiles = [credentials.configFile, machineConfig, ...options.configFiles];
+  const configFiles = [credentials.configFile, jsonRpcTlsConfig, machineConfig, ...options.configFiles];
   const config = loadConductorConfig({ configFiles });
   // An operator's enabled_boot_interfaces replaces the stack's list (the last file wins, as in
   // ironic.conf): said at start, so an interface the stack would have enabled is not lost unnoticed.
@@ -57,6 +60,7 @@ export async function runStack(argv: readonly string[]): Promise<number> {
   const stack = new Stack({
     config,
     options: { ...options, configFiles },
+    jsonRpcTlsDirectory: join(credentials.directory, 'tls'),
     logger,
     output: (line) => process.stdout.write(`${line}\n`),
   });

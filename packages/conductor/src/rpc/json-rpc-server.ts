@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import {
   DatabaseUnavailable,
   type HtpasswdUsers,
@@ -131,12 +132,38 @@ export class ConductorRpcServer {
     this.server = options.tls
       ? https.createServer({ cert: options.tls.cert, key: options.tls.key }, listener)
       : http.createServer(listener);
+    // Over TLS a client that speaks plain HTTP, or refuses our certificate, gets no answer: node:tls
+    // closes the connection. Said in the log (at most once a minute: a scanner must not flood it).
+    if (options.tls) this.server.on('tlsClientError', (error, socket) => this.tlsClientError(error, socket));
     // Idle pooled API connections stay open a minute (the client retries once if a reused one was closed).
     this.server.keepAliveTimeout = 65_000;
     for (const name of Object.keys(options.handlers) as RpcMethodName[]) {
       const handler = options.handlers[name] as (params: unknown, call: RpcCall) => Promise<unknown>;
       this.rpc.addMethod(name, (params: unknown) => this.dispatch(name, handler, params));
     }
+  }
+
+  private tlsWarnedAt = 0;
+  private tlsErrorsSinceWarning = 0;
+
+  private tlsClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+    socket.destroy();
+    this.tlsErrorsSinceWarning++;
+    const now = Date.now();
+    if (now - this.tlsWarnedAt < 60_000) return;
+    this.logger.warn(
+      error.code === 'ERR_SSL_HTTP_REQUEST'
+        ? 'JSON-RPC connection refused: a client spoke plain HTTP to this TLS port (its [json_rpc]use_ssl is off?)'
+        : 'JSON-RPC connection refused: the TLS handshake failed (a client not trusting this certificate, or not speaking TLS)',
+      {
+        error: error.message,
+        code: error.code,
+        remoteAddress: (socket as Partial<Socket>).remoteAddress,
+        refusedSinceLastWarning: this.tlsErrorsSinceWarning,
+      },
+    );
+    this.tlsWarnedAt = now;
+    this.tlsErrorsSinceWarning = 0;
   }
 
   listen(host: string, port: number): Promise<AddressInfo> {
