@@ -144,11 +144,13 @@ describe('AllocationProcessor', () => {
     );
 
     const waited = await newAllocation();
-    await processor.take(waited.uuid);
+    // Patient enough (50 passes, 2.5 s) for the release below on a busy machine.
+    const patient = processorOf(self, 50);
+    await patient.take(waited.uuid);
     // The lock goes during the retries: the allocation gets the node.
     await stores.nodes.update(node.id, { reservation: null });
-    await processor.drain();
-    expect(await stored(waited)).toMatchObject({ state: 'active', nodeId: node.id });
+    await patient.drain();
+    expect(await stored(waited)).toMatchObject({ lastError: null, state: 'active', nodeId: node.id });
   });
 
   it('resumes its own allocations at start and adopts those of a dead conductor, each once', async () => {
@@ -165,10 +167,26 @@ describe('AllocationProcessor', () => {
     expect((await stored(orphan)).state).toBe('allocating');
 
     await stores.conductors.markOffline('c-other');
-    const [first, again] = await Promise.all([processor.adoptOrphans(), processorOf(self).adoptOrphans()]);
+    const rival = processorOf(self);
+    const [first, again] = await Promise.all([processor.adoptOrphans(), rival.adoptOrphans()]);
     expect(first + again).toBe(1);
-    await processor.drain();
+    await Promise.all([processor.drain(), rival.drain()]);
     expect(await stored(orphan)).toMatchObject({ state: 'active', nodeId: second.id, conductorAffinity: self });
+  });
+
+  it('adopts an allocation no conductor took once it is older than the heartbeat timeout', async () => {
+    const node = await availableNode('n-1');
+    const untaken = await newAllocation();
+    const processor = processorOf(self);
+    // Young: the API is handing it over right now.
+    expect(await processor.adoptOrphans()).toBe(0);
+    await database
+      .db('allocations')
+      .where({ id: untaken.id })
+      .update({ created_at: database.db.raw("now() - interval '2 minutes'") });
+    expect(await processor.adoptOrphans()).toBe(1);
+    await processor.drain();
+    expect(await stored(untaken)).toMatchObject({ state: 'active', nodeId: node.id, conductorAffinity: self });
   });
 
   it('leaves an allocation deleted or adopted meanwhile as it is', async () => {

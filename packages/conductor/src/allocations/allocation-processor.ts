@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { type AllocationRecord, type Logger, type NodeRecord, ResourceNotFound } from '@bmaas/common';
+import { type AllocationRecord, type Logger, type NodeRecord, ResourceNotFound, TemporaryFailure } from '@bmaas/common';
 import type { Stores } from '@bmaas/db';
 
 export interface AllocationProcessorDeps {
@@ -50,13 +50,25 @@ export class AllocationProcessor {
     return left.length;
   }
 
-  /** The periodic task: allocations dead conductors left in `allocating`, each taken with a compare-and-set, then processed. */
+  /**
+   * The periodic task: allocations dead conductors left in `allocating`, and
+   * those no conductor took for longer than the heartbeat timeout (the API
+   * stopped between storing one and handing it over), each taken with a
+   * compare-and-set, then processed.
+   */
   async adoptOrphans(): Promise<number> {
     const id = this.id();
+    let adopted = 0;
+    for (const allocation of await this.deps.stores.allocations.listUntaken(this.deps.heartbeatTimeoutSeconds)) {
+      const mine = await this.deps.stores.allocations.assign(allocation, id);
+      if (!mine) continue;
+      this.logger.info('taking an allocation no conductor took', { uuid: allocation.uuid });
+      adopted += 1;
+      this.spawn(mine);
+    }
     const dead = (await this.deps.stores.conductors.listDeadIds(this.deps.heartbeatTimeoutSeconds)).filter(
       (conductor) => conductor !== id,
     );
-    let adopted = 0;
     for (const allocation of await this.deps.stores.allocations.listAllocating(dead)) {
       const from = allocation.conductorAffinity as number;
       const mine = await this.deps.stores.allocations.takeOver(allocation, from, id);
@@ -107,7 +119,8 @@ export class AllocationProcessor {
 
   private id(): number {
     const id = this.deps.conductorId();
-    if (id === undefined) throw new Error('the conductor is not registered yet');
+    // Its JSON-RPC server listens just before it registers: a call in between may try another conductor.
+    if (id === undefined) throw new TemporaryFailure('The conductor is starting: it is not registered yet.');
     return id;
   }
 

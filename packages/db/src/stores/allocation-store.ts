@@ -13,7 +13,7 @@ export interface CandidateQuery {
 /** Why a node could not be given to an allocation, or the allocation as it is now that it has the node. */
 export type ClaimOutcome =
   | { claimed: AllocationRecord }
-  /** The node is locked by a conductor and otherwise still fits: worth trying again. */
+  /** The node still fits but was locked by a conductor when tried: worth trying again. */
   | { locked: true }
   /** The node no longer fits (taken, in maintenance, no longer available, another resource class). */
   | { unsuitable: true }
@@ -70,6 +70,20 @@ export class AllocationStore extends ResourceStore<AllocationRecord> {
   }
 
   /**
+   * Allocations still `allocating` that no conductor took, older than
+   * `olderThanSeconds` (by the database clock): the API that stored one
+   * stopped before a conductor took it.
+   */
+  async listUntaken(olderThanSeconds: number): Promise<AllocationRecord[]> {
+    const rows = await this.select()
+      .where('allocations.state', 'allocating')
+      .whereNull('allocations.conductor_affinity')
+      .whereRaw('allocations.created_at < now() - make_interval(secs => ?)', [olderThanSeconds])
+      .orderBy('allocations.id');
+    return rows.map((row: Record<string, unknown>) => rowToRecord<AllocationRecord>(row));
+  }
+
+  /**
    * Moves an allocation still `allocating` from a dead conductor to `to`
    * (compare-and-set on the dead one): of several conductors adopting it,
    * one does. Undefined when another was faster or it is done.
@@ -103,8 +117,9 @@ export class AllocationStore extends ResourceStore<AllocationRecord> {
           .whereNull('reservation')
           .update({ instance_uuid: allocation.uuid, allocation_uuid: allocation.uuid, updated_at: trx.fn.now() });
         if (taken !== 1) {
-          const locked = await fits.clone().whereNotNull('reservation').first('id');
-          return locked ? { locked: true } : { unsuitable: true };
+          // Still fitting: it was locked (or its lock went a moment ago): worth another try.
+          const stillFits = await fits.clone().first('id');
+          return stillFits ? { locked: true } : { unsuitable: true };
         }
         const mine = await trx('allocations')
           .where({ id: allocation.id, state: 'allocating', conductor_affinity: conductorId })
