@@ -258,7 +258,7 @@ emit(out)
       expect(Object.keys(viaSdk as Json)).toEqual(['qemu_qmp_socket']);
     });
 
-    it('allocations with the CLI and the SDK: a node in available is chosen, then freed', async () => {
+    it('allocations with the CLI and the SDK: answered allocating, a node in available chosen by the conductor, then freed', async () => {
       await rest.request('PATCH', `/v1/nodes/${nodeUuid}`, [{ op: 'add', path: '/resource_class', value: 'compat' }]);
       for (const target of ['manage', 'provide']) {
         const answer = await rest.request('PUT', `/v1/nodes/${nodeUuid}/states/provision`, { target });
@@ -283,6 +283,21 @@ emit(out)
         { timeoutMs: 60_000 },
       );
 
+      // Answered at once in allocating, as Ironic's; the conductor then finds no node of the class.
+      const started = await cli('allocation', 'create', '--resource-class', 'none-such', '--name', 'job-0');
+      expect(started).toMatchObject({ state: 'allocating', node_uuid: null, last_error: null });
+      // A waiting client sees the failure the conductor recorded.
+      await expect(
+        cli('allocation', 'create', '--resource-class', 'none-such', '--name', 'job-failed', '--wait', '30'),
+      ).rejects.toThrow('no available nodes match the resource class none-such');
+      const failed = await cli('allocation', 'show', 'job-0');
+      expect(failed).toMatchObject({
+        state: 'error',
+        last_error: `Failed to process allocation ${started.uuid}: no available nodes match the resource class none-such.`,
+      });
+      await cliNoOutput('allocation', 'delete', 'job-0');
+      await cliNoOutput('allocation', 'delete', 'job-failed');
+
       const allocation = await cli(
         'allocation',
         'create',
@@ -302,9 +317,17 @@ emit(out)
 
       const viaSdk = (await sdk(`
 a = conn.baremetal.create_allocation(resource_class='compat', name='sdk-job')
+answered = a.state
 a = conn.baremetal.wait_for_allocation(a, timeout=30)
 conn.baremetal.update_allocation(a, extra={'who': 'sdk'})
-out = {'state': a.state, 'node': a.node_id, 'listed': [(x.name, x.extra) for x in conn.baremetal.allocations()]}
+out = {'answered': answered, 'state': a.state, 'node': a.node_id, 'listed': [(x.name, x.extra) for x in conn.baremetal.allocations()]}
+busy = conn.baremetal.create_allocation(resource_class='compat')
+try:
+    conn.baremetal.wait_for_allocation(busy, timeout=30)
+    out['second'] = 'active'
+except Exception as error:
+    out['second'] = str(error)
+conn.baremetal.delete_allocation(busy, ignore_missing=False)
 out['instance'] = conn.baremetal.get_node('${nodeUuid}').instance_id == a.id
 conn.baremetal.delete_allocation(a, ignore_missing=False)
 out['after'] = [x.id for x in conn.baremetal.allocations()]
@@ -312,6 +335,8 @@ out['freed'] = conn.baremetal.get_node('${nodeUuid}').instance_id
 emit(out)
 `)) as Json;
       expect(viaSdk).toEqual({
+        answered: 'allocating',
+        second: expect.stringContaining('no available nodes match the resource class compat'),
         state: 'active',
         node: nodeUuid,
         listed: [['sdk-job', { who: 'sdk' }]],

@@ -48,6 +48,8 @@ export interface AllocationRecord extends Stored {
   candidateNodes: string[];
   extra: JsonObject;
   owner: string | null;
+  /** The id of the conductor processing it (null: backfilled by the API, or its conductor was deleted). */
+  conductorAffinity: number | null;
 }
 
 /** A deploy or runbook step: which interface runs which step, with what arguments. */

@@ -4,6 +4,7 @@ import { followBootPath, type Stores } from '@bmaas/db';
 import type { MaskSecrets } from '@bmaas/inspection-rules';
 import { ConductorRing, RpcCallMetrics } from '@bmaas/rpc-client';
 import { loadSendfile } from '@bmaas/sendfile';
+import { AllocationProcessor } from './allocations/allocation-processor.js';
 import { type ConductorSetup, prepareConductor } from './conductor-setup.js';
 import { NodeHistoryWriter } from './history/node-history-writer.js';
 import { createHttpFileServer, listen } from './http-file-server.js';
@@ -154,8 +155,18 @@ export function createConductor(deps: ConductorDeps): Conductor {
     logger: deps.logger.child({ component: 'periodic' }),
     now,
   };
+  const allocations = new AllocationProcessor({
+    stores,
+    conductorId: () => conductorId,
+    lockRetry: {
+      attempts: config.conductor.node_locked_retry_attempts,
+      intervalSeconds: config.conductor.node_locked_retry_interval,
+    },
+    heartbeatTimeoutSeconds: config.conductor.heartbeat_timeout,
+    logger: deps.logger,
+  });
   const rpcServer = new ConductorRpcServer({
-    handlers: createRpcHandlers({ runner, tasks, history, registry }),
+    handlers: createRpcHandlers({ runner, tasks, history, registry, allocations }),
     logger: deps.logger.child({ component: 'json-rpc' }),
     tls,
     auth,
@@ -188,6 +199,7 @@ export function createConductor(deps: ConductorDeps): Conductor {
         conductorId = (await stores.conductors.register(registration())).id;
     },
     takeover: new TakeoverCheck(checks),
+    allocations,
     powerSync: new PowerStateSync({
       ...checks,
       events: deps.events ?? recordedNodeEvents(deps.logger.child({ component: 'node-events' }), history),
@@ -218,6 +230,7 @@ export function createConductor(deps: ConductorDeps): Conductor {
       else if (zeroCopy) logger.info('the file server sends bodies with sendfile(2)');
     }
     conductorId = (await stores.conductors.register(registration())).id;
+    await allocations.resume();
     ring.invalidate();
     bootPath?.feed.start();
     for (const { task, timer } of timers) timer.start({ runNow: task.runAtStart });
@@ -243,6 +256,7 @@ export function createConductor(deps: ConductorDeps): Conductor {
     await Promise.all(timers.map(({ timer }) => timer.stop()));
     await bootPath?.feed.stop();
     // Finish within half the heartbeat timeout: past a full one, others treat our locks as a dead conductor's.
+    await allocations.drain();
     const drained = await tasks.drain((config.conductor.heartbeat_timeout * 1000) / 2);
     if (!drained) {
       const abandoned = await tasks.abandonAll((node) => crashRecoveryChanges(node, `Conductor ${hostname}`, now()));

@@ -13,7 +13,12 @@ import {
 } from '@bmaas/common';
 import { createStores, type Stores } from '@bmaas/db';
 import { createNode, createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
-import { ipmiSimAvailable, SimulatedBmc } from '@bmaas/ipmitool-interfaces/testing';
+import {
+  BMC_TEMPERATURE_INITIAL,
+  BMC_TEMPERATURE_THRESHOLDS,
+  ipmiSimAvailable,
+  SimulatedBmc,
+} from '@bmaas/ipmitool-interfaces/testing';
 import { ConductorRing, JsonRpcConductorClient, RpcCallMetrics } from '@bmaas/rpc-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Conductor, createConductor } from './conductor.js';
@@ -126,6 +131,20 @@ describe.runIf(run)('a conductor driving ipmi nodes through a real ipmi_sim BMC'
     expect(await bmc.powerOn()).toBe(true);
     expect((await reload(node)).targetPowerState).toBeNull();
     await stores.nodes.destroy(node.id);
+  });
+
+  it("records the node's health from the BMC during power sync (1.109), and its change", async () => {
+    await bmc.setPower(true);
+    const node = await ipmiNode({ powerState: 'power on' });
+    try {
+      await expect.poll(async () => (await reload(node)).health, { timeout: 20_000 }).toBe('OK');
+      await bmc.setTemperature(BMC_TEMPERATURE_THRESHOLDS.critical + 5);
+      await expect.poll(async () => (await reload(node)).health, { timeout: 20_000 }).toBe('Critical');
+      expect(logs.some((l) => l.message === 'power state sync: health changed' && l.health === 'Critical')).toBe(true);
+    } finally {
+      await bmc.setTemperature(BMC_TEMPERATURE_INITIAL);
+      await stores.nodes.destroy(node.id);
+    }
   });
 
   it('records a power state never known before without calling it a change behind its back', async () => {

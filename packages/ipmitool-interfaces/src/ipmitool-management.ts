@@ -1,4 +1,4 @@
-import { InvalidParameterValue } from '@bmaas/common';
+import { type HealthState, InvalidParameterValue } from '@bmaas/common';
 import {
   BOOT_DEVICES,
   type BootDevice,
@@ -7,6 +7,7 @@ import {
   type Task,
 } from '@bmaas/driver-api';
 import { bmcName, IPMI_PROPERTIES, parseIpmiDriverInfo } from './driver-info.js';
+import { healthFromChassisStatus, healthFromSensors, worseHealth } from './ipmi-health.js';
 import type { IpmitoolRunner } from './ipmitool-runner.js';
 
 /** "Boot Device Selector : …" of `chassis bootparam get 5`, as ipmitool prints it. */
@@ -22,7 +23,9 @@ const SELECTORS: ReadonlyArray<[RegExp, BootDevice | null]> = [
  * Ironic's `ipmitool` management interface: the next boot device through
  * `chassis bootdev` (Set System Boot Options, parameter 5), read back with
  * `chassis bootparam get 5`, and the NMI through `power diag`. ipmitool may
- * exit 0 when the BMC refuses a device: the runner reads its output.
+ * exit 0 when the BMC refuses a device: the runner reads its output. The
+ * node's health (1.109) is the worse of the chassis faults (`chassis
+ * status`) and the sensors' threshold states (`sdr elist`).
  */
 export class IpmitoolManagementInterface implements ManagementInterface {
   constructor(private readonly runner: IpmitoolRunner) {}
@@ -56,6 +59,14 @@ export class IpmitoolManagementInterface implements ManagementInterface {
       bootDevice: known ? known[1] : null,
       persistent: /Options apply to all future boots/i.test(stdout),
     };
+  }
+
+  /** Two ipmitool runs: `chassis status` (faults), then `sdr elist` (sensor thresholds); the worse state wins. */
+  async getHealth(task: Task): Promise<HealthState | null> {
+    const target = parseIpmiDriverInfo(task.node);
+    const chassis = healthFromChassisStatus((await this.runner.run(target, ['chassis', 'status'])).stdout);
+    const sensors = healthFromSensors((await this.runner.run(target, ['sdr', 'elist'])).stdout);
+    return worseHealth(chassis, sensors);
   }
 
   async injectNmi(task: Task): Promise<void> {

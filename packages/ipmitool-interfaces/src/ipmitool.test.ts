@@ -7,7 +7,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IpmitoolManagementInterface } from './ipmitool-management.js';
 import { IpmitoolPowerInterface } from './ipmitool-power.js';
 import { IpmitoolRunner, type IpmitoolRunnerOptions } from './ipmitool-runner.js';
-import { ipmiSimAvailable, SimulatedBmc } from './testing/ipmi-sim.js';
+import {
+  BMC_TEMPERATURE_INITIAL,
+  BMC_TEMPERATURE_THRESHOLDS,
+  ipmiSimAvailable,
+  SimulatedBmc,
+} from './testing/ipmi-sim.js';
 
 // Under CI a missing ipmi_sim/ipmitool fails this suite instead of skipping it.
 const run = ipmiSimAvailable() || process.env.CI === 'true';
@@ -106,6 +111,25 @@ exit $rc
     expect((error as Error).message).toMatch(/chassis bootdev safe" to BMC 127\.0\.0\.1:\d+ failed: .*failed/);
     // NMI: this BMC has no diagnostic interrupt; the error says so.
     await expect(management.injectNmi(task)).rejects.toThrow(/power diag" to BMC .* failed: .*Diag failed/);
+  });
+
+  it('reads the health from the BMC: its temperature sensor past each threshold, then back', async () => {
+    const management = new IpmitoolManagementInterface(runner());
+    const task = taskFor(bmc.driverInfo());
+    expect(await management.getHealth(task)).toBe('OK');
+    const { nonCritical, critical } = BMC_TEMPERATURE_THRESHOLDS;
+    try {
+      for (const [celsius, health] of [
+        [nonCritical + 5, 'Warning'],
+        [critical + 5, 'Critical'],
+        [BMC_TEMPERATURE_INITIAL, 'OK'],
+      ] as const) {
+        await bmc.setTemperature(celsius);
+        await expect.poll(() => management.getHealth(task), { timeout: 10_000, interval: 200 }).toBe(health);
+      }
+    } finally {
+      await bmc.setTemperature(BMC_TEMPERATURE_INITIAL);
+    }
   });
 
   it('a wrong password fails at once with a message naming the BMC and the credentials, never the password', async () => {

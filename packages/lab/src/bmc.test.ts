@@ -1,7 +1,7 @@
 // A lab BMC: a real ipmi_sim on loopback, asked by ipmitool, powering a real QEMU through
 // bmc-chassis.sh. Skipped without ipmi_sim/ipmitool/QEMU, a failure under CI=true.
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '@bmaas/common';
@@ -57,6 +57,12 @@ describe.skipIf(skip)('lab BMC (ipmi_sim on loopback)', () => {
       ipmi_cipher_suite: 3,
       deploy_kernel: '/k',
     });
+    // a temperature sensor, read from a file of the BMC's: what a test degrades to make a node unhealthy
+    expect((await bmc.ipmitool(['sdr', 'elist'])).stdout).toMatch(/^Temp\s+\| 01h \| ok\s+\|.*\| 45 degrees C$/m);
+    await writeFile(join(dir, 'bmc-test-bmc', 'temperature'), '85\n');
+    await expect
+      .poll(async () => (await bmc.ipmitool(['sdr', 'elist'])).stdout, { timeout: 10_000, interval: 250 })
+      .toMatch(/^Temp\s+\| 01h \| ucr\s+\|.*\| 85 degrees C$/m);
     // the password is the BMC's own: not in its configuration's command line
     expect((await readFile(`/proc/${bmc.pid}/cmdline`, 'utf8')).includes(bmc.password)).toBe(false);
   });

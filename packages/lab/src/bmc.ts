@@ -10,7 +10,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ignoreTimeout, until, waitFor } from '@bmaas/common';
-import { IPMI_SIM_BMC_EMU, ipmiSimLanConf } from '@bmaas/ipmitool-interfaces/testing';
+import { BMC_TEMPERATURE_INITIAL, ipmiSimBmcEmu, ipmiSimLanConf } from '@bmaas/ipmitool-interfaces/testing';
 import { processRunning } from '@bmaas/stack';
 import { isRunning, spawned, stopProcess } from './child-process.js';
 import { killNow, onAbnormalExit } from './exit-cleanup.js';
@@ -125,7 +125,9 @@ export async function startMachineBmc(options: MachineBmcOptions): Promise<Machi
       guid: Buffer.from(options.mac).toString('hex').slice(0, 32).padEnd(32, '0'),
     }),
   );
-  await writeFile(join(dir, 'bmc.emu'), IPMI_SIM_BMC_EMU);
+  // The BMC's temperature sensor reads this file: write another number to degrade the node's health.
+  await writeFile(join(dir, 'temperature'), `${BMC_TEMPERATURE_INITIAL}\n`);
+  await writeFile(join(dir, 'bmc.emu'), ipmiSimBmcEmu(join(dir, 'temperature')));
   if (network) await network.exec('ip', ['addr', 'add', `${options.address}/32`, 'dev', 'lo']);
 
   const args = ['-n', '-c', join(dir, 'lan.conf'), '-f', join(dir, 'bmc.emu'), '-s', join(dir, 'state')];

@@ -25,6 +25,16 @@ export interface ConductorClient {
     params: RpcParams<M>,
     options?: ConductorCallOptions,
   ): Promise<RpcResult<M>>;
+  /**
+   * Calls any alive conductor, chosen at random (Ironic's random topic), for
+   * work that belongs to no node (create_allocation). TemporaryFailure when
+   * none is alive; otherwise as callForNode.
+   */
+  callAny<M extends RpcMethodName>(
+    method: M,
+    params: RpcParams<M>,
+    options?: ConductorCallOptions,
+  ): Promise<RpcResult<M>>;
   /** Hostname of the owning conductor (the `conductor` field of node and port answers). */
   hostFor(node: NodeRoutingKey): Promise<string>;
   /** Closes pooled connections. */

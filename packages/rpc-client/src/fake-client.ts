@@ -28,6 +28,7 @@ const ANSWERS_NULL: ReadonlySet<RpcMethodName> = new Set<RpcMethodName>([
   'set_secure_boot_state',
   'attach_virtual_media',
   'detach_virtual_media',
+  'create_allocation',
 ]);
 
 type Handler<M extends RpcMethodName> = (params: RpcParams<M>, host: string) => RpcResult<M> | Promise<RpcResult<M>>;
@@ -97,18 +98,28 @@ export class FakeConductorClient implements ConductorClient {
     return options.timeoutMs === undefined ? answer : withDeadline(answer, options.timeoutMs, `a fake ${method}`);
   }
 
+  /** Like the real client: a random alive conductor (TemporaryFailure when none), then as callForNode. */
+  callAny<M extends RpcMethodName>(
+    method: M,
+    params: RpcParams<M>,
+    options: ConductorCallOptions = {},
+  ): Promise<RpcResult<M>> {
+    const answer = this.answer(() => this.ring.anyHost(), method, params, options);
+    return options.timeoutMs === undefined ? answer : withDeadline(answer, options.timeoutMs, `a fake ${method}`);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
   }
 
   private async answer<M extends RpcMethodName>(
-    node: NodeRoutingKey,
+    route: NodeRoutingKey | (() => Promise<string>),
     method: M,
     params: RpcParams<M>,
     options: ConductorCallOptions,
   ): Promise<RpcResult<M>> {
     if (this.closed) throw new Error('FakeConductorClient is closed');
-    const host = await this.ring.hostFor(node);
+    const host = typeof route === 'function' ? await route() : await this.ring.hostFor(route);
     this.calls.push({ host, method, params, options } as RecordedCall);
     const failure = this.failures.get(method);
     if (failure) throw failure;

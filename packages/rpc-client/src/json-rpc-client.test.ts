@@ -49,6 +49,10 @@ function createFakeConductor(): { rpc: JSONRPCServer; received: unknown[] } {
     }
     throw new JSONRPCErrorException('boom', 500, { class: 'SomethingInternal', message: 'boom' });
   });
+  rpc.addMethod('create_allocation', async (params: { allocation_id: string }) => {
+    received.push(params);
+    return null;
+  });
   return { rpc, received };
 }
 
@@ -92,6 +96,7 @@ function clientFor(host: string, config: Partial<JsonRpcClientConfig> = {}, ring
     invalidations: 0,
     hostNow: () => (ringRead ? undefined : host),
     hostFor: async () => (ringRead ? ringRead : host),
+    anyHost: async () => (ringRead ? ringRead : host),
     invalidate: () => ring.invalidations++,
   };
   const registry = new Registry();
@@ -151,6 +156,16 @@ describe('JsonRpcConductorClient', () => {
     // Without a given id, one is made up so the conductor's log still has one.
     expect((fake.received[1] as { context: { request_id: string } }).context.request_id).toMatch(/^req-[0-9a-f-]{36}$/);
     expect(await client.hostFor(NODE)).toBe(`127.0.0.1:${port}`);
+  });
+
+  it('calls any alive conductor for work of no node (create_allocation), with the request id', async () => {
+    const fake = createFakeConductor();
+    const { server, port } = await serve(fake.rpc);
+    servers.push(server);
+    const { client } = clientFor(`127.0.0.1:${port}`);
+    clients.push(client);
+    expect(await client.callAny('create_allocation', { allocation_id: 'a-1' }, { requestId: 'req-any' })).toBeNull();
+    expect(fake.received).toEqual([{ allocation_id: 'a-1', context: { request_id: 'req-any' } }]);
   });
 
   it('sends the get_boot_config calls of one turn to a conductor as one batch, each answered on its own', async () => {

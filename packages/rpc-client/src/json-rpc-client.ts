@@ -28,7 +28,7 @@ export type JsonRpcClientConfig = Pick<
 >;
 
 export interface JsonRpcConductorClientOptions {
-  ring: Pick<ConductorRing, 'hostFor' | 'hostNow' | 'invalidate'>;
+  ring: Pick<ConductorRing, 'hostFor' | 'hostNow' | 'anyHost' | 'invalidate'>;
   config: JsonRpcClientConfig;
   logger: Logger;
   /** Where each call's method, outcome and latency are recorded. */
@@ -191,6 +191,23 @@ export class JsonRpcConductorClient implements ConductorClient {
     const timeoutMs = options.timeoutMs ?? config.timeout * 1000;
     const started = Date.now();
     return withDeadline(ring.hostFor(node), timeoutMs, 'the conductor hash ring').then((hostname) =>
+      this.call(
+        hostname,
+        method,
+        params,
+        Object.assign({}, options, { timeoutMs: Math.max(1, timeoutMs - (Date.now() - started)) }),
+      ),
+    );
+  }
+
+  callAny<M extends RpcMethodName>(
+    method: M,
+    params: RpcParams<M>,
+    options: ConductorCallOptions = {},
+  ): Promise<RpcResult<M>> {
+    const timeoutMs = options.timeoutMs ?? this.options.config.timeout * 1000;
+    const started = Date.now();
+    return withDeadline(this.options.ring.anyHost(), timeoutMs, 'the conductor hash ring').then((hostname) =>
       this.call(
         hostname,
         method,

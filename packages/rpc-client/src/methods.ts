@@ -89,6 +89,15 @@ export interface ConductorRpcMethods {
    */
   get_driver_properties: { params: { driver_name: string }; result: Record<string, string> };
   /**
+   * Takes a new allocation (stored by the API in `allocating`, by uuid) as
+   * this conductor's (its conductor_affinity) and answers; a node is then
+   * chosen and claimed in the background, and the allocation ends `active`
+   * or `error` (Ironic's create_allocation). The API sends it to any alive
+   * conductor (callAny). Throws ResourceNotFound when it is gone or
+   * already taken by a conductor.
+   */
+  create_allocation: { params: { allocation_id: string }; result: null };
+  /**
    * Sets the node's next boot device through its management interface, under
    * the exclusive lock, and answers when the hardware took it. Throws
    * InvalidParameterValue (device not supported), NodeLocked, IPMIFailure.

@@ -195,6 +195,18 @@ describe('ConductorRing', () => {
     }
   });
 
+  it('names any alive conductor, of any group and hardware type, for work of no node; none alive: TemporaryFailure', async () => {
+    const ring = ringOf();
+    await expect(ring.anyHost()).rejects.toBeInstanceOf(TemporaryFailure);
+    await register('c1');
+    await register('c2', ['ipmi'], 'rack-b');
+    // A conductor that joined is found at once, as by hostFor.
+    clock += 1;
+    const named = new Set<string>();
+    for (let i = 0; i < 64; i++) named.add(await ring.anyHost());
+    expect([...named].sort()).toEqual(['c1', 'c2']);
+  });
+
   it('answers TemporaryFailure when no conductor is alive at all', async () => {
     const ring = ringOf();
     await expect(

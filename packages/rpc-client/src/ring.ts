@@ -122,6 +122,15 @@ export class ConductorRing {
     return ring ? ring.ownerOf(node.uuid) : undefined;
   }
 
+  /** Any alive conductor, at random (work that belongs to no node). TemporaryFailure when none is alive. */
+  async anyHost(): Promise<string> {
+    let set = await this.rings();
+    if (set.conductorCount === 0 && set.builtAt < this.now()) set = await this.rebuild();
+    const hosts = [...new Set([...set.members.values()].flat())];
+    if (hosts.length === 0) throw new TemporaryFailure('No alive conductor is registered.');
+    return hosts[Math.floor(Math.random() * hosts.length)] as string;
+  }
+
   /** Members of every ring, for diagnostics and takeover. */
   async members(): Promise<ReadonlyMap<string, string[]>> {
     return (await this.rings()).members;

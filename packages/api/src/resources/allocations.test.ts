@@ -22,17 +22,45 @@ describe('/v1/allocations', () => {
       .db('nodes')
       .update({ provision_state: 'available', power_state: 'power off', resource_class: 'baremetal' });
     await api.database.db('nodes').where({ name: 'alloc-gpu' }).update({ resource_class: 'gpu' });
+    api.conductors.respondWith('create_allocation', () => null);
   });
   const allocate = (body: Record<string, unknown>, version?: string) =>
     api.request('POST', '/v1/allocations', { body, version });
 
-  it('allocates a node of the resource class: allocating -> active, instance_uuid set on the node', async () => {
+  /**
+   * Makes the conductor (the fake client) process every allocation it is
+   * handed by giving it `nodeName`, with the store's compare-and-set as the
+   * real one does (packages/conductor's AllocationProcessor chooses the node).
+   */
+  /** The conductor's background work on the last allocation handed to it. */
+  let processing: Promise<unknown> = Promise.resolve();
+  const conductorGives = (nodeName: string) =>
+    api.conductors.respondWith('create_allocation', async ({ allocation_id }) => {
+      const conductorId = (await api.stores.conductors.get('cond-1', 60))?.id as number;
+      const allocation = await api.stores.allocations.getByUuid(allocation_id);
+      const taken = allocation && (await api.stores.allocations.assign(allocation, conductorId));
+      const node = await api.stores.nodes.getByUuid(nodes[nodeName] as string);
+      if (!taken || !node) throw new Error('nothing to process');
+      // After the answer, as the conductor's background work.
+      processing = new Promise((resolve) => setImmediate(resolve)).then(() =>
+        api.stores.allocations.claim(taken, node, conductorId),
+      );
+      return null;
+    });
+  /** The allocation once the conductor's work on it ended. */
+  const settled = async (uuid: string) => {
+    await processing;
+    return (await api.request('GET', `/v1/allocations/${uuid}`)).body;
+  };
+
+  it('answers allocating at once and hands the allocation to a conductor, as Ironic does', async () => {
+    api.conductors.calls.length = 0;
     const created = await allocate({ resource_class: 'gpu', name: 'job-1', extra: { who: 'ci' } });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({
       name: 'job-1',
-      state: 'active',
-      node_uuid: nodes['alloc-gpu'],
+      state: 'allocating',
+      node_uuid: null,
       resource_class: 'gpu',
       traits: [],
       candidate_nodes: [],
@@ -40,23 +68,42 @@ describe('/v1/allocations', () => {
       extra: { who: 'ci' },
       owner: null,
     });
+    expect(api.conductors.callsOf('create_allocation')).toEqual([
+      expect.objectContaining({ host: 'cond-1', params: { allocation_id: created.body.uuid } }),
+    ]);
+    expect((await api.request('GET', '/v1/allocations/job-1')).body.state).toBe('allocating');
+    expect((await api.database.db('allocations').where({ uuid: created.body.uuid }).first()).conductor_affinity).toBe(
+      null,
+    );
+    const candidates = await allocate({ resource_class: 'baremetal', candidate_nodes: [nodes['alloc-1'], 'alloc-2'] });
+    expect(candidates.body.candidate_nodes).toEqual([nodes['alloc-1'], nodes['alloc-2']]);
+  });
+
+  it('refuses with 503 and keeps nothing when no conductor is alive to process it', async () => {
+    await api.stores.conductors.markOffline('cond-1');
+    try {
+      const refused = await allocate({ resource_class: 'gpu', name: 'orphan' });
+      expect(refused.status).toBe(503);
+      expect(faultString(refused)).toBe('No alive conductor is registered.');
+      expect((await api.request('GET', '/v1/allocations')).body.allocations).toEqual([]);
+    } finally {
+      await api.registerConductor('cond-1');
+    }
+  });
+
+  it('shows what the conductor made of it: active with the node, then freed when deleted', async () => {
+    conductorGives('alloc-gpu');
+    const created = await allocate({ resource_class: 'gpu', name: 'job-1' });
+    expect(created.body.state).toBe('allocating');
+    expect(await settled(created.body.uuid)).toMatchObject({ state: 'active', node_uuid: nodes['alloc-gpu'] });
     const node = await api.request('GET', '/v1/nodes/alloc-gpu');
     expect(node.body.instance_uuid).toBe(created.body.uuid);
     expect(node.body.allocation_uuid).toBe(created.body.uuid);
 
-    const again = await allocate({ resource_class: 'gpu' });
-    expect(again.status).toBe(201);
-    expect(again.body).toMatchObject({
-      state: 'error',
-      node_uuid: null,
-      last_error: `Failed to process allocation ${again.body.uuid}: no available nodes match the resource class gpu.`,
-    });
-
-    expect((await api.request('GET', '/v1/allocations/job-1')).body.uuid).toBe(created.body.uuid);
     const list = await api.request('GET', '/v1/allocations?state=active');
     expect(list.body.allocations.map((a: { uuid: string }) => a.uuid)).toEqual([created.body.uuid]);
     expect((await api.request('GET', '/v1/allocations?node=alloc-gpu')).body.allocations).toHaveLength(1);
-    expect((await api.request('GET', '/v1/allocations?resource_class=gpu')).body.allocations).toHaveLength(2);
+    expect((await api.request('GET', '/v1/allocations?resource_class=gpu')).body.allocations).toHaveLength(1);
     expect((await api.request('GET', '/v1/allocations?fields=uuid,state')).body.allocations[0]).toEqual({
       uuid: expect.any(String),
       state: expect.any(String),
@@ -84,47 +131,28 @@ describe('/v1/allocations', () => {
   });
 
   it('goes when its node loses its instance (a patch here; undeploy in the conductor writes the same)', async () => {
+    conductorGives('alloc-gpu');
     const allocation = await allocate({ resource_class: 'gpu' });
-    expect(allocation.body.state).toBe('active');
+    expect((await settled(allocation.body.uuid)).state).toBe('active');
     const patched = await api.request('PATCH', '/v1/nodes/alloc-gpu', {
       body: [{ op: 'remove', path: '/instance_uuid' }],
     });
     expect(patched.status).toBe(200);
     expect(patched.body).toMatchObject({ instance_uuid: null, allocation_uuid: null });
     expect((await api.request('GET', `/v1/allocations/${allocation.body.uuid}`)).status).toBe(404);
-    expect((await allocate({ resource_class: 'gpu' })).body.state).toBe('active');
-  });
-
-  it('never gives one node to two allocations made at once', async () => {
-    const answers = await Promise.all(Array.from({ length: 6 }, () => allocate({ resource_class: 'gpu' })));
-    const active = answers.filter((a) => a.body.state === 'active');
-    expect(active).toHaveLength(1);
-    expect(active[0]?.body.node_uuid).toBe(nodes['alloc-gpu']);
-    expect(answers.filter((a) => a.body.state === 'error')).toHaveLength(5);
-    expect((await api.request('GET', '/v1/nodes/alloc-gpu')).body.instance_uuid).toBe(active[0]?.body.uuid);
-  });
-
-  it('chooses among candidate nodes, prefers the node named like the allocation, skips busy nodes', async () => {
-    await api.database.db('nodes').where({ name: 'alloc-1' }).update({ maintenance: true });
-    const only = await allocate({ resource_class: 'baremetal', candidate_nodes: ['alloc-1'] });
-    expect(only.body.state).toBe('error');
-    expect(only.body.last_error).toContain('none of the requested nodes are available and match the resource class');
-    await api.database.db('nodes').where({ name: 'alloc-1' }).update({ maintenance: false });
-
-    const named = await allocate({ resource_class: 'baremetal', name: 'alloc-2' });
-    expect(named.body.node_uuid).toBe(nodes['alloc-2']);
-    const other = await allocate({ resource_class: 'baremetal', candidate_nodes: [nodes['alloc-1'], 'alloc-2'] });
-    expect(other.body.node_uuid).toBe(nodes['alloc-1']);
-    expect(other.body.candidate_nodes).toEqual([nodes['alloc-1'], nodes['alloc-2']]);
-
-    const traits = await allocate({ resource_class: 'gpu', traits: ['CUSTOM_GPU'] });
-    expect(traits.body.state).toBe('error');
-    expect(traits.body.last_error).toContain('no suitable nodes have the requested traits CUSTOM_GPU');
+    const next = await allocate({ resource_class: 'gpu' });
+    expect((await settled(next.body.uuid)).state).toBe('active');
   });
 
   it('backfills an allocation for a deployed node (1.58)', async () => {
     await api.database.db('nodes').where({ name: 'alloc-1' }).update({ provision_state: 'active' });
-    const backfilled = await allocate({ node: 'alloc-1', name: 'legacy' }, '1.58');
+    await api.request('PUT', '/v1/nodes/alloc-1/traits', { body: { traits: ['CUSTOM_A'] }, version: '1.37' });
+    const wrongTraits = await allocate({ node: 'alloc-1', traits: ['CUSTOM_A', 'CUSTOM_B'] }, '1.58');
+    expect(wrongTraits.status).toBe(400);
+    expect(faultString(wrongTraits)).toContain(
+      'List of traits [CUSTOM_A] does not match the requested traits CUSTOM_A,CUSTOM_B',
+    );
+    const backfilled = await allocate({ node: 'alloc-1', name: 'legacy', traits: ['CUSTOM_A'] }, '1.58');
     expect(backfilled.status).toBe(201);
     expect(backfilled.body).toMatchObject({
       state: 'active',
@@ -150,8 +178,10 @@ describe('/v1/allocations', () => {
       .db('nodes')
       .where({ uuid: doomed })
       .update({ provision_state: 'available', power_state: 'power off', resource_class: 'doomed' });
+    nodes['alloc-doomed'] = doomed;
+    conductorGives('alloc-doomed');
     const allocation = await allocate({ resource_class: 'doomed' });
-    expect(allocation.body.node_uuid).toBe(doomed);
+    expect((await settled(allocation.body.uuid)).node_uuid).toBe(doomed);
     expect((await api.request('DELETE', `/v1/nodes/${doomed}`)).status).toBe(409);
     await api.request('PUT', `/v1/nodes/${doomed}/maintenance`, { body: { reason: 'retire' } });
     expect((await api.request('DELETE', `/v1/nodes/${doomed}`)).status).toBe(204);

@@ -53,12 +53,6 @@ const checkAllocation = compileSchema<AllocationBody>('allocation', {
 
 const WRITE_VERSIONS = { node: Minor.ALLOCATION_BACKFILL, owner: Minor.ALLOCATION_OWNER };
 
-/**
- * The traits a node has. Node traits are not stored by this service yet, so
- * every node has none and an allocation asking for traits finds no node.
- */
-export type NodeTraits = (node: NodeRecord) => readonly string[];
-
 function checkName(name: string | null | undefined): void {
   if (name != null && !isResourceName(name)) {
     throw new InvalidParameterValue(`Cannot create allocation with invalid name '${name}'`);
@@ -92,40 +86,27 @@ async function candidateUuids(idents: readonly string[], ctx: ResourceContext): 
   return uuids;
 }
 
-/** Ironic's allocation process: candidates by resource class, traits and list; the named node first; one claimed. */
-async function allocate(
-  allocation: AllocationRecord,
-  ctx: ResourceContext,
-  traitsOf: NodeTraits,
-): Promise<AllocationRecord> {
+/**
+ * A new allocation, as Ironic makes it: stored in `allocating`, then handed
+ * to any alive conductor (create_allocation), which takes it as its own and
+ * chooses a node after the API answered. No conductor to take it: the
+ * allocation is deleted and the refusal (503) answered, so none is left
+ * that nobody processes.
+ */
+async function startAllocating(values: Record<string, unknown>, ctx: ResourceContext): Promise<AllocationRecord> {
   const store = ctx.deps.stores.allocations;
-  const failed = async (error: string) =>
-    (await store.fail(allocation, `Failed to process allocation ${allocation.uuid}: ${error}.`)) ?? allocation;
-  let nodes = await store.candidateNodes({
-    resourceClass: allocation.resourceClass,
-    candidateNodes: allocation.candidateNodes,
-  });
-  if (nodes.length === 0) {
-    return failed(
-      allocation.candidateNodes.length > 0
-        ? `none of the requested nodes are available and match the resource class ${allocation.resourceClass}`
-        : `no available nodes match the resource class ${allocation.resourceClass}`,
+  const allocation = await store.create({ ...values, state: 'allocating' });
+  try {
+    await ctx.deps.conductors.callAny(
+      'create_allocation',
+      { allocation_id: allocation.uuid },
+      { requestId: ctx.requestId },
     );
+  } catch (error) {
+    await store.destroy(allocation.id);
+    throw error;
   }
-  if (allocation.traits.length > 0) {
-    nodes = nodes.filter((node) => allocation.traits.every((trait) => traitsOf(node).includes(trait)));
-    if (nodes.length === 0)
-      return failed(`no suitable nodes have the requested traits ${allocation.traits.join(', ')}`);
-  }
-  const shuffled = nodes.map((node) => ({ node, key: Math.random() })).sort((a, b) => a.key - b.key);
-  const ordered = shuffled.map(({ node }) => node);
-  const named = ordered.findIndex((node) => allocation.name !== null && node.name === allocation.name);
-  if (named > 0) ordered.unshift(...ordered.splice(named, 1));
-  for (const node of ordered) {
-    const claimed = await store.claim(allocation, node);
-    if (claimed) return claimed;
-  }
-  return failed('all nodes were filtered out during reservation');
+  return allocation;
 }
 
 /** Backfilling (1.58): an allocation for a node already deployed without one. */
@@ -139,7 +120,12 @@ async function backfill(body: AllocationBody, node: NodeRecord, ctx: ResourceCon
       `Resource class ${node.resourceClass} does not match the requested resource class ${body.resource_class}`,
     );
   }
-  if (body.traits?.length) errors.push(`List of traits [] does not match the requested traits ${body.traits}`);
+  if (body.traits?.length) {
+    const traits = await ctx.deps.stores.nodeTraits.list(node.id);
+    if (!body.traits.every((trait) => traits.includes(trait))) {
+      errors.push(`List of traits [${traits}] does not match the requested traits ${body.traits}`);
+    }
+  }
   if (body.candidate_nodes?.length && !body.candidate_nodes.includes(node.uuid)) {
     errors.push(`Candidate nodes must be empty or contain the target node, but got ${body.candidate_nodes}`);
   }
@@ -167,7 +153,7 @@ async function backfill(body: AllocationBody, node: NodeRecord, ctx: ResourceCon
   throw new ResourceConflict(`Node ${node.uuid} already has an allocation or another instance.`);
 }
 
-export function allocationSpec(deps: RouteDeps, traitsOf: NodeTraits): ResourceSpec<AllocationRecord> {
+export function allocationSpec(deps: RouteDeps): ResourceSpec<AllocationRecord> {
   const store = deps.stores.allocations;
   return {
     path: 'allocations',
@@ -228,17 +214,18 @@ export function allocationSpec(deps: RouteDeps, traitsOf: NodeTraits): ResourceS
       if (!body.resource_class) {
         throw new InvalidParameterValue('The resource_class field is mandatory when not backfilling');
       }
-      const allocation = await store.create({
-        uuid: body.uuid?.toLowerCase() ?? crypto.randomUUID(),
-        name: body.name ?? null,
-        resourceClass: body.resource_class,
-        traits: body.traits ?? [],
-        candidateNodes: candidates,
-        extra: body.extra ?? {},
-        owner: body.owner ?? null,
-        state: 'allocating',
-      });
-      return allocate(allocation, ctx, traitsOf);
+      return startAllocating(
+        {
+          uuid: body.uuid?.toLowerCase() ?? crypto.randomUUID(),
+          name: body.name ?? null,
+          resourceClass: body.resource_class,
+          traits: body.traits ?? [],
+          candidateNodes: candidates,
+          extra: body.extra ?? {},
+          owner: body.owner ?? null,
+        },
+        ctx,
+      );
     },
     patch: async (a, body, ctx) => {
       if (ctx.minor < Minor.ALLOCATION_UPDATE) throw new MethodNotAllowed('PATCH', ['GET', 'DELETE']);
@@ -276,8 +263,8 @@ export function allocationSpec(deps: RouteDeps, traitsOf: NodeTraits): ResourceS
  * `owner` from 1.60. And a node's own allocation, /v1/nodes/{node}/allocation
  * (GET, DELETE; 1.52+).
  */
-export function allocationsRouter(deps: RouteDeps, traitsOf: NodeTraits = () => []): Router {
-  const spec = allocationSpec(deps, traitsOf);
+export function allocationsRouter(deps: RouteDeps): Router {
+  const spec = allocationSpec(deps);
   const router = resourceRoutes(spec, deps);
   const path = '/v1/nodes/:node/allocation';
   const allocationOf = async (req: Request): Promise<AllocationRecord> => {

@@ -16,7 +16,7 @@ import {
 } from './resource-spec.js';
 
 export function contextOf(deps: RouteDeps, req: Request): ResourceContext {
-  return { deps, minor: req.context.minor, baseUrl: baseUrlOf(req, deps) };
+  return { deps, minor: req.context.minor, baseUrl: baseUrlOf(req, deps), requestId: req.context.requestId };
 }
 
 /** The list's filters the request names, each checked against its version. */

@@ -22,6 +22,8 @@ export interface ResourceContext {
   deps: RouteDeps;
   minor: number;
   baseUrl: string;
+  /** Travels with the conductor calls a resource makes (create_allocation). */
+  requestId?: string;
 }
 
 /**

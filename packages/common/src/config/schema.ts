@@ -325,6 +325,12 @@ export const configSchema = {
       default: 1800,
       env: 'BMAAS_CONDUCTOR__INSPECT_WAIT_TIMEOUT',
     },
+    check_allocations_interval: {
+      doc: 'Seconds between runs of the periodic task that adopts the allocations a dead conductor left in allocating and processes them; 0 = never.',
+      format: 'nat',
+      default: 60,
+      env: 'BMAAS_CONDUCTOR__CHECK_ALLOCATIONS_INTERVAL',
+    },
     check_provision_state_interval: {
       doc: 'Seconds between runs of the periodic task that fails timed-out waits and checks ring changes.',
       format: 'positive-number',

@@ -1,4 +1,5 @@
 import type { BmaasConfig } from '@bmaas/common';
+import type { AllocationProcessor } from '../allocations/allocation-processor.js';
 import type { ConductorMetrics } from '../metrics/conductor-metrics.js';
 import type { NodeCheckDeps } from './node-checks.js';
 import type { PowerStateSync } from './power-sync.js';
@@ -12,6 +13,8 @@ export interface PeriodicTaskDeps extends NodeCheckDeps {
   takeover: TakeoverCheck;
   /** Shared by the power state sync and the power failure recovery (it counts failed reads per node). */
   powerSync: PowerStateSync;
+  /** Processes allocations; the periodic task adopts dead conductors' ones. */
+  allocations: AllocationProcessor;
 }
 
 /**

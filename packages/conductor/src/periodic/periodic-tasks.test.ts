@@ -16,6 +16,7 @@ describe('PERIODIC_TASKS', () => {
           sync_power_state_interval: 4,
           power_failure_recovery_interval: 5,
           node_history_cleanup_interval: 6,
+          check_allocations_interval: 8,
         },
       },
     });
@@ -26,6 +27,7 @@ describe('PERIODIC_TASKS', () => {
       'sync power states': 4,
       'power failure recovery': 5,
       'node history cleanup': 6,
+      'check allocations': 8,
     });
   });
 

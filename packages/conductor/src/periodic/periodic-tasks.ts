@@ -1,3 +1,4 @@
+import { allocationsTask } from './allocations-task.js';
 import { heartbeatTask } from './heartbeat-task.js';
 import { nodeHistoryCleanupTask } from './node-history-cleanup-task.js';
 import type { PeriodicTask } from './periodic-task.js';
@@ -18,4 +19,5 @@ export const PERIODIC_TASKS: readonly PeriodicTask[] = [
   powerSyncTask,
   powerFailureRecoveryTask,
   nodeHistoryCleanupTask,
+  allocationsTask,
 ];

@@ -62,6 +62,7 @@ export class PowerStateSync {
         return;
       }
       this.failures.delete(node.uuid);
+      await this.recordHealth(task);
       // null: the interface cannot tell (a fake node nothing powered yet); nothing to record.
       if (actual === null || actual === task.node.powerState) return;
       await task.upgradeLock();
@@ -73,6 +74,28 @@ export class PowerStateSync {
       if (from === null) task.logger.info('power state sync: power state recorded', { powerState: actual });
       else await this.deps.events.powerStateChangedOutside(task.node, from, actual);
     });
+  }
+
+  /**
+   * 1.109's node health: what the management interface's getHealth reads
+   * from the BMC, recorded when it changed (a reading, not an edit: no lock
+   * needed, updated_at untouched). An interface without getHealth leaves it
+   * null; a failed read leaves it as it was.
+   */
+  private async recordHealth(task: ConductorTask): Promise<void> {
+    const management = task.driver.management;
+    if (!management.getHealth) return;
+    let health: Awaited<ReturnType<NonNullable<typeof management.getHealth>>>;
+    try {
+      health = await management.getHealth(task);
+    } catch (error) {
+      task.logger.warn('power state sync: could not read the health', { error: errorText(error) });
+      return;
+    }
+    if (health === task.node.health) return;
+    if (await this.deps.stores.nodes.recordHealth(task.node.id, health)) {
+      task.logger.info('power state sync: health changed', { from: task.node.health, health });
+    }
   }
 
   private async readFailed(task: ConductorTask, error: string): Promise<void> {

@@ -1,5 +1,6 @@
 import { checkInspectionBody, InvalidParameterValue } from '@bmaas/common';
 import { getNodeWithToken } from '../agent/agent-token.js';
+import type { AllocationProcessor } from '../allocations/allocation-processor.js';
 import type { NodeHistoryWriter } from '../history/node-history-writer.js';
 import { ServedConfigHistory } from '../history/served-config-history.js';
 import type { ProvisioningRunner } from '../provisioning/runner.js';
@@ -18,10 +19,18 @@ export interface RpcHandlerDeps {
   /** Records served boot configurations (node history; a repeat within a minute is not recorded again). */
   history?: Pick<NodeHistoryWriter, 'record'>;
   registry: Pick<DriverRegistry, 'propertiesOf' | 'discoveryConfig'>;
+  /** Processes the allocations create_allocation hands this conductor; without it the method fails. */
+  allocations?: Pick<AllocationProcessor, 'take'>;
 }
 
 /** The conductor's side of the method table in @bmaas/rpc-client. */
-export function createRpcHandlers({ runner, tasks, history, registry }: RpcHandlerDeps): ConductorRpcHandlers {
+export function createRpcHandlers({
+  runner,
+  tasks,
+  history,
+  registry,
+  allocations,
+}: RpcHandlerDeps): ConductorRpcHandlers {
   const servedConfigs = history ? new ServedConfigHistory(history) : undefined;
   return {
     ...createManagementHandlers(tasks),
@@ -104,6 +113,11 @@ export function createRpcHandlers({ runner, tasks, history, registry }: RpcHandl
     },
 
     ...createNodeHardwareHandlers(tasks),
+    async create_allocation(params) {
+      if (!allocations) throw new Error('this conductor does not process allocations');
+      await allocations.take(requireString(params, 'allocation_id'));
+      return null;
+    },
     async get_driver_properties(params) {
       return registry.propertiesOf(requireString(params, 'driver_name'));
     },

@@ -12,6 +12,7 @@ const ALL = [
   '20261202000000_nodes_hot_updates',
   '20261204000000_api_1_97_to_1_115',
   '20261204000100_inspection_rules',
+  '20261205000000_allocation_conductor_affinity',
 ];
 const LATEST = (ALL.at(-1) as string).slice(0, 14);
 

@@ -103,6 +103,16 @@ export class ConductorStore {
     return rows.map((row: Record<string, unknown>) => rowToRecord<AliveConductor>(row));
   }
 
+  /** Ids of the conductors that are not alive (offline, or a heartbeat older than the timeout), as Ironic's get_offline_conductors. */
+  async listDeadIds(heartbeatTimeoutSeconds: number): Promise<number[]> {
+    const rows = await this.db('conductors')
+      .select('id')
+      .where('online', false)
+      .orWhereRaw('updated_at <= now() - make_interval(secs => ?)', [heartbeatTimeoutSeconds])
+      .orderBy('id');
+    return rows.map((row: { id: number }) => row.id);
+  }
+
   /** Hardware interfaces registered by alive conductors, for validating node drivers and interfaces. */
   async aliveInterfaces(heartbeatTimeoutSeconds: number): Promise<HardwareInterfaceRecord[]> {
     const rows = await this.db('conductor_hardware_interfaces as i')

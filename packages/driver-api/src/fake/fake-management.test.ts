@@ -73,3 +73,19 @@ describe('fake management indicators', () => {
     );
   });
 });
+
+describe('fake management health', () => {
+  const management = new FakeManagementInterface();
+  it('reports driver_info fake_health, OK without it, and refuses any other value', async () => {
+    expect(await management.getHealth(createTestTask(createTestNode(), []))).toBe('OK');
+    for (const health of ['OK', 'Warning', 'Critical']) {
+      const task = createTestTask(createTestNode({ driverInfo: { fake_health: health } }), []);
+      expect(await management.getHealth(task)).toBe(health);
+    }
+    const bad = createTestTask(createTestNode({ driverInfo: { fake_health: 'Bad' } }), []);
+    await expect(management.getHealth(bad)).rejects.toThrow(
+      'driver_info fake_health must be one of OK, Warning, Critical, not "Bad".',
+    );
+    await expect(management.validate(bad)).rejects.toBeInstanceOf(InvalidParameterValue);
+  });
+});

@@ -1,5 +1,6 @@
 import {
   type HardwareComponent,
+  type HealthState,
   type IndicatorState,
   InvalidParameterValue,
   VMEDIA_DEVICES,
@@ -16,6 +17,9 @@ import type { Task } from '../task.js';
 import { fakeIndicatorState, fakeSupportedIndicators, setFakeIndicatorState } from './fake-indicators.js';
 
 const FAKE_BOOT_DEVICES: readonly BootDevice[] = ['pxe', 'disk'];
+/** driver_info key of the health the fake BMC reports (OK when absent). */
+export const FAKE_HEALTH_KEY = 'fake_health';
+const HEALTH_STATES: readonly HealthState[] = ['OK', 'Warning', 'Critical'];
 const NMI_COUNT_KEY = 'fake_nmi_count';
 /** driver_internal_info key of the attached virtual media: device -> image URL. */
 export const FAKE_VMEDIA_KEY = 'fake_vmedia';
@@ -26,7 +30,14 @@ export class FakeManagementInterface implements ManagementInterface {
     return {};
   }
 
-  async validate(_task: Task): Promise<void> {}
+  async validate(task: Task): Promise<void> {
+    fakeHealth(task);
+  }
+
+  /** driver_info `fake_health` (OK, Warning or Critical), OK when absent: what a test or a demo wants the BMC to say. */
+  async getHealth(task: Task): Promise<HealthState | null> {
+    return fakeHealth(task);
+  }
 
   async getSupportedBootDevices(_task: Task): Promise<BootDevice[]> {
     return [...FAKE_BOOT_DEVICES];
@@ -96,6 +107,17 @@ export class FakeManagementInterface implements ManagementInterface {
   private async saveVmedia(task: Task, media: Record<string, string>): Promise<void> {
     await task.updateNode({ driverInternalInfo: { ...task.node.driverInternalInfo, [FAKE_VMEDIA_KEY]: media } });
   }
+}
+
+function fakeHealth(task: Task): HealthState {
+  const value = task.node.driverInfo[FAKE_HEALTH_KEY];
+  if (value === undefined || value === null) return 'OK';
+  if (!HEALTH_STATES.includes(value as HealthState)) {
+    throw new InvalidParameterValue(
+      `driver_info ${FAKE_HEALTH_KEY} must be one of ${HEALTH_STATES.join(', ')}, not ${JSON.stringify(value)}.`,
+    );
+  }
+  return value as HealthState;
 }
 
 function attachedMedia(task: Task): Record<string, string> {

@@ -1,7 +1,9 @@
 export {
-  IPMI_SIM_BMC_EMU,
+  BMC_TEMPERATURE_INITIAL,
+  BMC_TEMPERATURE_THRESHOLDS,
   type IpmiSimConfig,
   ipmiSimAvailable,
+  ipmiSimBmcEmu,
   ipmiSimLanConf,
   SimulatedBmc,
   type SimulatedBmcOptions,

@@ -49,7 +49,8 @@ export class SimulatedBmc {
         guid: port.toString(16).padStart(32, '0'),
       }),
     );
-    await writeFile(join(dir, 'bmc.emu'), IPMI_SIM_BMC_EMU);
+    await writeFile(join(dir, 'temperature'), `${BMC_TEMPERATURE_INITIAL}\n`);
+    await writeFile(join(dir, 'bmc.emu'), ipmiSimBmcEmu(join(dir, 'temperature')));
     const bmc = new SimulatedBmc(port, dir, username, password, undefined);
     await bmc.resume();
     return bmc;
@@ -78,6 +79,11 @@ export class SimulatedBmc {
 
   async bootDevice(): Promise<string> {
     return existsSync(join(this.dir, 'boot')) ? (await readFile(join(this.dir, 'boot'), 'utf8')).trim() : 'none';
+  }
+
+  /** What the BMC's temperature sensor reads from now on (within a second: ipmi_sim polls it). */
+  async setTemperature(celsius: number): Promise<void> {
+    await writeFile(join(this.dir, 'temperature'), `${Math.round(celsius)}\n`);
   }
 
   /** Makes the modelled guest honour (or ignore) the ACPI power button. */
@@ -212,9 +218,49 @@ set_working_mc 0x20
 `;
 }
 
-/** ipmi_sim's command file (man 5 ipmi_sim_cmd): one IPMI 2.0 BMC with a SEL. */
-export const IPMI_SIM_BMC_EMU = `mc_setbmc 0x20
+/** The thresholds (°C) of the simulated BMC's temperature sensor: upper non-critical, critical, non-recoverable. */
+export const BMC_TEMPERATURE_THRESHOLDS = { nonCritical: 70, critical: 80, nonRecoverable: 90 } as const;
+
+/** The temperature (°C) the simulated BMC's sensor reads until told otherwise. */
+export const BMC_TEMPERATURE_INITIAL = 45;
+
+const hex = (byte: number) => `0x${byte.toString(16).padStart(2, '0')}`;
+
+/**
+ * ipmi_sim's command file (man 5 ipmi_sim_cmd): one IPMI 2.0 BMC with a SEL
+ * and a temperature sensor, "Temp" (number 1, degrees C, read every half
+ * second from `temperatureFile`, a number in ASCII), with upper thresholds
+ * BMC_TEMPERATURE_THRESHOLDS: `ipmitool sdr elist` shows it `ok`, `unc`,
+ * `ucr` or `unr`. Its SDR is a full sensor record (IPMI 2.0 table 43-1):
+ * processor entity, linear, M = 1, so a reading is the byte read.
+ */
+export function ipmiSimBmcEmu(temperatureFile: string): string {
+  const { nonCritical, critical, nonRecoverable } = BMC_TEMPERATURE_THRESHOLDS;
+  const name = [...Buffer.from('Temp')];
+  const body = [
+    ...[0x20, 0x00, 0x01], // owner (the BMC), LUN, sensor number
+    ...[0x03, 0x01], // entity: processor 1
+    ...[0x67, 0x88], // initialisation, capabilities
+    ...[0x01, 0x01], // sensor type temperature, threshold reading type
+    ...[0xc0, 0x0f, 0xc0, 0x7f, 0x38, 0x38], // event masks; upper thresholds settable and readable
+    ...[0x00, 0x01, 0x00, 0x00], // unsigned, degrees C, no modifier, linear
+    ...[0x01, 0x00, 0x00, 0x00, 0x00, 0x00], // M = 1, B = 0, accuracy, exponents
+    0x03, // nominal, normal max and min given
+    ...[BMC_TEMPERATURE_INITIAL, nonCritical, 0x00, 0xb0, 0x00], // nominal, normal max and min, sensor max and min
+    ...[nonRecoverable, critical, nonCritical, 0x00, 0x00, 0x00], // upper, then lower thresholds
+    ...[0x00, 0x00, 0x00, 0x00, 0x00], // hysteresis, reserved, OEM
+    0xc0 | name.length,
+    ...name,
+  ];
+  const record = [0x00, 0x00, 0x51, 0x01, body.length, ...body].map(hex).join(' ');
+  const thresholds = [nonRecoverable, critical, nonCritical].map(hex).join(' ');
+  return `mc_setbmc 0x20
 mc_add 0x20 0 no-device-sdrs 0x23 9 8 0x9f 0x1291 0xf02 persist_sdr
 sel_enable 0x20 1000 0x0a
+sensor_add 0x20 0 1 0x01 0x01 poll 500 file "${temperatureFile}"
+main_sdr_add 0x20 ${record}
+sensor_set_threshold 0x20 0 1 settable 111000 ${thresholds} 00 00 00
+sensor_set_event_support 0x20 0 1 enable scanning per-state 000111111000000 000111111000000 000111111000000 000111111000000
 mc_enable 0x20
 `;
+}
