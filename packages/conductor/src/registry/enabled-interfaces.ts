@@ -12,6 +12,7 @@ import { grubBootInterface } from '@bmaas/grub-boot-interface';
 import { ipmitoolManagementInterface, ipmitoolPowerInterface } from '@bmaas/ipmitool-interfaces';
 import { ipxeBootInterface } from '@bmaas/ipxe-boot-interface';
 import { qemuPowerInterface } from '@bmaas/qemu-power-interface';
+import { redfishManagementInterface, redfishPowerInterface } from '@bmaas/redfish-interfaces';
 import { agentInspectInterface } from '../inspection/agent-inspect.js';
 import type { DriverCatalog, InterfaceCatalog } from './catalog.js';
 
@@ -23,8 +24,13 @@ import type { DriverCatalog, InterfaceCatalog } from './catalog.js';
 export const INTERFACES: InterfaceCatalog = {
   boot: [fakeBootInterface, ipxeBootInterface, grubBootInterface],
   deploy: [fakeDeployInterface, directDeployInterface],
-  power: [fakePowerInterface, qemuPowerInterface, ipmitoolPowerInterface],
-  management: [fakeManagementInterface, ipmitoolManagementInterface, noopManagementInterface],
+  power: [fakePowerInterface, qemuPowerInterface, ipmitoolPowerInterface, redfishPowerInterface],
+  management: [
+    fakeManagementInterface,
+    ipmitoolManagementInterface,
+    redfishManagementInterface,
+    noopManagementInterface,
+  ],
   // bios, console, firmware, network, raid, rescue, storage, vendor: the generic and fake ones.
   ...OPTIONAL_INTERFACES,
   // In-band inspection: the deploy ramdisk posts its inventory to /v1/continue_inspection.
@@ -52,6 +58,16 @@ export const DRIVER_CATALOG: DriverCatalog = {
         deploy: ['direct'],
         power: ['ipmitool'],
         management: ['ipmitool', 'noop'],
+        inspect: ['no-inspect', 'agent'],
+      },
+    },
+    // Upstream's `redfish`: a BMC driven through its Redfish service; network boot as `ipmi`.
+    {
+      name: 'redfish',
+      supported: {
+        deploy: ['direct'],
+        power: ['redfish'],
+        management: ['redfish', 'noop'],
         inspect: ['no-inspect', 'agent'],
       },
     },
