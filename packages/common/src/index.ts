@@ -7,6 +7,7 @@ export * from './errors.js';
 export { renderErrorReference } from './errors-reference.js';
 export * from './free-port.js';
 export * from './gc-settings.js';
+export * from './hardware-settings.js';
 export * from './htpasswd.js';
 export * from './http-exchange.js';
 export * from './indicators.js';

@@ -8,6 +8,7 @@ import * as bootPathChanges from './20261201000500_boot_path_changes.js';
 import * as nodesHotUpdates from './20261202000000_nodes_hot_updates.js';
 import * as api97To115 from './20261204000000_api_1_97_to_1_115.js';
 import * as inspectionRules from './20261204000100_inspection_rules.js';
+import * as biosFirmware from './20261205000200_bios_firmware.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -28,6 +29,7 @@ const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261202000000_nodes_hot_updates', nodesHotUpdates],
   ['20261204000000_api_1_97_to_1_115', api97To115],
   ['20261204000100_inspection_rules', inspectionRules],
+  ['20261205000200_bios_firmware', biosFirmware],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {
