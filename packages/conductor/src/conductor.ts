@@ -131,6 +131,7 @@ export function createConductor(deps: ConductorDeps): Conductor {
     inventories,
     automatedClean: config.conductor.automated_clean,
     requireTls: config.agent.require_tls,
+    hardwareCache: stores.hardwareSettings,
     now,
   });
   const ring = new ConductorRing({

@@ -1,6 +1,17 @@
-import type { InterfaceDeps, InterfaceDescriptor, ManagementInterface, PowerInterface } from '@bmaas/driver-api';
+import type {
+  BiosInterface,
+  FirmwareInterface,
+  InspectInterface,
+  InterfaceDeps,
+  InterfaceDescriptor,
+  ManagementInterface,
+  PowerInterface,
+} from '@bmaas/driver-api';
+import { RedfishBiosInterface } from './redfish-bios.js';
 import { RedfishClient } from './redfish-client.js';
 import { REDFISH_SECTION, type RedfishSettings } from './redfish-config.js';
+import { RedfishFirmwareInterface } from './redfish-firmware.js';
+import { RedfishInspectInterface } from './redfish-inspect.js';
 import { RedfishManagementInterface } from './redfish-management.js';
 import type { RedfishDeps } from './redfish-node.js';
 import { RedfishPowerInterface } from './redfish-power.js';
@@ -12,8 +23,11 @@ export {
   type RedfishAuthType,
   type RedfishTarget,
 } from './driver-info.js';
+export { RedfishBiosInterface } from './redfish-bios.js';
 export { odataId, RedfishClient, type RedfishClientOptions, type RedfishResource } from './redfish-client.js';
 export { REDFISH_OPTIONS, REDFISH_SECTION, type RedfishSettings } from './redfish-config.js';
+export { RedfishFirmwareInterface } from './redfish-firmware.js';
+export { RedfishInspectInterface } from './redfish-inspect.js';
 export { RedfishManagementInterface } from './redfish-management.js';
 export type { RedfishDeps } from './redfish-node.js';
 export { RedfishPowerInterface } from './redfish-power.js';
@@ -45,3 +59,38 @@ export const redfishManagementInterface: InterfaceDescriptor<ManagementInterface
   config: REDFISH_SECTION,
   create: (deps) => new RedfishManagementInterface(depsFor(deps)),
 };
+
+export const redfishInspectInterface: InterfaceDescriptor<InspectInterface, typeof REDFISH_SECTION.options> = {
+  name: 'redfish',
+  config: REDFISH_SECTION,
+  create: (deps) => new RedfishInspectInterface(depsFor(deps)),
+};
+
+export const redfishBiosInterface: InterfaceDescriptor<BiosInterface, typeof REDFISH_SECTION.options> = {
+  name: 'redfish',
+  config: REDFISH_SECTION,
+  create: (deps) => new RedfishBiosInterface(depsFor(deps)),
+};
+
+export const redfishFirmwareInterface: InterfaceDescriptor<FirmwareInterface, typeof REDFISH_SECTION.options> = {
+  name: 'redfish',
+  config: REDFISH_SECTION,
+  create: (deps) => new RedfishFirmwareInterface(depsFor(deps)),
+};
+
+/**
+ * Upstream's `redfish` hardware type: what it supports of each kind,
+ * preferred first (the registry lists it with the others). Network boot
+ * as `ipmi`, through any boot interface that declares networkBoot.
+ */
+export const REDFISH_HARDWARE_TYPE = {
+  name: 'redfish',
+  supported: {
+    deploy: ['direct'],
+    power: ['redfish'],
+    management: ['redfish', 'noop'],
+    inspect: ['redfish', 'agent', 'no-inspect'],
+    bios: ['redfish', 'no-bios'],
+    firmware: ['redfish', 'no-firmware'],
+  },
+} as const;

@@ -12,7 +12,14 @@ import { grubBootInterface } from '@bmaas/grub-boot-interface';
 import { ipmitoolManagementInterface, ipmitoolPowerInterface } from '@bmaas/ipmitool-interfaces';
 import { ipxeBootInterface } from '@bmaas/ipxe-boot-interface';
 import { qemuPowerInterface } from '@bmaas/qemu-power-interface';
-import { redfishManagementInterface, redfishPowerInterface } from '@bmaas/redfish-interfaces';
+import {
+  REDFISH_HARDWARE_TYPE,
+  redfishBiosInterface,
+  redfishFirmwareInterface,
+  redfishInspectInterface,
+  redfishManagementInterface,
+  redfishPowerInterface,
+} from '@bmaas/redfish-interfaces';
 import { agentInspectInterface } from '../inspection/agent-inspect.js';
 import type { DriverCatalog, InterfaceCatalog } from './catalog.js';
 
@@ -34,7 +41,9 @@ export const INTERFACES: InterfaceCatalog = {
   // bios, console, firmware, network, raid, rescue, storage, vendor: the generic and fake ones.
   ...OPTIONAL_INTERFACES,
   // In-band inspection: the deploy ramdisk posts its inventory to /v1/continue_inspection.
-  inspect: [...OPTIONAL_INTERFACES.inspect, agentInspectInterface],
+  inspect: [...OPTIONAL_INTERFACES.inspect, agentInspectInterface, redfishInspectInterface],
+  bios: [...OPTIONAL_INTERFACES.bios, redfishBiosInterface],
+  firmware: [...OPTIONAL_INTERFACES.firmware, redfishFirmwareInterface],
 };
 
 function everyInterface(catalog: InterfaceCatalog): Record<InterfaceType, string[]> {
@@ -62,15 +71,7 @@ export const DRIVER_CATALOG: DriverCatalog = {
       },
     },
     // Upstream's `redfish`: a BMC driven through its Redfish service; network boot as `ipmi`.
-    {
-      name: 'redfish',
-      supported: {
-        deploy: ['direct'],
-        power: ['redfish'],
-        management: ['redfish', 'noop'],
-        inspect: ['no-inspect', 'agent'],
-      },
-    },
+    REDFISH_HARDWARE_TYPE,
     // Upstream's `manual-management`: a person powers the machine and sets its boot device; deploy waits for it.
     {
       name: 'manual-management',
