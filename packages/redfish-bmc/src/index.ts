@@ -1,0 +1,34 @@
+export { createRedfishApp, type RedfishAppDeps } from './app.js';
+export { FaultSwitches } from './faults.js';
+export {
+  BOOT_SOURCES,
+  type BootMode,
+  type BootRequest,
+  type BootSource,
+  type MachinePower,
+  RESET_TYPES,
+  type RedfishPowerState,
+  type ResetType,
+  resetBoots,
+} from './machine-power.js';
+export {
+  type BiosValue,
+  type BootOverride,
+  DEFAULT_BIOS_ATTRIBUTES,
+  type DiskSpec,
+  type FirmwareComponent,
+  type Health,
+  ManagedSystem,
+  type ProcessorSpec,
+  type SystemHardware,
+  type SystemOptions,
+} from './managed-system.js';
+export { SCHEMA_VERSIONS } from './odata.js';
+export {
+  type RedfishBmc,
+  type RedfishBmcControl,
+  type RedfishBmcOptions,
+  type RequestRecord,
+  startRedfishBmc,
+} from './redfish-bmc.js';
+export { SimulatedMachinePower, type SimulatedPowerOptions } from './simulated-power.js';

@@ -1,0 +1,139 @@
+// A Redfish BMC listening on a port: one service with one or several systems, each with its
+// power backend, and the control a test uses to look inside and switch faults on.
+import { randomBytes, randomUUID } from 'node:crypto';
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from '@bmaas/common';
+import { createRedfishApp } from './app.js';
+import { FaultSwitches } from './faults.js';
+import { type Health, ManagedSystem, type SystemOptions } from './managed-system.js';
+import { SessionStore } from './sessions.js';
+
+export interface RedfishBmcOptions {
+  /** The systems of the service (at least one); their Ids must differ. */
+  systems: readonly SystemOptions[];
+  /** The account; default `admin` and a random password. */
+  username?: string;
+  password?: string;
+  /** Where to listen; default 127.0.0.1 and a free port. */
+  host?: string;
+  port?: number;
+  /** Idle timeout of a session, seconds; default 1800. */
+  sessionTimeoutSeconds?: number;
+  /** Serve HTTPS with this key and certificate (PEM); default plain HTTP. */
+  tls?: { key: string | Buffer; cert: string | Buffer };
+  logger?: Logger;
+}
+
+export interface RequestRecord {
+  method: string;
+  path: string;
+  status: number;
+}
+
+/** What a test does to the running service. */
+export interface RedfishBmcControl {
+  /** A system of the service (default: the first). */
+  system(id?: string): ManagedSystem;
+  /** Every answer waits `delayMs` first (0: off). */
+  slowAnswers(delayMs: number): void;
+  /** The next `count` requests answer `status` (default 503) instead. */
+  failRequests(count: number, status?: number): void;
+  /** Every session ends: requests with their X-Auth-Token get 401 until the client logs in again. */
+  expireSessions(): void;
+  /** ComputerSystem.Reset answers 204 and the machine is left as it is. */
+  ignoreResets(on: boolean): void;
+  /** Status.Health (and HealthRollup) of a system. */
+  setHealth(health: Health, systemId?: string): void;
+  /** A firmware component's version, as after an update done out of band. */
+  setFirmwareVersion(componentId: string, version: string, systemId?: string): void;
+  /** Switches every fault off. */
+  clearFaults(): void;
+  /** Every request answered so far, oldest first. */
+  readonly requests: readonly RequestRecord[];
+}
+
+export interface RedfishBmc {
+  /** e.g. http://127.0.0.1:41234 (the service root is at /redfish/v1/). */
+  readonly url: string;
+  readonly username: string;
+  readonly password: string;
+  readonly control: RedfishBmcControl;
+  close(): Promise<void>;
+}
+
+export async function startRedfishBmc(options: RedfishBmcOptions): Promise<RedfishBmc> {
+  if (options.systems.length === 0) throw new Error('a Redfish BMC needs at least one system');
+  const ids = options.systems.map((s) => s.id);
+  if (new Set(ids).size !== ids.length) throw new Error(`system Ids must differ: ${ids.join(', ')}`);
+  const bad = ids.find((id) => !/^[A-Za-z0-9._-]+$/.test(id));
+  if (bad !== undefined) throw new Error(`system Id ${JSON.stringify(bad)} is not a plain path segment`);
+
+  const username = options.username ?? 'admin';
+  const password = options.password ?? randomBytes(9).toString('base64url');
+  const systems = options.systems.map((s) => new ManagedSystem(s));
+  const sessions = new SessionStore({ username, password }, options.sessionTimeoutSeconds ?? 1800);
+  const faults = new FaultSwitches();
+  const requests: RequestRecord[] = [];
+  const app = createRedfishApp({
+    systems,
+    sessions,
+    faults,
+    uuid: randomUUID(),
+    logger: options.logger,
+    onRequest: (record) => requests.push(record),
+  });
+  const server = options.tls ? https.createServer({ ...options.tls }, app) : http.createServer(app);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+
+  const system = (id?: string): ManagedSystem => {
+    const found = id === undefined ? systems[0] : systems.find((s) => s.id === id);
+    if (!found) throw new Error(`no system ${id} in this Redfish BMC`);
+    return found;
+  };
+  const control: RedfishBmcControl = {
+    system,
+    slowAnswers: (delayMs) => {
+      faults.delayMs = delayMs;
+    },
+    failRequests: (count, status = 503) => {
+      faults.failuresLeft = count;
+      faults.failStatus = status;
+    },
+    expireSessions: () => sessions.expireAll(),
+    ignoreResets: (on) => {
+      faults.ignoreResets = on;
+    },
+    setHealth: (health, systemId) => {
+      system(systemId).health = health;
+    },
+    setFirmwareVersion: (componentId, version, systemId) => {
+      const component = system(systemId).firmwareComponent(componentId);
+      if (!component) throw new Error(`no firmware component ${componentId}`);
+      component.version = version;
+    },
+    clearFaults: () => faults.clear(),
+    requests,
+  };
+
+  return {
+    url: `${options.tls ? 'https' : 'http'}://${host}:${address.port}`,
+    username,
+    password,
+    control,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,71 @@
+// A machine that exists only in memory: the backend of a service that has no QEMU behind it.
+// It records every boot (device and mode), so a test sees what a real machine would have booted.
+import {
+  type BootMode,
+  type BootRequest,
+  type MachinePower,
+  RESET_TYPES,
+  type RedfishPowerState,
+  type ResetType,
+} from './machine-power.js';
+
+export interface SimulatedPowerOptions {
+  /** Initial power state; default Off. */
+  powerState?: RedfishPowerState;
+  /** Default every reset type. */
+  resetTypes?: readonly ResetType[];
+  /** Default both. */
+  bootModes?: readonly BootMode[];
+}
+
+export class SimulatedMachinePower implements MachinePower {
+  readonly resetTypes: readonly ResetType[];
+  readonly bootModes: readonly BootMode[];
+  /** Every boot, oldest first. */
+  readonly boots: BootRequest[] = [];
+  /** How many NMIs the machine got. */
+  nmis = 0;
+  private state: RedfishPowerState;
+
+  constructor(options: SimulatedPowerOptions = {}) {
+    this.state = options.powerState ?? 'Off';
+    this.resetTypes = options.resetTypes ?? RESET_TYPES;
+    this.bootModes = options.bootModes ?? ['UEFI', 'Legacy'];
+  }
+
+  async powerState(): Promise<RedfishPowerState> {
+    return this.state;
+  }
+
+  async reset(type: ResetType, boot: BootRequest): Promise<void> {
+    switch (type) {
+      case 'On':
+      case 'ForceOn':
+        if (this.state === 'Off') this.boot(boot);
+        break;
+      case 'ForceOff':
+      case 'GracefulShutdown':
+        this.state = 'Off';
+        break;
+      case 'PushPowerButton':
+        if (this.state === 'On') this.state = 'Off';
+        else this.boot(boot);
+        break;
+      case 'ForceRestart':
+      case 'GracefulRestart':
+        if (this.state === 'On') this.boot(boot);
+        break;
+      case 'PowerCycle':
+        this.boot(boot);
+        break;
+      case 'Nmi':
+        if (this.state === 'On') this.nmis += 1;
+        break;
+    }
+  }
+
+  private boot(boot: BootRequest): void {
+    this.state = 'On';
+    this.boots.push({ ...boot });
+  }
+}
