@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   type HttpExchangeResponse,
   HttpTransportError,
@@ -41,8 +42,8 @@ const RETRYABLE_STATUS = (status: number) => status >= 500;
  * interface of one conductor configuration. Per BMC (scheme://authority):
  * at most [redfish]max_concurrent_requests requests in flight, each bounded
  * by request_timeout and sent again on no answer, a connection error or a
- * 5xx up to connection_attempts times; one session per address, user name
- * and verify_ca (X-Auth-Token, opened on first use, opened again once on a
+ * 5xx up to connection_attempts times; one session per address, user name,
+ * verify_ca and password (X-Auth-Token, opened on first use, opened again once on a
  * 401, closed by close()) or HTTP basic credentials, as redfish_auth_type
  * says. Wrong credentials and an untrusted certificate fail at once, with
  * one line saying so. The password is sent, never logged.
@@ -321,8 +322,16 @@ export function odataId(value: unknown): string | undefined {
   return typeof id === 'string' && id !== '' ? id : undefined;
 }
 
+/**
+ * A session is shared by the nodes of one address, user name, verify_ca and
+ * password (a digest of it): a node with a wrong password must not ride on
+ * a session another node opened with the right one.
+ */
 function sessionKey(target: RedfishTarget): string {
-  return `${target.origin}\n${target.username ?? ''}\n${target.verifySetting}`;
+  const password = createHash('sha256')
+    .update(target.password ?? '')
+    .digest('hex');
+  return `${target.origin}\n${target.username ?? ''}\n${target.verifySetting}\n${password}`;
 }
 
 function basicHeader(target: RedfishTarget): Record<string, string> {

@@ -195,6 +195,17 @@ describe('redfish client', () => {
     expect(requestsOf(bmc, 'POST', /Sessions/)).toHaveLength(1);
   });
 
+  it('never lets a node with a wrong password use the session of a node with the right one', async () => {
+    const { bmc, client, powerInterface, node } = await setUp();
+    await powerInterface.getPowerState(createTestTask(node, [], { logger }));
+    const wrong = createTestNode({ driver: 'redfish', driverInfo: { ...node.driverInfo, redfish_password: 'nope' } });
+    await expect(powerInterface.getPowerState(createTestTask(wrong, [], { logger }))).rejects.toThrow(
+      /refused the credentials/,
+    );
+    expect(client.openSessions()).toBe(1);
+    expect(requestsOf(bmc, 'POST', /Sessions$/).map((r) => r.status)).toEqual([201, 401]);
+  });
+
   it('names an untrusted certificate and takes the CA given in redfish_verify_ca', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'redfish-tls-'));
     try {
