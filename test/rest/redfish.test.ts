@@ -17,7 +17,7 @@ const MACS = ['52:54:00:5e:00:01', '52:54:00:5e:00:02'];
  */
 describe('the redfish hardware type through REST', () => {
   let database: TestDatabase;
-  let stack: Services;
+  let stack: Services | undefined;
   let rest: ApiClient;
   let bmc: RedfishBmc;
   let power: SimulatedMachinePower;
@@ -159,15 +159,23 @@ describe('the redfish hardware type through REST', () => {
     await waitFor(
       'the conductor to log the failure',
       async () =>
-        stack.conductors[0]?.process.lines.some((l) => JSON.stringify(l).includes('refused the credentials'))
+        stack?.conductors[0]?.process.lines.some((l) => JSON.stringify(l).includes('refused the credentials'))
           ? true
           : undefined,
       { timeoutMs: 10_000 },
     );
-    const lines = [...(stack.conductors[0]?.process.lines ?? []), ...(stack.api?.lines ?? [])].map((l) =>
+    const lines = [...(stack?.conductors[0]?.process.lines ?? []), ...(stack?.api?.lines ?? [])].map((l) =>
       JSON.stringify(l),
     );
     expect(lines.length).toBeGreaterThan(10);
     expect(lines.filter((l) => l.includes(PASSWORD) || l.includes('not-the-password'))).toEqual([]);
+  }, 60_000);
+
+  it('logs out of its BMC sessions when the conductor stops', async () => {
+    const sessions = () => bmc.control.requests.filter((r) => r.method === 'DELETE' && /Sessions\/.+/.test(r.path));
+    expect(sessions()).toEqual([]);
+    await stack?.stop();
+    stack = undefined;
+    expect(sessions().map((r) => r.status)).toEqual([204]);
   }, 60_000);
 });

@@ -250,6 +250,7 @@ export function createConductor(deps: ConductorDeps): Conductor {
       logger.warn('stopped before its work finished; nodes failed', { abandoned });
     }
     await stores.nodeLocks.clearReservations(hostname);
+    await registry.close(logger);
     await rpcServer.close();
     await history.close();
     if (fileServer?.listening) {

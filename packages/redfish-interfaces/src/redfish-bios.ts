@@ -45,6 +45,11 @@ export class RedfishBiosInterface implements BiosInterface {
     new RedfishNode(this.deps, task.node);
   }
 
+  /** Logs out of the BMC sessions of the conductor's client (shared: the first interface closed does it). */
+  async close(): Promise<void> {
+    await this.deps.client.close();
+  }
+
   getOutOfBandSteps(_task: Task): ProvisionStep[] {
     return STEPS.map((step) => ({ ...step }));
   }

@@ -23,6 +23,11 @@ export class RedfishFirmwareInterface implements FirmwareInterface {
     new RedfishNode(this.deps, task.node);
   }
 
+  /** Logs out of the BMC sessions of the conductor's client (shared: the first interface closed does it). */
+  async close(): Promise<void> {
+    await this.deps.client.close();
+  }
+
   async getComponents(task: Task): Promise<FirmwareComponent[]> {
     const node = new RedfishNode(this.deps, task.node);
     const root = await node.client.get(node.target, node.target.rootPrefix);

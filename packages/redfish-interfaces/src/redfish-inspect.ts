@@ -34,6 +34,11 @@ export class RedfishInspectInterface implements InspectInterface {
     new RedfishNode(this.deps, task.node);
   }
 
+  /** Logs out of the BMC sessions of the conductor's client (shared: the first interface closed does it). */
+  async close(): Promise<void> {
+    await this.deps.client.close();
+  }
+
   async inspectHardware(task: Task): Promise<InspectionData> {
     const node = new RedfishNode(this.deps, task.node);
     const { body: system } = await node.system();

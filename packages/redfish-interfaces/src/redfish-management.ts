@@ -48,6 +48,11 @@ export class RedfishManagementInterface implements ManagementInterface {
     new RedfishNode(this.deps, task.node);
   }
 
+  /** Logs out of the BMC sessions of the conductor's client (shared: the first interface closed does it). */
+  async close(): Promise<void> {
+    await this.deps.client.close();
+  }
+
   /** The devices of BootSourceOverrideTarget@Redfish.AllowableValues Ironic has a name for (all, when none is advertised). */
   async getSupportedBootDevices(task: Task): Promise<BootDevice[]> {
     const { body } = await new RedfishNode(this.deps, task.node).system();

@@ -62,6 +62,11 @@ export class RedfishPowerInterface implements PowerInterface {
     new RedfishNode(this.deps, task.node);
   }
 
+  /** Logs out of the BMC sessions of the conductor's client (shared: the first interface closed does it). */
+  async close(): Promise<void> {
+    await this.deps.client.close();
+  }
+
   async getPowerState(task: Task): Promise<PowerState | null> {
     const { body } = await new RedfishNode(this.deps, task.node).system();
     return POWER_STATES[String(body.PowerState)] ?? null;
