@@ -37,7 +37,9 @@ export function runPythonScript(script: string, options: PythonScriptOptions): P
       },
       (error, stdout, stderr) => {
         if (error) {
-          reject(new Error(`${options.label} script failed (${error.code ?? error.signal}): ${stderr || error.message}`));
+          reject(
+            new Error(`${options.label} script failed (${error.code ?? error.signal}): ${stderr || error.message}`),
+          );
           return;
         }
         try {
