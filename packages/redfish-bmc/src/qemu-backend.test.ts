@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { withQmp } from '@bmaas/qemu-power-interface';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QemuMachineBackend } from './qemu-backend.js';
 import { type RedfishBmc, startRedfishBmc } from './redfish-bmc.js';
@@ -15,10 +16,11 @@ describe.skipIf(!existsSync(QEMU) || !existsSync(IPXE_ROM))('Redfish BMC with a 
   let qemu: ChildProcess;
   let bmc: RedfishBmc;
   let serialLog: string;
+  let socket: string;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'bmaas-redfish-qemu-'));
-    const socket = join(dir, 'qmp');
+    socket = join(dir, 'qmp');
     serialLog = join(dir, 'serial.log');
     writeFileSync(join(dir, 'disk.img'), Buffer.alloc(1024 * 1024));
     // SeaBIOS with QEMU's iPXE ROM on the NIC and a blank disk: the serial console says which
@@ -101,6 +103,11 @@ describe.skipIf(!existsSync(QEMU) || !existsSync(IPXE_ROM))('Redfish BMC with a 
     expect((await call('GET', '')).body.PowerState).toBe('On');
     expect(await firstBootDevice(from)).toBe('Hard Disk');
     expect((await call('GET', '')).body.Boot.BootSourceOverrideEnabled).toBe('Disabled');
+
+    // the guest reboots by itself (a reset the BMC did not ask for): the machine's own order again
+    from = serial().length;
+    await withQmp(socket, 5000, (qmp) => qmp.execute('system_reset'));
+    expect(await firstBootDevice(from)).toBe('ROM');
 
     from = serial().length;
     expect((await reset('ForceRestart')).status).toBe(204);

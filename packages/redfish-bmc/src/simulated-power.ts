@@ -26,8 +26,8 @@ export class SimulatedMachinePower implements MachinePower {
   readonly resetTypes: readonly ResetType[];
   readonly bootModes: readonly BootMode[];
   readonly bootSources: readonly BootSource[];
-  /** Every boot, oldest first. */
-  readonly boots: BootRequest[] = [];
+  /** Every boot (device and mode), oldest first. */
+  readonly boots: Array<Omit<BootRequest, 'once'>> = [];
   /** How many NMIs the machine got. */
   nmis = 0;
   private state: RedfishPowerState;
@@ -72,6 +72,6 @@ export class SimulatedMachinePower implements MachinePower {
 
   private boot(boot: BootRequest): void {
     this.state = 'On';
-    this.boots.push({ ...boot });
+    this.boots.push({ target: boot.target, mode: boot.mode });
   }
 }
