@@ -107,11 +107,10 @@ describe.skipIf(skip)('the lab process (user-mode networking)', () => {
     await rm(state, { recursive: true, force: true });
   });
 
-  function startLabProcess(): ChildProcess {
+  function startLabProcess(bmc: 'ipmi' | 'redfish' = 'ipmi'): ChildProcess {
     const log = openSync(paths.log, 'a');
-    const child = spawn(process.execPath, [MAIN, '--run-lab-process', '--network', 'user', '--state-dir', state], {
-      stdio: ['ignore', log, log],
-    });
+    const args = [MAIN, '--run-lab-process', '--network', 'user', '--bmc', bmc, '--state-dir', state];
+    const child = spawn(process.execPath, args, { stdio: ['ignore', log, log] });
     children.push(child);
     return child;
   }
@@ -161,6 +160,37 @@ describe.skipIf(skip)('the lab process (user-mode networking)', () => {
     const second = startLabProcess();
     expect((await exitOf(second)).code).toBe(1);
     expect(await readFile(paths.log, 'utf8')).toContain(`a lab process already runs (pid ${child.pid})`);
+  });
+
+  it('with --bmc redfish, puts each machine behind a Redfish BMC that powers its QEMU', async () => {
+    const child = startLabProcess('redfish');
+    expect((await ready(child)).bmc).toBe('redfish');
+    const [machine] = described(await ask(paths.controlSocket, 'POST', '/machines?count=1')).machines;
+    expect(machine).toMatchObject({ name: 'lab-1', bmc: 'redfish', bmcPid: child.pid, poweredOn: false });
+    const info = machine?.driverInfo as Record<string, string>;
+    expect(info).toMatchObject({
+      redfish_address: `http://127.0.0.1:${machine?.bmcPort}`,
+      redfish_system_id: '/redfish/v1/Systems/lab-1',
+      redfish_username: 'admin',
+    });
+    const auth = `Basic ${Buffer.from(`${info.redfish_username}:${info.redfish_password}`).toString('base64')}`;
+    const reset = await fetch(`${info.redfish_address}${info.redfish_system_id}/Actions/ComputerSystem.Reset`, {
+      method: 'POST',
+      headers: { Authorization: auth, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ ResetType: 'On' }),
+    });
+    expect(reset.status).toBe(204);
+    expect(described(await ask(paths.controlSocket, 'GET', '/lab')).machines[0]?.poweredOn).toBe(true);
+    const system = (await (
+      await fetch(`${info.redfish_address}${info.redfish_system_id}`, { headers: { Authorization: auth } })
+    ).json()) as {
+      PowerState: string;
+    };
+    expect(system.PowerState).toBe('On');
+
+    child.kill('SIGTERM');
+    expect((await exitOf(child)).code).toBe(0);
+    expect(existsSync(join(paths.dir, 'lab-1.disk'))).toBe(false);
   });
 
   it('tears everything down when the stack stops: BMCs, disks, control socket, PID file', async () => {

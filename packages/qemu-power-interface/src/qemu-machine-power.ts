@@ -37,21 +37,21 @@ export class QemuMachinePower {
     return withQmp(this.socket, this.qmpTimeoutMs, async (qmp) => {
       if (await isRunning(qmp)) return;
       await beforeStart?.(qmp);
-      await qmp.execute('system_reset');
+      await reset(qmp, this.qmpTimeoutMs);
       await qmp.execute('cont');
     });
   }
 
   /** Hard power off: the CPUs stop and the machine is reset, ready to boot from scratch. */
   powerOff(): Promise<void> {
-    return withQmp(this.socket, this.qmpTimeoutMs, hardOff);
+    return withQmp(this.socket, this.qmpTimeoutMs, (qmp) => hardOff(qmp, this.qmpTimeoutMs));
   }
 
   /** A hard reset; a machine that was off is powered on by it. `beforeStart` as for powerOn. */
   reboot(beforeStart?: (qmp: QmpClient) => Promise<void>): Promise<void> {
     return withQmp(this.socket, this.qmpTimeoutMs, async (qmp) => {
       await beforeStart?.(qmp);
-      await qmp.execute('system_reset');
+      await reset(qmp, this.qmpTimeoutMs);
       if (!(await isRunning(qmp))) await qmp.execute('cont');
     });
   }
@@ -87,7 +87,17 @@ async function isRunning(qmp: QmpClient): Promise<boolean> {
   return RUNNING.has(status.status);
 }
 
-async function hardOff(qmp: QmpClient): Promise<void> {
+async function hardOff(qmp: QmpClient, timeoutMs: number): Promise<void> {
   if (await isRunning(qmp)) await qmp.execute('stop');
+  await reset(qmp, timeoutMs);
+}
+
+/**
+ * system_reset, returning once QEMU has carried it out (its RESET event): QEMU answers the
+ * command at once and resets later in its main loop, when it also hands the firmware the
+ * boot order of that moment.
+ */
+async function reset(qmp: QmpClient, timeoutMs: number): Promise<void> {
   await qmp.execute('system_reset');
+  await qmp.waitForEvent('RESET', timeoutMs);
 }

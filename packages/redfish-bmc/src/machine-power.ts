@@ -28,8 +28,6 @@ export interface BootRequest {
   /** `None`: the machine's own boot order. */
   target: BootSource;
   mode: BootMode;
-  /** A `Once` override: this boot only; a reboot the guest does itself uses the machine's own order. */
-  once: boolean;
 }
 
 /**

@@ -160,7 +160,7 @@ export class ManagedSystem {
     const override = this.bootOverride;
     const target = override.enabled === 'Disabled' ? 'None' : override.target;
     if (boots) this.applyPendingBios();
-    await this.power.reset(resetType, { target, mode: override.mode, once: override.enabled === 'Once' });
+    await this.power.reset(resetType, { target, mode: override.mode });
     if (boots && override.enabled === 'Once') this.bootOverride = { ...override, enabled: 'Disabled', target: 'None' };
   }
 

@@ -2,7 +2,7 @@
 // QemuMachinePower), and the boot device chosen at each power on by the machine's boot order:
 // the `bootindex` of its devices (QOM ids given here), which QEMU hands the firmware (SeaBIOS
 // or OVMF, through fw_cfg `bootorder`) again at every reset.
-import { QemuMachinePower, type QmpClient, withQmp } from '@bmaas/qemu-power-interface';
+import { QemuMachinePower, type QmpClient } from '@bmaas/qemu-power-interface';
 import type { BootMode, BootRequest, BootSource, MachinePower, RedfishPowerState, ResetType } from './machine-power.js';
 
 export interface QemuBackendOptions {
@@ -35,11 +35,9 @@ export class QemuMachineBackend implements MachinePower {
   readonly bootSources: readonly BootSource[];
   private readonly machine: QemuMachinePower;
   private readonly defaultOrder: readonly BootSource[];
-  private readonly qmpTimeoutMs: number;
 
   constructor(private readonly options: QemuBackendOptions) {
-    this.qmpTimeoutMs = options.qmpTimeoutMs ?? 5000;
-    this.machine = new QemuMachinePower(options.qmpSocket, this.qmpTimeoutMs);
+    this.machine = new QemuMachinePower(options.qmpSocket, options.qmpTimeoutMs ?? 5000);
     this.bootModes = [options.firmware === 'uefi' ? 'UEFI' : 'Legacy'];
     const sources: BootSource[] = ['None'];
     if (options.devices.nic) sources.push('Pxe', ...(options.firmware === 'uefi' ? (['UefiHttp'] as const) : []));
@@ -53,16 +51,12 @@ export class QemuMachineBackend implements MachinePower {
     return (await this.machine.isOn()) ? 'On' : 'Off';
   }
 
+  /**
+   * A reset that boots sets the boot order first. The order stays: a reboot the guest does by
+   * itself boots as the last boot the BMC started (QEMU's firmware reads the order during its
+   * start, at no moment QMP reports, so it cannot be set back after a `Once` boot).
+   */
   async reset(type: ResetType, boot: BootRequest): Promise<void> {
-    await this.carryOut(type, boot);
-    // QEMU hands the firmware the boot order at a reset: the order set now is the one of the
-    // next reset (the guest's own reboot), which after a once override is the machine's own.
-    if (boot.once && boot.target !== 'None') {
-      await withQmp(this.options.qmpSocket, this.qmpTimeoutMs, (qmp) => this.setBootOrder(qmp, 'None'));
-    }
-  }
-
-  private async carryOut(type: ResetType, boot: BootRequest): Promise<void> {
     const chooseBoot = (qmp: QmpClient) => this.setBootOrder(qmp, boot.target);
     switch (type) {
       case 'On':

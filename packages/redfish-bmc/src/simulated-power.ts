@@ -27,7 +27,7 @@ export class SimulatedMachinePower implements MachinePower {
   readonly bootModes: readonly BootMode[];
   readonly bootSources: readonly BootSource[];
   /** Every boot (device and mode), oldest first. */
-  readonly boots: Array<Omit<BootRequest, 'once'>> = [];
+  readonly boots: BootRequest[] = [];
   /** How many NMIs the machine got. */
   nmis = 0;
   private state: RedfishPowerState;
@@ -72,6 +72,6 @@ export class SimulatedMachinePower implements MachinePower {
 
   private boot(boot: BootRequest): void {
     this.state = 'On';
-    this.boots.push({ target: boot.target, mode: boot.mode });
+    this.boots.push({ ...boot });
   }
 }
