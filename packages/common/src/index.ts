@@ -16,6 +16,7 @@ export * from './logging.js';
 export * from './mac.js';
 export * from './metrics.js';
 export * from './port-dict.js';
+export * from './private-file.js';
 export * from './prometheus-text.js';
 export * from './python-repr.js';
 export * from './records.js';

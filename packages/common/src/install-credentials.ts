@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import bcrypt from 'bcryptjs';
+import { ensurePrivateDirectory, writePrivateFile } from './private-file.js';
 
 /** bcrypt cost of the generated htpasswd entries. */
 const BCRYPT_COST = 10;
@@ -18,13 +19,6 @@ export interface InstallCredentials {
   passwordFile: string;
   /** An ironic.conf-style file turning on http_basic for the REST API and JSON-RPC with these credentials. */
   configFile: string;
-}
-
-function writePrivate(path: string, text: string): void {
-  const temporary = `${path}.new`;
-  writeFileSync(temporary, text, { mode: 0o600 });
-  chmodSync(temporary, 0o600);
-  renameSync(temporary, path);
 }
 
 const password = (): string => randomBytes(24).toString('base64url');
@@ -48,16 +42,15 @@ export function ensureInstallCredentials(directory: string): InstallCredentials 
   if (existsSync(credentials.configFile) && existsSync(credentials.passwordFile)) {
     return { ...credentials, apiPassword: readFileSync(credentials.passwordFile, 'utf8').trim() };
   }
-  mkdirSync(directory, { recursive: true, mode: 0o700 });
-  chmodSync(directory, 0o700);
+  ensurePrivateDirectory(directory);
   const apiPassword = password();
   const rpcPassword = password();
   const apiHtpasswd = join(directory, 'api-htpasswd');
   const rpcHtpasswd = join(directory, 'json-rpc-htpasswd');
-  writePrivate(credentials.passwordFile, `${apiPassword}\n`);
-  writePrivate(apiHtpasswd, htpasswdLine(INSTALL_API_USER, apiPassword));
-  writePrivate(rpcHtpasswd, htpasswdLine(INSTALL_JSON_RPC_USER, rpcPassword));
-  writePrivate(
+  writePrivateFile(credentials.passwordFile, `${apiPassword}\n`);
+  writePrivateFile(apiHtpasswd, htpasswdLine(INSTALL_API_USER, apiPassword));
+  writePrivateFile(rpcHtpasswd, htpasswdLine(INSTALL_JSON_RPC_USER, rpcPassword));
+  writePrivateFile(
     credentials.configFile,
     [
       '# Generated once per install: the REST API and JSON-RPC answer authenticated callers only.',
