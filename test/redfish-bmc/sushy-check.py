@@ -1,6 +1,7 @@
 # Drives a Redfish service with sushy (Debian python3-sushy, the library Ironic's redfish
 # hardware type is built on), as Ironic would, and prints what it read as JSON.
-# Environment: BMC_URL, BMC_USERNAME, BMC_PASSWORD, BMC_SYSTEM (a system's @odata.id).
+# Environment: BMC_URL, BMC_USERNAME, BMC_PASSWORD, BMC_SYSTEM (a system's @odata.id),
+# BMC_CA (the CA certificate an HTTPS service's certificate must chain to).
 import json
 import os
 import sys
@@ -9,7 +10,7 @@ import sushy
 
 url = os.environ['BMC_URL']
 root = sushy.Sushy(url + '/redfish/v1/', username=os.environ['BMC_USERNAME'],
-                   password=os.environ['BMC_PASSWORD'])
+                   password=os.environ['BMC_PASSWORD'], verify=os.environ['BMC_CA'])
 out = {'redfish_version': root.redfish_version, 'steps': []}
 
 

@@ -1,7 +1,11 @@
 // The lab's Redfish BMC as the world understands Redfish: driven by Debian's python3-sushy
 // (the library Ironic's redfish hardware type uses), and every resource checked against the
 // DMTF schemas' rules for the properties it carries.
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import https from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ensureCertificate } from '@bmaas/pki';
 import { type RedfishBmc, SimulatedMachinePower, startRedfishBmc } from '@bmaas/redfish-bmc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { missingPrerequisite } from '../support/prerequisites.js';
@@ -19,10 +23,17 @@ describe.skipIf(missingPrerequisite('redfish-bmc sushy conformance', missing))('
   let bmc: RedfishBmc;
   let power: SimulatedMachinePower;
   let result: SushyResult;
+  let pki: string;
+  let caFile: string;
 
   beforeAll(async () => {
+    // HTTPS with a certificate of a CA of its own, as the lab serves it
+    pki = mkdtempSync(join(tmpdir(), 'bmaas-redfish-pki-'));
+    const certificate = ensureCertificate({ directory: pki, commonName: 'redfish-bmc', ipAddresses: ['127.0.0.1'] });
+    caFile = certificate.caFile;
     power = new SimulatedMachinePower();
     bmc = await startRedfishBmc({
+      tls: { key: readFileSync(certificate.keyFile), cert: readFileSync(certificate.certFile) },
       systems: [
         {
           id: 'lab-1',
@@ -53,12 +64,30 @@ describe.skipIf(missingPrerequisite('redfish-bmc sushy conformance', missing))('
         BMC_USERNAME: bmc.username,
         BMC_PASSWORD: bmc.password,
         BMC_SYSTEM: '/redfish/v1/Systems/lab-1',
+        BMC_CA: caFile,
       },
     })) as SushyResult;
   });
 
   afterAll(async () => {
     await bmc?.close();
+    if (pki) rmSync(pki, { recursive: true, force: true });
+  });
+
+  it('serves HTTPS that sushy trusts with the CA, and refuses to trust without it', async () => {
+    expect(bmc.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+    const untrusted = await runPythonScript(
+      [
+        'import json, os, sys, sushy',
+        'try:',
+        "    sushy.Sushy(os.environ['BMC_URL'] + '/redfish/v1/', username='admin', password='x')",
+        "    json.dump('connected', sys.stdout)",
+        'except sushy.exceptions.ConnectionError as e:',
+        "    json.dump('SSL' if 'CERTIFICATE_VERIFY_FAILED' in str(e) else str(e), sys.stdout)",
+      ].join('\n'),
+      { label: 'sushy', env: { BMC_URL: bmc.url } },
+    );
+    expect(untrusted).toBe('SSL');
   });
 
   it('runs every step', () => {
@@ -144,7 +173,7 @@ describe.skipIf(missingPrerequisite('redfish-bmc sushy conformance', missing))('
   });
 
   it('every resource follows the DMTF rules for the properties it carries', async () => {
-    const problems = await dmtfProblems(bmc);
+    const problems = await dmtfProblems(bmc, readFileSync(caFile));
     expect(problems).toEqual([]);
   });
 });
@@ -154,7 +183,7 @@ describe.skipIf(missingPrerequisite('redfish-bmc sushy conformance', missing))('
  * @odata annotations, the properties each schema requires, and the values of the enumerations
  * the service uses (copied from the DMTF schemas of the versions in @odata.type).
  */
-async function dmtfProblems(bmc: RedfishBmc): Promise<string[]> {
+async function dmtfProblems(bmc: RedfishBmc, ca: Buffer): Promise<string[]> {
   const auth = `Basic ${Buffer.from(`${bmc.username}:${bmc.password}`).toString('base64')}`;
   const problems: string[] = [];
   const seen = new Set<string>();
@@ -310,12 +339,12 @@ async function dmtfProblems(bmc: RedfishBmc): Promise<string[]> {
     const path = queue.shift() as string;
     if (seen.has(path)) continue;
     seen.add(path);
-    const res = await fetch(`${bmc.url}${path}`, { headers: { Authorization: auth } });
+    const res = await httpsGet(`${bmc.url}${path}`, auth, ca);
     if (res.status !== 200) {
       problems.push(`${path}: GET answered ${res.status}`);
       continue;
     }
-    const body = (await res.json()) as Record<string, unknown>;
+    const body = JSON.parse(res.body) as Record<string, unknown>;
     if (body['@odata.id'] !== path) problems.push(`${path}: @odata.id is ${body['@odata.id']}`);
     const type = /^#(\w+)\.(?:(v\d+_\d+_\d+)\.)?(\w+)$/.exec(String(body['@odata.type']));
     if (!type || type[1] !== type[3]) {
@@ -340,4 +369,16 @@ async function dmtfProblems(bmc: RedfishBmc): Promise<string[]> {
   }
   if (seen.size < 25) problems.push(`only ${seen.size} resources reachable from the service root`);
   return problems;
+}
+
+function httpsGet(url: string, authorization: string, ca: Buffer): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    https
+      .get(url, { ca, headers: { Authorization: authorization } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
+      })
+      .on('error', reject);
+  });
 }

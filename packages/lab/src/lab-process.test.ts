@@ -6,6 +6,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, openSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
+import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -168,25 +169,35 @@ describe.skipIf(skip)('the lab process (user-mode networking)', () => {
     const [machine] = described(await ask(paths.controlSocket, 'POST', '/machines?count=1')).machines;
     expect(machine).toMatchObject({ name: 'lab-1', bmc: 'redfish', bmcPid: child.pid, poweredOn: false });
     const info = machine?.driverInfo as Record<string, string>;
+    // HTTPS with a certificate of the lab's CA, which the node's driver_info names
     expect(info).toMatchObject({
-      redfish_address: `http://127.0.0.1:${machine?.bmcPort}`,
+      redfish_address: `https://127.0.0.1:${machine?.bmcPort}`,
       redfish_system_id: '/redfish/v1/Systems/lab-1',
       redfish_username: 'admin',
+      redfish_verify_ca: join(paths.pkiDir, 'ca', 'cert.pem'),
     });
+    const ca = await readFile(info.redfish_verify_ca as string);
     const auth = `Basic ${Buffer.from(`${info.redfish_username}:${info.redfish_password}`).toString('base64')}`;
-    const reset = await fetch(`${info.redfish_address}${info.redfish_system_id}/Actions/ComputerSystem.Reset`, {
-      method: 'POST',
-      headers: { Authorization: auth, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ ResetType: 'On' }),
-    });
+    const redfish = (method: string, path: string, body?: unknown) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = https.request(
+          `${info.redfish_address}${path}`,
+          { method, ca, headers: { Authorization: auth, 'Content-Type': 'application/json' } },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (chunk: Buffer) => chunks.push(chunk));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
+          },
+        );
+        req.on('error', reject);
+        req.end(body === undefined ? undefined : JSON.stringify(body));
+      });
+    const reset = await redfish('POST', `${info.redfish_system_id}/Actions/ComputerSystem.Reset`, { ResetType: 'On' });
     expect(reset.status).toBe(204);
     expect(described(await ask(paths.controlSocket, 'GET', '/lab')).machines[0]?.poweredOn).toBe(true);
-    const system = (await (
-      await fetch(`${info.redfish_address}${info.redfish_system_id}`, { headers: { Authorization: auth } })
-    ).json()) as {
-      PowerState: string;
-    };
-    expect(system.PowerState).toBe('On');
+    expect(JSON.parse((await redfish('GET', info.redfish_system_id as string)).body).PowerState).toBe('On');
+    // not trusted without the lab's CA
+    await expect(fetch(`${info.redfish_address}/redfish/v1/`)).rejects.toThrow();
 
     child.kill('SIGTERM');
     expect((await exitOf(child)).code).toBe(0);

@@ -225,7 +225,16 @@ export async function runLabProcess(options: LabProcessOptions): Promise<void> {
           const mac = `52:54:00:1a:b0:${index.toString(16).padStart(2, '0')}`;
           const bmc =
             bmcKind === 'redfish'
-              ? redfishLabBmc(await startRedfishMachineBmc({ name, mac, net, workDir: paths.dir, disk }))
+              ? redfishLabBmc(
+                  await startRedfishMachineBmc({
+                    name,
+                    mac,
+                    net,
+                    workDir: paths.dir,
+                    disk,
+                    pkiDirectory: paths.pkiDir,
+                  }),
+                )
               : ipmiLabBmc(
                   await startMachineBmc({
                     name,

@@ -3,9 +3,11 @@
 // that machine: power and resets through QMP, the boot override through the machine's boot
 // order, its NIC and disk in the inventory. The service runs in this process.
 import { randomBytes } from 'node:crypto';
-import { stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
+import { isIP } from 'node:net';
 import { join } from 'node:path';
-import { QemuMachineBackend, type RedfishBmc, type RedfishBmcOptions, startRedfishBmc } from '@bmaas/redfish-bmc';
+import { ensureCertificate } from '@bmaas/pki';
+import { QemuMachineBackend, type RedfishBmc, startRedfishBmc } from '@bmaas/redfish-bmc';
 import { MACHINE_DEVICE_IDS, type MachineNetwork, type QemuMachine, startQemuMachine } from './qemu.js';
 import { readIfExists } from './wait.js';
 
@@ -22,8 +24,12 @@ export interface RedfishMachineBmcOptions {
   /** Where the Redfish service listens (on the host); default 127.0.0.1 and a free port. */
   address?: string;
   port?: number;
-  /** HTTPS with this key and certificate (PEM). */
-  tls?: RedfishBmcOptions['tls'];
+  /**
+   * HTTPS with a certificate from the CA in this directory (@bmaas/pki: made on first use, one
+   * certificate for every lab BMC, naming `address`); the node's `redfish_verify_ca` is the CA's
+   * certificate. Without it: plain HTTP.
+   */
+  pkiDirectory?: string;
 }
 
 export interface RedfishMachineBmc {
@@ -37,6 +43,8 @@ export interface RedfishMachineBmc {
   readonly username: string;
   readonly password: string;
   readonly serialLog: string;
+  /** The CA certificate that signed the service's certificate (HTTPS), or undefined (HTTP). */
+  readonly caFile: string | undefined;
   /** The service, with its control API (faults, health, the system's state). */
   readonly redfish: RedfishBmc;
   readonly machine: QemuMachine;
@@ -67,13 +75,24 @@ export async function startRedfishMachineBmc(options: RedfishMachineBmcOptions):
     qmpSocket: join(options.workDir, `${options.name}.qmp`),
   });
   const diskBytes = options.disk ? (await stat(options.disk)).size : undefined;
+  const address = options.address ?? '127.0.0.1';
+  const certificate = options.pkiDirectory
+    ? ensureCertificate({
+        directory: options.pkiDirectory,
+        commonName: 'lab-redfish-bmc',
+        ...(isIP(address) ? { ipAddresses: [address] } : { dnsNames: [address] }),
+      })
+    : undefined;
   let redfish: RedfishBmc;
   try {
     redfish = await startRedfishBmc({
-      host: options.address ?? '127.0.0.1',
+      host: address,
       port: options.port ?? 0,
       password: `lab-${randomBytes(6).toString('hex')}`,
-      tls: options.tls,
+      tls: certificate && {
+        key: await readFile(certificate.keyFile),
+        cert: await readFile(certificate.certFile),
+      },
       systems: [
         {
           id: options.name,
@@ -112,6 +131,7 @@ export async function startRedfishMachineBmc(options: RedfishMachineBmcOptions):
     username: redfish.username,
     password: redfish.password,
     serialLog: machine.serialLog,
+    caFile: certificate?.caFile,
     redfish,
     machine,
     driverInfo: (overrides = {}) => ({
@@ -119,6 +139,7 @@ export async function startRedfishMachineBmc(options: RedfishMachineBmcOptions):
       redfish_system_id: systemId,
       redfish_username: redfish.username,
       redfish_password: redfish.password,
+      ...(certificate ? { redfish_verify_ca: certificate.caFile } : {}),
       ...overrides,
     }),
     async poweredOn() {
