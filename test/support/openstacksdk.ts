@@ -1,16 +1,4 @@
-import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
-
-/**
- * Debian's python3 (where python3-openstacksdk installs), else the first
- * python3 on PATH: a python3 of pyenv or a virtualenv first on PATH does not
- * see Debian's packages.
- */
-export const PYTHON3 = ['/usr/bin', ...(process.env.PATH ?? '').split(delimiter)]
-  .filter((dir) => dir !== '')
-  .map((dir) => join(dir, 'python3'))
-  .find((path) => existsSync(path));
+import { hasPythonModule, runPythonScript } from './python-script.js';
 
 /**
  * Runs before every script: a connection `conn` to the API at
@@ -59,37 +47,14 @@ export interface SdkOptions {
  * fails the test with its message.
  */
 export function openstacksdk(endpoint: string, script: string, options: SdkOptions = {}): Promise<unknown> {
-  if (!PYTHON3) return Promise.reject(new Error('no python3 on PATH (apt-get install python3-openstacksdk)'));
-  return new Promise((resolve, reject) => {
-    const child = execFile(
-      PYTHON3 as string,
-      ['-'],
-      {
-        timeout: options.timeoutMs ?? 60_000,
-        env: {
-          PATH: process.env.PATH,
-          HOME: process.env.HOME,
-          LANG: 'C.UTF-8',
-          BMAAS_SDK_ENDPOINT: endpoint,
-          BMAAS_SDK_API_VERSION: options.apiVersion ?? '',
-        },
-      },
-      (error, stdout, stderr) => {
-        if (error) {
-          reject(new Error(`openstacksdk script failed (${error.code ?? error.signal}): ${stderr || error.message}`));
-          return;
-        }
-        resolve(stdout.trim() === '' ? undefined : JSON.parse(stdout));
-      },
-    );
-    child.stdin?.end(`${PRELUDE}\n${script}\n`);
+  return runPythonScript(`${PRELUDE}\n${script}\n`, {
+    label: 'openstacksdk',
+    timeoutMs: options.timeoutMs,
+    env: { BMAAS_SDK_ENDPOINT: endpoint, BMAAS_SDK_API_VERSION: options.apiVersion ?? '' },
   });
 }
 
 /** Whether `import openstack` works with the python3 on PATH. */
 export function hasOpenstacksdk(): Promise<boolean> {
-  if (!PYTHON3) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    execFile(PYTHON3 as string, ['-c', 'import openstack'], { timeout: 30_000 }, (error) => resolve(!error));
-  });
+  return hasPythonModule('openstack');
 }

@@ -1,8 +1,15 @@
 import { readFileSync } from 'node:fs';
 import type { SecureVersion } from 'node:tls';
-import type { JsonObject, Logger, NodeRecord } from '@bmaas/common';
+import {
+  type HttpExchangeResponse,
+  HttpTransportError,
+  httpExchange,
+  type JsonObject,
+  type Logger,
+  type NodeRecord,
+  type TlsVerify,
+} from '@bmaas/common';
 import { AgentAPIError, AgentCommandFailed, AgentConnectionFailed, AgentInProgress } from './agent-errors.js';
-import { type AgentHttpResponse, type AgentTlsVerify, AgentTransportError, agentHttp } from './agent-http.js';
 import type { AgentSettings } from './agent-options.js';
 
 /** driver_internal_info keys of the running agent, as upstream names them. */
@@ -94,7 +101,7 @@ function isCommandResult(value: unknown): value is AgentCommandResult {
 }
 
 /** "true"/"false"/a path, as in ironic.conf and driver_info. */
-function verifyFromSetting(value: unknown, where: string): AgentTlsVerify | undefined {
+function verifyFromSetting(value: unknown, where: string): TlsVerify | undefined {
   if (value === undefined || value === null || value === '') return undefined;
   if (value === true || /^(true|yes|1|on)$/i.test(String(value))) return { kind: 'system' };
   if (value === false || /^(false|no|0|off)$/i.test(String(value))) return { kind: 'none' };
@@ -163,7 +170,7 @@ export class AgentClient {
       try {
         result = this.commandResultOf(name, await this.send(node, 'POST', url, { name, params }));
       } catch (error) {
-        if (!(error instanceof AgentTransportError)) throw error;
+        if (!(error instanceof HttpTransportError)) throw error;
         if (attempt >= attempts) {
           throw new AgentConnectionFailed(
             `Failed to send ${name} to the agent of node ${node.uuid} at ${url.origin} after ${attempt} attempts: ${error.message}`,
@@ -196,7 +203,7 @@ export class AgentClient {
         }
         return body.commands;
       } catch (error) {
-        if (!(error instanceof AgentTransportError)) throw error;
+        if (!(error instanceof HttpTransportError)) throw error;
         if (attempt >= attempts) {
           throw new AgentConnectionFailed(
             `Failed to list the commands of the agent of node ${node.uuid} at ${url.origin} after ${attempt} attempts: ${error.message}`,
@@ -294,7 +301,7 @@ export class AgentClient {
     return url;
   }
 
-  private verifyFor(node: AgentNode): AgentTlsVerify {
+  private verifyFor(node: AgentNode): TlsVerify {
     const pinned = node.driverInternalInfo[AGENT_VERIFY_CA_KEY];
     if (typeof pinned === 'string' && pinned.includes('-----BEGIN')) return { kind: 'pem', pem: pinned };
     return (
@@ -303,8 +310,8 @@ export class AgentClient {
     );
   }
 
-  private send(node: AgentNode, method: 'GET' | 'POST', url: URL, body?: unknown): Promise<AgentHttpResponse> {
-    return agentHttp({
+  private send(node: AgentNode, method: 'GET' | 'POST', url: URL, body?: unknown): Promise<HttpExchangeResponse> {
+    return httpExchange({
       method,
       url,
       body,
@@ -314,7 +321,7 @@ export class AgentClient {
     });
   }
 
-  private jsonOf(response: AgentHttpResponse, what: string): unknown {
+  private jsonOf(response: HttpExchangeResponse, what: string): unknown {
     try {
       return JSON.parse(response.text);
     } catch {
@@ -325,7 +332,7 @@ export class AgentClient {
     }
   }
 
-  private commandResultOf(name: string, response: AgentHttpResponse): AgentCommandResult {
+  private commandResultOf(name: string, response: HttpExchangeResponse): AgentCommandResult {
     const body = this.jsonOf(response, name) as { faultstring?: unknown } | null;
     if (response.status >= 400) {
       const fault = typeof body?.faultstring === 'string' ? body.faultstring : `HTTP ${response.status}`;

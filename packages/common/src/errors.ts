@@ -191,6 +191,13 @@ export class ConfigError extends BmaasError {}
 export class IPMIFailure extends BmaasError {}
 /** The hardware did not reach the requested power state in time. */
 export class PowerStateFailure extends BmaasError {}
+/** A Redfish BMC answered with an error, or without what the request needs; the message names the BMC and the resource. */
+export class RedfishError extends BmaasError {}
+/**
+ * No usable answer from a Redfish BMC after the retries: unreachable, timed
+ * out, 5xx, wrong credentials or an untrusted certificate (the message says which).
+ */
+export class RedfishConnectionError extends RedfishError {}
 
 type ErrorClass = abstract new (...args: never[]) => BmaasError;
 
@@ -230,6 +237,8 @@ export const REMOTE_ERROR_CLASSES: ReadonlyMap<string, ErrorClass> = new Map<str
       RpcTimeout,
       IPMIFailure,
       PowerStateFailure,
+      RedfishError,
+      RedfishConnectionError,
     ] as ErrorClass[]
   ).map((cls) => [cls.name, cls]),
 );
@@ -325,5 +334,13 @@ export const DOCUMENTED_ERRORS: readonly DocumentedError[] = [
   describeError(RpcTimeout, 'The owning conductor did not answer in time.'),
   describeError(IPMIFailure, "A command to the node's BMC failed; the message names the BMC and the likely causes."),
   describeError(PowerStateFailure, 'The hardware did not reach the requested power state within the power timeout.'),
+  describeError(
+    RedfishError,
+    'A Redfish BMC refused a request or lacks what it needs; the message names the BMC and the resource.',
+  ),
+  describeError(
+    RedfishConnectionError,
+    'A Redfish BMC gave no usable answer after the retries: unreachable, 5xx, wrong credentials or an untrusted certificate.',
+  ),
   describeError(UnexpectedRpcError, 'A conductor answered with an error that is not on the allow-list.'),
 ];

@@ -132,6 +132,7 @@ export function createConductor(deps: ConductorDeps): Conductor {
     inventories,
     automatedClean: config.conductor.automated_clean,
     requireTls: config.agent.require_tls,
+    hardwareCache: stores.hardwareSettings,
     now,
   });
   const ring = new ConductorRing({
@@ -263,6 +264,7 @@ export function createConductor(deps: ConductorDeps): Conductor {
       logger.warn('stopped before its work finished; nodes failed', { abandoned });
     }
     await stores.nodeLocks.clearReservations(hostname);
+    await registry.close(logger);
     await rpcServer.close();
     await history.close();
     if (fileServer?.listening) {

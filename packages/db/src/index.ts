@@ -27,6 +27,7 @@ export {
   type ConductorRegistration,
   ConductorStore,
 } from './stores/conductor-store.js';
+export { HardwareSettingsStore, type Timed } from './stores/hardware-settings-store.js';
 export { createStores, type Stores } from './stores/index.js';
 export { InventoryStore, type NodeInventory } from './stores/inventory-store.js';
 export { NodeCountStore } from './stores/node-count-store.js';

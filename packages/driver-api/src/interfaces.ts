@@ -24,6 +24,12 @@ export interface HardwareInterface {
    * node's lock is taken, and more than once for one action.
    */
   validate(task: Task): Promise<void>;
+  /**
+   * The conductor is stopping: release what the implementation holds
+   * outside any node (sessions opened with BMCs). Optional; called once per
+   * instance after the last task finished, best effort (a failure is logged).
+   */
+  close?(): Promise<void>;
 }
 
 /** Powers a node on and off. Calls are idempotent. */

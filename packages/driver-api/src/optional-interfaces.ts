@@ -1,4 +1,5 @@
-import type { HardwareInterface, StepOutcome } from './interfaces.js';
+import type { BiosSetting, FirmwareComponent, InspectionData } from '@bmaas/common';
+import type { HardwareInterface, ProvisionStep, StepOutcome, UserStep } from './interfaces.js';
 import type { Task } from './task.js';
 
 /**
@@ -8,11 +9,40 @@ import type { Task } from './task.js';
  * conductor calls these under the node's lock, like the core kinds.
  */
 
-/** BIOS settings. Settings are cached by the conductor; no implementation here caches any. */
-export interface BiosInterface extends HardwareInterface {}
+/**
+ * Clean and service steps an interface runs itself, out of band, without the
+ * deploy ramdisk (Ironic's steps of the bios, management, firmware
+ * interfaces). The conductor runs a step named `<kind>.<step>` through the
+ * node's interface of that kind when it offers the step, whether or not a
+ * ramdisk is booted, under the node's exclusive lock.
+ */
+export interface OutOfBandSteps {
+  /** The steps offered (priority 0: they run on request only; requires_ramdisk false). No hardware access. */
+  getOutOfBandSteps(task: Task): ProvisionStep[];
+  /**
+   * Runs one step with the user's arguments and returns when it finished
+   * ('done'), checked on the hardware. Throws InvalidParameterValue for bad
+   * arguments, and an error naming what failed otherwise.
+   */
+  executeOutOfBandStep(task: Task, step: UserStep): Promise<StepOutcome>;
+}
 
-/** Firmware components. Like BIOS settings, cached by the conductor; none here caches any. */
-export interface FirmwareInterface extends HardwareInterface {}
+/**
+ * BIOS settings. The conductor caches what getSettings reads (the node's
+ * /v1/nodes/{id}/bios) when the node is managed (verify) and after every
+ * bios step; apply_configuration and factory_reset are out-of-band steps.
+ * Both optional: the generic and fake implementations have neither.
+ */
+export interface BiosInterface extends HardwareInterface, Partial<OutOfBandSteps> {
+  /** The current BIOS settings, with the registry fields where the hardware has a registry. Read-only. */
+  getSettings?(task: Task): Promise<BiosSetting[]>;
+}
+
+/** Firmware components. The conductor caches what getComponents reads (/v1/nodes/{id}/firmware) when the node is managed. */
+export interface FirmwareInterface extends HardwareInterface {
+  /** The firmware components and their versions. Optional; read-only. */
+  getComponents?(task: Task): Promise<FirmwareComponent[]>;
+}
 
 /**
  * Inspection: fills in a node's properties and ports from its hardware.
@@ -24,10 +54,13 @@ export interface FirmwareInterface extends HardwareInterface {}
  */
 export interface InspectInterface extends HardwareInterface {
   /**
-   * Starts inspection (inspecting). 'done': finished in place (out-of-band
-   * or fake); 'wait': the node waits in `inspect wait` for its inventory.
+   * Starts inspection (inspecting). 'done': finished in place (fake);
+   * 'wait': the node waits in `inspect wait` for its inventory; an
+   * inventory (out-of-band inspection, read from the BMC): the conductor
+   * processes it as an agent's (properties, ports, stored inventory, rules)
+   * and the node is inspected.
    */
-  inspectHardware(task: Task): Promise<StepOutcome>;
+  inspectHardware(task: Task): Promise<StepOutcome | InspectionData>;
   /** The inventory arrived and was processed: undo what inspectHardware prepared (ramdisk boot) and power off. */
   continueInspection(task: Task): Promise<void>;
   /** Inspection was aborted or timed out in `inspect wait`: the same tidy-up, best effort. Idempotent. */

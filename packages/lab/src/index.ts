@@ -1,5 +1,5 @@
 // Virtual machines for the product: a lab network (namespace, bridge, dnsmasq), QEMU machines
-// behind IPMI BMCs, the test ramdisk and instance image; shared by `npm run lab` and test/e2e.
+// behind IPMI or Redfish BMCs, the test ramdisk and instance image; shared by `npm run lab` and test/e2e.
 export * from './bmc.js';
 export * from './child-process.js';
 export * from './dnsmasq.js';
@@ -13,4 +13,5 @@ export * from './lab-paths.js';
 export * from './netns.js';
 export * from './qemu.js';
 export * from './ramdisk.js';
+export * from './redfish-machine-bmc.js';
 export * from './wait.js';

@@ -15,7 +15,14 @@ describe('the lab command line', () => {
       network: 'netns',
       userMode: false,
       deploy: false,
+      bmc: 'ipmi',
     });
+  });
+
+  it('gives the machines Redfish BMCs with --bmc redfish, and refuses another kind', () => {
+    expect(parseLabArgs(['--bmc', 'redfish']).bmc).toBe('redfish');
+    expect(parseLabArgs(['--bmc=ipmi']).bmc).toBe('ipmi');
+    expect(() => parseLabArgs(['--bmc', 'snmp'])).toThrow(/--bmc expects ipmi or redfish/);
   });
 
   it('takes each flag of the usage, with its value inline or next', () => {

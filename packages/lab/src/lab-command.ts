@@ -10,22 +10,24 @@ import { INSTALL_API_USER, until, waitFor } from '@bmaas/common';
 import { endpointsFile, labImagesDir, lockHolder, type StackEndpoints } from '@bmaas/stack';
 import { buildInstanceImage } from './instance-image.js';
 import { askLab, waitForLabProcess } from './lab-control.js';
-import type { LabDescription } from './lab-machines.js';
+import { LAB_BMC_KINDS, type LabBmcKind, type LabDescription } from './lab-machines.js';
 import { deployMachines, enrolMachines, nodeRows, removeNodes, renderTable } from './lab-nodes.js';
 import { IMAGE_CACHE_DIR, type LabPaths, labPaths } from './lab-paths.js';
 import { runLabProcess } from './lab-process.js';
 import { netnsUnavailableReason } from './netns.js';
 import { buildTestRamdisk } from './ramdisk.js';
 
-export const LAB_USAGE = `usage: npm run lab -- [--machines N] [--deploy] [--status] [--down] [--user-mode] [--state-dir DIR]
+export const LAB_USAGE = `usage: npm run lab -- [--machines N] [--bmc ipmi|redfish] [--deploy] [--status] [--down] [--user-mode] [--state-dir DIR]
 
-Starts N virtual machines (default 3), each behind its own IPMI BMC, next to the stack
-\`npm start\` runs from the same state directory, and enrols each as a node (ipmi hardware
-type, iPXE, direct deploy). As root the machines are on a lab network (a namespace with a
+Starts N virtual machines (default 3), each behind its own BMC, next to the stack
+\`npm start\` runs from the same state directory, and enrols each as a node (the BMC's
+hardware type, iPXE, direct deploy). As root the machines are on a lab network (a namespace with a
 bridge and dnsmasq); otherwise on QEMU user-mode networking. Running it again adds what is
 missing. Everything stops with the stack, or with --down (which also deletes the nodes).
 
   --machines N     how many machines (1-20, default 3)
+  --bmc KIND       ipmi (default): ipmi_sim, the ipmi hardware type; redfish: a Redfish
+                   service per machine, the redfish hardware type (chosen when the lab starts)
   --deploy         then deploy every available lab machine with the lab's instance image
                    and wait until each is active (exit status 1 when one fails)
   --status         the machines, their nodes and owning conductors
@@ -45,6 +47,7 @@ export interface LabArgs {
   network: 'netns' | 'user';
   userMode: boolean;
   deploy: boolean;
+  bmc: LabBmcKind;
 }
 
 const LAB_OPTIONS = {
@@ -54,6 +57,7 @@ const LAB_OPTIONS = {
   machines: { type: 'string' },
   'user-mode': { type: 'boolean' },
   deploy: { type: 'boolean' },
+  bmc: { type: 'string' },
   'state-dir': { type: 'string' },
   // the lab process itself, started detached by `up`
   'run-lab-process': { type: 'boolean' },
@@ -75,6 +79,8 @@ export function parseLabArgs(argv: readonly string[]): LabArgs {
     if (!Number.isInteger(machines) || machines < 1 || machines > 20)
       throw new Error('--machines expects a whole number from 1 to 20');
   }
+  const bmc = (values.bmc ?? 'ipmi') as LabBmcKind;
+  if (!LAB_BMC_KINDS.includes(bmc)) throw new Error(`--bmc expects ${LAB_BMC_KINDS.join(' or ')}\n${LAB_USAGE}`);
   const command: LabArgs['command'] = values.help
     ? 'help'
     : values['run-lab-process']
@@ -91,6 +97,7 @@ export function parseLabArgs(argv: readonly string[]): LabArgs {
     network: values.network === 'user' ? 'user' : 'netns',
     userMode: values['user-mode'] ?? false,
     deploy: values.deploy ?? false,
+    bmc,
   };
 }
 
@@ -142,6 +149,7 @@ export async function runLab(argv: readonly string[]): Promise<number> {
       network: args.network,
       imageFile: image.path,
       imageSha256: image.sha256,
+      bmc: args.bmc,
     });
     return 0;
   }
@@ -177,9 +185,14 @@ async function up(paths: LabPaths, endpoints: StackEndpoints, api: ApiClient, ar
         ramdisk: join(imagesDir, basename(ramdisk.initrd)),
       }),
     );
-    lab = await startLabProcess(paths, unavailable ? 'user' : 'netns');
+    lab = await startLabProcess(paths, unavailable ? 'user' : 'netns', args.bmc);
+  } else if (lab.bmc !== args.bmc) {
+    process.stderr.write(`The lab runs with ${lab.bmc} BMCs; stop it (--down) to start one with ${args.bmc} BMCs.\n`);
+    return 1;
   }
-  process.stdout.write(`Lab process ${lab.pid} (${lab.network} networking); starting ${count} machine(s)…\n`);
+  process.stdout.write(
+    `Lab process ${lab.pid} (${lab.network} networking, ${lab.bmc} BMCs); starting ${count} machine(s)…\n`,
+  );
   lab = (await askLab(paths, 'POST', `/machines?count=${count}`)) as LabDescription;
   const image = JSON.parse(await readFile(join(paths.dir, 'image.json'), 'utf8')) as {
     kernel: string;
@@ -205,11 +218,11 @@ async function copyIfChanged(from: string, to: string): Promise<void> {
 }
 
 /** Starts the lab process detached (it outlives this command), waits for its control socket. */
-async function startLabProcess(paths: LabPaths, network: 'netns' | 'user'): Promise<LabDescription> {
+async function startLabProcess(paths: LabPaths, network: 'netns' | 'user', bmc: LabBmcKind): Promise<LabDescription> {
   const logFd = openSync(paths.log, 'a');
   const child = spawn(
     process.execPath,
-    [MAIN_SCRIPT, '--run-lab-process', '--network', network, '--state-dir', paths.stateDir],
+    [MAIN_SCRIPT, '--run-lab-process', '--network', network, '--bmc', bmc, '--state-dir', paths.stateDir],
     { detached: true, stdio: ['ignore', logFd, logFd] },
   );
   closeSync(logFd);

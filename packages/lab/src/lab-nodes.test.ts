@@ -5,6 +5,7 @@ import { type NodeRow, nodeBody, renderTable } from './lab-nodes.js';
 const machine: LabMachine = {
   name: 'lab-1',
   mac: '52:54:00:1a:b0:01',
+  bmc: 'ipmi',
   bmcAddress: '127.0.0.1',
   bmcPort: 6230,
   driverInfo: { ipmi_address: '127.0.0.1', ipmi_port: 6230, ipmi_username: 'admin', ipmi_password: 'pw' },
@@ -25,6 +26,21 @@ describe("a lab machine's node", () => {
       management_interface: 'ipmitool',
       automated_clean: false,
       driver_info: { ...machine.driverInfo, deploy_kernel: '/k', deploy_ramdisk: '/r' },
+    });
+  });
+
+  it('enrols a machine behind a Redfish BMC with the redfish hardware type', () => {
+    const redfish: LabMachine = {
+      ...machine,
+      bmc: 'redfish',
+      driverInfo: { redfish_address: 'http://127.0.0.1:8000', redfish_system_id: '/redfish/v1/Systems/lab-1' },
+    };
+    expect(nodeBody(redfish, { deploy_kernel: '/k', deploy_ramdisk: '/r' })).toMatchObject({
+      driver: 'redfish',
+      power_interface: 'redfish',
+      management_interface: 'redfish',
+      boot_interface: 'ipxe',
+      driver_info: { redfish_address: 'http://127.0.0.1:8000', deploy_kernel: '/k' },
     });
   });
 });

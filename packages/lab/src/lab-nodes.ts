@@ -1,20 +1,26 @@
 // The lab's machines as nodes of the stack: enrolled (by name, again safely), listed, deleted.
 import { readFile, writeFile } from 'node:fs/promises';
 import type { ApiClient } from '@bmaas/api-client';
-import type { LabDescription, LabMachine } from './lab-machines.js';
+import type { LabBmcKind, LabDescription, LabMachine } from './lab-machines.js';
 import type { LabPaths } from './lab-paths.js';
 
 const ACTION_TIMEOUT_MS = 120_000;
 
-/** A node of the ipmi hardware type for a lab machine: iPXE boot, direct deploy, its BMC. */
+/** The hardware type and power/management interfaces of each kind of lab BMC. */
+const BMC_INTERFACES: Record<LabBmcKind, { driver: string; power_interface: string; management_interface: string }> = {
+  ipmi: { driver: 'ipmi', power_interface: 'ipmitool', management_interface: 'ipmitool' },
+  redfish: { driver: 'redfish', power_interface: 'redfish', management_interface: 'redfish' },
+};
+
+/** A node for a lab machine: its BMC's hardware type, iPXE boot, direct deploy. */
 export function nodeBody(machine: LabMachine, deployImages: Record<string, string>): Record<string, unknown> {
+  const { driver, ...interfaces } = BMC_INTERFACES[machine.bmc];
   return {
     name: machine.name,
-    driver: 'ipmi',
+    driver,
     boot_interface: 'ipxe',
     deploy_interface: 'direct',
-    power_interface: 'ipmitool',
-    management_interface: 'ipmitool',
+    ...interfaces,
     // a cleaning boot would add minutes per machine; deploy is what the lab shows
     automated_clean: false,
     driver_info: { ...machine.driverInfo, ...deployImages },

@@ -13,6 +13,7 @@ describe('lab paths', () => {
       controlSocket: join(dir, 'control.sock'),
       log: join(dir, 'lab.log'),
       nodesFile: join(dir, 'nodes.json'),
+      pkiDir: join(dir, 'pki'),
     });
     expect(labPaths('/srv/bmaas/').dir).toBe('/srv/bmaas/lab');
   });

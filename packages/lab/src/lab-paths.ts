@@ -16,6 +16,8 @@ export interface LabPaths {
   log: string;
   /** Names of the nodes the lab enrolled (what --down deletes). */
   nodesFile: string;
+  /** The lab's CA and its Redfish BMCs' certificate (@bmaas/pki), kept across labs. */
+  pkiDir: string;
 }
 
 export function labPaths(stateDir: string): LabPaths {
@@ -28,5 +30,6 @@ export function labPaths(stateDir: string): LabPaths {
     controlSocket: join(dir, 'control.sock'),
     log: join(dir, 'lab.log'),
     nodesFile: join(dir, 'nodes.json'),
+    pkiDir: join(dir, 'pki'),
   };
 }

@@ -6,6 +6,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, openSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
+import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -90,11 +91,10 @@ describe.skipIf(skip)('the lab process (user-mode networking)', () => {
     await rm(state, { recursive: true, force: true });
   });
 
-  function startLabProcess(): ChildProcess {
+  function startLabProcess(bmc: 'ipmi' | 'redfish' = 'ipmi'): ChildProcess {
     const log = openSync(paths.log, 'a');
-    const child = spawn(process.execPath, [MAIN, '--run-lab-process', '--network', 'user', '--state-dir', state], {
-      stdio: ['ignore', log, log],
-    });
+    const args = [MAIN, '--run-lab-process', '--network', 'user', '--bmc', bmc, '--state-dir', state];
+    const child = spawn(process.execPath, args, { stdio: ['ignore', log, log] });
     children.push(child);
     return child;
   }
@@ -137,6 +137,47 @@ describe.skipIf(skip)('the lab process (user-mode networking)', () => {
     const second = startLabProcess();
     expect((await exitOf(second)).code).toBe(1);
     expect(await readFile(paths.log, 'utf8')).toContain(`a lab process already runs (pid ${child.pid})`);
+  });
+
+  it('with --bmc redfish, puts each machine behind a Redfish BMC that powers its QEMU', async () => {
+    const child = startLabProcess('redfish');
+    expect((await ready(child)).bmc).toBe('redfish');
+    const [machine] = described(await ask(paths.controlSocket, 'POST', '/machines?count=1')).machines;
+    expect(machine).toMatchObject({ name: 'lab-1', bmc: 'redfish', bmcPid: child.pid, poweredOn: false });
+    const info = machine?.driverInfo as Record<string, string>;
+    // HTTPS with a certificate of the lab's CA, which the node's driver_info names
+    expect(info).toMatchObject({
+      redfish_address: `https://127.0.0.1:${machine?.bmcPort}`,
+      redfish_system_id: '/redfish/v1/Systems/lab-1',
+      redfish_username: 'admin',
+      redfish_verify_ca: join(paths.pkiDir, 'ca', 'cert.pem'),
+    });
+    const ca = await readFile(info.redfish_verify_ca as string);
+    const auth = `Basic ${Buffer.from(`${info.redfish_username}:${info.redfish_password}`).toString('base64')}`;
+    const redfish = (method: string, path: string, body?: unknown) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = https.request(
+          `${info.redfish_address}${path}`,
+          { method, ca, headers: { Authorization: auth, 'Content-Type': 'application/json' } },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (chunk: Buffer) => chunks.push(chunk));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
+          },
+        );
+        req.on('error', reject);
+        req.end(body === undefined ? undefined : JSON.stringify(body));
+      });
+    const reset = await redfish('POST', `${info.redfish_system_id}/Actions/ComputerSystem.Reset`, { ResetType: 'On' });
+    expect(reset.status).toBe(204);
+    expect(described(await ask(paths.controlSocket, 'GET', '/lab')).machines[0]?.poweredOn).toBe(true);
+    expect(JSON.parse((await redfish('GET', info.redfish_system_id as string)).body).PowerState).toBe('On');
+    // not trusted without the lab's CA
+    await expect(fetch(`${info.redfish_address}/redfish/v1/`)).rejects.toThrow();
+
+    child.kill('SIGTERM');
+    expect((await exitOf(child)).code).toBe(0);
+    expect(existsSync(join(paths.dir, 'lab-1.disk'))).toBe(false);
   });
 
   it('tears everything down when the stack stops: BMCs, disks, control socket, PID file', async () => {

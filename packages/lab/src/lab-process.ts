@@ -18,11 +18,12 @@ import { run } from './child-process.js';
 import { type Dnsmasq, startDnsmasq } from './dnsmasq.js';
 import { type HostRelay, startHostRelay } from './host-relay.js';
 import { startImageServer } from './image-server.js';
-import type { LabDescription, LabMachine } from './lab-machines.js';
+import type { LabBmcKind, LabDescription, LabMachine } from './lab-machines.js';
 import type { LabPaths } from './lab-paths.js';
 import { LabNetwork } from './netns.js';
 import type { GuestForward, MachineNetwork } from './qemu.js';
 import { RAMDISK_AGENT_PORT } from './ramdisk.js';
+import { type RedfishMachineBmc, startRedfishMachineBmc } from './redfish-machine-bmc.js';
 
 /** The host end of the veth into the lab namespace (conductors reach the machines' agents through it). */
 export const LAB_HOST_ADDRESS = '192.168.77.254';
@@ -37,6 +38,49 @@ export interface LabProcessOptions {
   /** The instance image served to the machines, and its sha256. */
   imageFile: string;
   imageSha256: string;
+  /** The machines' BMCs: ipmi_sim (default) or Redfish services. */
+  bmc?: LabBmcKind;
+}
+
+/** A machine's BMC as the lab process keeps it, whatever it speaks. */
+interface LabBmc {
+  readonly name: string;
+  readonly mac: string;
+  readonly address: string;
+  readonly port: number;
+  readonly serialLog: string;
+  readonly pid: number;
+  driverInfo(overrides: Record<string, unknown>): Record<string, unknown>;
+  poweredOn(): Promise<boolean>;
+  stop(): Promise<void>;
+}
+
+function ipmiLabBmc(bmc: MachineBmc): LabBmc {
+  return {
+    name: bmc.name,
+    mac: bmc.mac,
+    address: bmc.address,
+    port: bmc.port,
+    serialLog: bmc.serialLog,
+    pid: bmc.pid,
+    driverInfo: (overrides) => bmc.driverInfo(overrides),
+    poweredOn: async () => bmc.machineRunning(),
+    stop: () => bmc.stop(),
+  };
+}
+
+function redfishLabBmc(bmc: RedfishMachineBmc): LabBmc {
+  return {
+    name: bmc.name,
+    mac: bmc.mac,
+    address: bmc.address,
+    port: bmc.port,
+    serialLog: bmc.serialLog,
+    pid: process.pid,
+    driverInfo: (overrides) => bmc.driverInfo(overrides),
+    poweredOn: () => bmc.poweredOn().catch(() => false),
+    stop: () => bmc.stop(),
+  };
 }
 
 function log(message: string): void {
@@ -53,7 +97,8 @@ export async function runLabProcess(options: LabProcessOptions): Promise<void> {
   const lock = acquireLock(paths.pidFile);
   if ('heldBy' in lock) throw new Error(`a lab process already runs (pid ${lock.heldBy})`);
   const undo: Array<() => Promise<unknown>> = [];
-  const bmcs: MachineBmc[] = [];
+  const bmcKind = options.bmc ?? 'ipmi';
+  const bmcs: LabBmc[] = [];
   let network: LabNetwork | undefined;
   let dnsmasq: Dnsmasq | undefined;
   let stopping: Promise<void> | undefined;
@@ -134,28 +179,32 @@ export async function runLabProcess(options: LabProcessOptions): Promise<void> {
       };
     }
 
-    const describe = (): LabDescription => ({
+    const describe = async (): Promise<LabDescription> => ({
       pid: process.pid,
       network: options.network,
       namespace: network?.name ?? null,
       dnsmasqPid: dnsmasq?.pid ?? null,
+      bmc: bmcKind,
       instanceInfo: {
         image_source: `http://${MACHINE_FACING_HOST}:${imagePort}${images.imagePath}`,
         image_os_hash_algo: 'sha256',
         image_os_hash_value: options.imageSha256,
         image_disk_format: 'raw',
       },
-      machines: bmcs.map(
-        (bmc): LabMachine => ({
-          name: bmc.name,
-          mac: bmc.mac,
-          bmcAddress: bmc.address,
-          bmcPort: bmc.port,
-          driverInfo: bmc.driverInfo({ kernel_append_params: kernelParams.get(bmc.name) ?? '' }),
-          serialLog: bmc.serialLog,
-          poweredOn: bmc.machineRunning(),
-          bmcPid: bmc.pid,
-        }),
+      machines: await Promise.all(
+        bmcs.map(
+          async (bmc): Promise<LabMachine> => ({
+            name: bmc.name,
+            mac: bmc.mac,
+            bmc: bmcKind,
+            bmcAddress: bmc.address,
+            bmcPort: bmc.port,
+            driverInfo: bmc.driverInfo({ kernel_append_params: kernelParams.get(bmc.name) ?? '' }),
+            serialLog: bmc.serialLog,
+            poweredOn: await bmc.poweredOn(),
+            bmcPid: bmc.pid,
+          }),
+        ),
       ),
     });
 
@@ -173,18 +222,34 @@ export async function runLabProcess(options: LabProcessOptions): Promise<void> {
           rmSync(join(paths.dir, `${name}.serial.log`), { force: true });
           const { net, kernelParams: params } = await machineNet();
           kernelParams.set(name, params);
-          const bmc = await startMachineBmc({
-            name,
-            mac: `52:54:00:1a:b0:${index.toString(16).padStart(2, '0')}`,
-            net,
-            address: '127.0.0.1',
-            port: await freePort(),
-            workDir: paths.dir,
-            disk,
-            bmcOnHost: true,
-          });
+          const mac = `52:54:00:1a:b0:${index.toString(16).padStart(2, '0')}`;
+          const bmc =
+            bmcKind === 'redfish'
+              ? redfishLabBmc(
+                  await startRedfishMachineBmc({
+                    name,
+                    mac,
+                    net,
+                    workDir: paths.dir,
+                    disk,
+                    pkiDirectory: paths.pkiDir,
+                  }),
+                )
+              : ipmiLabBmc(
+                  await startMachineBmc({
+                    name,
+                    mac,
+                    net,
+                    address: '127.0.0.1',
+                    port: await freePort(),
+                    workDir: paths.dir,
+                    disk,
+                    bmcOnHost: true,
+                  }),
+                );
           bmcs.push(bmc);
-          log(`${name}: BMC 127.0.0.1:${bmc.port} (ipmi_sim pid ${bmc.pid}), serial log ${bmc.serialLog}`);
+          const what = bmcKind === 'redfish' ? 'Redfish' : `ipmi_sim pid ${bmc.pid}`;
+          log(`${name}: BMC ${bmc.address}:${bmc.port} (${what}), serial log ${bmc.serialLog}`);
         }
       });
       return adding;
@@ -197,14 +262,22 @@ export async function runLabProcess(options: LabProcessOptions): Promise<void> {
         res.writeHead(status, { 'Content-Type': 'application/json' });
         res.end(JSON.stringify(body));
       };
-      if (req.method === 'GET' && url.pathname === '/lab') return answer(200, describe());
+      if (req.method === 'GET' && url.pathname === '/lab') {
+        describe().then(
+          (lab) => answer(200, lab),
+          (error: Error) => answer(500, { error: error.message }),
+        );
+        return;
+      }
       if (req.method === 'POST' && url.pathname === '/machines') {
         const count = Number(url.searchParams.get('count'));
         if (!Number.isInteger(count) || count < 1 || count > 20) return answer(400, { error: 'count: 1 to 20' });
-        ensureMachines(count).then(
-          () => answer(200, describe()),
-          (error: Error) => answer(500, { error: error.message }),
-        );
+        ensureMachines(count)
+          .then(describe)
+          .then(
+            (lab) => answer(200, lab),
+            (error: Error) => answer(500, { error: error.message }),
+          );
         return;
       }
       answer(404, { error: 'not found' });

@@ -122,6 +122,9 @@ export interface QemuMachine {
   stop(): Promise<ExitStatus>;
 }
 
+/** QOM ids of a machine's boot NIC and its `disk` (`/machine/peripheral/<id>` in QMP). */
+export const MACHINE_DEVICE_IDS = { nic: 'nic0', disk: 'disk0' } as const;
+
 export function qemuArgs(
   options: QemuMachineOptions,
   files: { serialLog: string; qmpSocket: string; monitorSocket: string; ovmfVars?: string },
@@ -160,9 +163,18 @@ export function qemuArgs(
     // and the machine could never be powered on again. Such a machine reboots like a server.
     options.powerControlled ? ['-no-shutdown'] : ['-no-reboot'],
     ['-netdev', netdevArg(options.net)],
-    // UEFI: OVMF's own virtio-net driver (an empty romfile), the NIC first in the boot order
-    ['-device', `virtio-net-pci,netdev=n0,mac=${options.mac}${uefi ? ',romfile=,bootindex=1' : ''}`],
-    options.disk ? ['-drive', `file=${options.disk},if=virtio,format=raw`] : [],
+    // UEFI: OVMF's own virtio-net driver (an empty romfile), the NIC first in the boot order.
+    // The ids (MACHINE_DEVICE_IDS) let a BMC change the boot order through QMP.
+    [
+      '-device',
+      `virtio-net-pci,netdev=n0,mac=${options.mac},id=${MACHINE_DEVICE_IDS.nic}${uefi ? ',romfile=,bootindex=1' : ''}`,
+    ],
+    options.disk
+      ? [
+          ...['-drive', `file=${options.disk},if=none,id=${MACHINE_DEVICE_IDS.disk}-drive,format=raw`],
+          ...['-device', `virtio-blk-pci,drive=${MACHINE_DEVICE_IDS.disk}-drive,id=${MACHINE_DEVICE_IDS.disk}`],
+        ]
+      : [],
     options.paused || options.powerControlled ? ['-S'] : [],
     hardwareArgs(options.name, options.workDir, options.hardware),
   ];

@@ -1,16 +1,13 @@
 import { isAbsolute } from 'node:path';
 import {
   InvalidParameterValue,
-  ignoreTimeout,
   MissingParameterValue,
   PowerState as Power,
   type PowerState,
   type SectionValues,
-  until,
-  waitFor,
 } from '@bmaas/common';
 import type { InterfaceDeps, InterfaceDescriptor, PowerInterface, Task } from '@bmaas/driver-api';
-import { type QmpClient, withQmp } from './qmp-client.js';
+import { QemuMachinePower } from './qemu-machine-power.js';
 
 const SOCKET_KEY = 'qemu_qmp_socket';
 
@@ -32,18 +29,9 @@ export const QEMU_OPTIONS = {
 
 export type QemuSettings = SectionValues<typeof QEMU_OPTIONS>;
 
-/** QEMU run states (query-status) in which the machine counts as powered on. */
-const RUNNING = new Set(['running', 'debug']);
-
 /**
- * Powers a QEMU machine through its QMP socket, as a BMC powers real
- * hardware. The machine is started by whoever hosts it with
- * `-S -no-shutdown -qmp unix:<path>,server=on,wait=off`: it waits powered off,
- * and a guest power-off leaves QEMU alive in the `shutdown` state, so it can
- * be powered on again. Power off = stop + reset (the next power on boots from
- * scratch, like a real power cycle). Not with -no-reboot: QEMU then turns
- * every reset, the system_reset of a power on too, into a shutdown, and a
- * machine the guest powered off could never be powered on again.
+ * Powers a QEMU machine through its QMP socket (QemuMachinePower: how the machine is
+ * started and what each power state means in QMP commands).
  */
 export class QemuPowerInterface implements PowerInterface {
   private readonly qmpTimeoutMs: number;
@@ -63,31 +51,24 @@ export class QemuPowerInterface implements PowerInterface {
   }
 
   async getPowerState(task: Task): Promise<PowerState> {
-    return withQmp(socketOf(task), this.qmpTimeoutMs, async (qmp) => ((await isRunning(qmp)) ? Power.ON : Power.OFF));
+    return (await this.machine(task).isOn()) ? Power.ON : Power.OFF;
   }
 
   async setPowerState(task: Task, state: PowerState): Promise<void> {
-    const socket = socketOf(task);
+    const machine = this.machine(task);
     switch (state) {
       case Power.ON:
-        await withQmp(socket, this.qmpTimeoutMs, async (qmp) => {
-          if (await isRunning(qmp)) return;
-          await qmp.execute('system_reset');
-          await qmp.execute('cont');
-        });
+        await machine.powerOn();
         break;
       case Power.OFF:
-        await withQmp(socket, this.qmpTimeoutMs, hardOff);
+        await machine.powerOff();
         break;
       case Power.REBOOT:
       case Power.SOFT_REBOOT:
-        await withQmp(socket, this.qmpTimeoutMs, async (qmp) => {
-          await qmp.execute('system_reset');
-          if (!(await isRunning(qmp))) await qmp.execute('cont');
-        });
+        await machine.reboot();
         break;
       case Power.SOFT_POWER_OFF:
-        await this.softPowerOff(socket);
+        await machine.softPowerOff(this.softPowerOffMs);
         break;
       default:
         throw new InvalidParameterValue(`Unsupported power state ${state}.`);
@@ -95,33 +76,13 @@ export class QemuPowerInterface implements PowerInterface {
     await task.updateNode({ powerState: settledState(state), targetPowerState: null });
   }
 
-  /** ACPI power button, then a hard power off if the guest ignores it. */
-  private async softPowerOff(socket: string): Promise<void> {
-    await withQmp(socket, this.qmpTimeoutMs, async (qmp) => {
-      if (!(await isRunning(qmp))) return;
-      await qmp.execute('system_powerdown');
-    });
-    const off = await waitFor(
-      `the machine of ${socket} to power off`,
-      until(async () => !(await withQmp(socket, this.qmpTimeoutMs, isRunning))),
-      { timeoutMs: this.softPowerOffMs, intervalMs: 500 },
-    ).catch(ignoreTimeout);
-    if (!off) await withQmp(socket, this.qmpTimeoutMs, hardOff);
+  private machine(task: Task): QemuMachinePower {
+    return new QemuMachinePower(socketOf(task), this.qmpTimeoutMs);
   }
 }
 
 function settledState(requested: PowerState): PowerState {
   return requested === Power.OFF || requested === Power.SOFT_POWER_OFF ? Power.OFF : Power.ON;
-}
-
-async function isRunning(qmp: QmpClient): Promise<boolean> {
-  const status = await qmp.execute<{ status: string }>('query-status');
-  return RUNNING.has(status.status);
-}
-
-async function hardOff(qmp: QmpClient): Promise<void> {
-  if (await isRunning(qmp)) await qmp.execute('stop');
-  await qmp.execute('system_reset');
 }
 
 function socketOf(task: Task): string {

@@ -24,6 +24,7 @@ export {
   type SystemOptions,
 } from './managed-system.js';
 export { SCHEMA_VERSIONS } from './odata.js';
+export { type QemuBackendOptions, QemuMachineBackend } from './qemu-backend.js';
 export {
   type RedfishBmc,
   type RedfishBmcControl,

@@ -37,6 +37,8 @@ export interface BootRequest {
 export interface MachinePower {
   /** Reset types this machine carries out; the service advertises exactly these. */
   readonly resetTypes: readonly ResetType[];
+  /** Boot override targets the machine can boot from (`None` among them): advertised as allowable. */
+  readonly bootSources: readonly BootSource[];
   /** Boot modes the machine's firmware has (a QEMU machine has the one it was started with). */
   readonly bootModes: readonly BootMode[];
   /** Whether the machine is on now, read from the machine. */

@@ -3,7 +3,6 @@
 // inventory and the health; the machine's power comes from its backend (MachinePower).
 import { randomUUID } from 'node:crypto';
 import {
-  BOOT_SOURCES,
   type BootMode,
   type BootSource,
   type MachinePower,
@@ -136,7 +135,7 @@ export class ManagedSystem {
   }
 
   get bootSources(): readonly BootSource[] {
-    return BOOT_SOURCES;
+    return this.power.bootSources;
   }
 
   powerState(): Promise<RedfishPowerState> {

@@ -1,8 +1,10 @@
 // A machine that exists only in memory: the backend of a service that has no QEMU behind it.
 // It records every boot (device and mode), so a test sees what a real machine would have booted.
 import {
+  BOOT_SOURCES,
   type BootMode,
   type BootRequest,
+  type BootSource,
   type MachinePower,
   RESET_TYPES,
   type RedfishPowerState,
@@ -16,12 +18,15 @@ export interface SimulatedPowerOptions {
   resetTypes?: readonly ResetType[];
   /** Default both. */
   bootModes?: readonly BootMode[];
+  /** Default every source of BOOT_SOURCES. */
+  bootSources?: readonly BootSource[];
 }
 
 export class SimulatedMachinePower implements MachinePower {
   readonly resetTypes: readonly ResetType[];
   readonly bootModes: readonly BootMode[];
-  /** Every boot, oldest first. */
+  readonly bootSources: readonly BootSource[];
+  /** Every boot (device and mode), oldest first. */
   readonly boots: BootRequest[] = [];
   /** How many NMIs the machine got. */
   nmis = 0;
@@ -31,6 +36,7 @@ export class SimulatedMachinePower implements MachinePower {
     this.state = options.powerState ?? 'Off';
     this.resetTypes = options.resetTypes ?? RESET_TYPES;
     this.bootModes = options.bootModes ?? ['UEFI', 'Legacy'];
+    this.bootSources = options.bootSources ?? BOOT_SOURCES;
   }
 
   async powerState(): Promise<RedfishPowerState> {

@@ -25,7 +25,7 @@ export const STACK_BOOT_INTERFACES: readonly string[] = DRIVER_CATALOG.interface
 
 /**
  * Writes <state>/stack/machines.conf, read before the operator's own files (which override it):
- * the real interfaces next to the fake ones, so a machine behind an IPMI BMC boots through iPXE
+ * the real interfaces next to the fake ones, so a machine behind an IPMI or Redfish BMC boots through iPXE
  * and deploys with no configuration of the operator's. Returns its path.
  */
 export function writeMachineConfig(statePath: string): string {
@@ -37,11 +37,14 @@ export function writeMachineConfig(statePath: string): string {
     [
       '# Written by npm start at every start; your own --config-file settings override it.',
       '[DEFAULT]',
-      'enabled_hardware_types = fake-hardware,ipmi',
+      'enabled_hardware_types = fake-hardware,ipmi,redfish',
       `enabled_boot_interfaces = ${STACK_BOOT_INTERFACES.join(',')}`,
       'enabled_deploy_interfaces = fake,direct',
-      'enabled_power_interfaces = fake,ipmitool',
-      'enabled_management_interfaces = fake,ipmitool',
+      'enabled_power_interfaces = fake,ipmitool,redfish',
+      'enabled_management_interfaces = fake,ipmitool,redfish',
+      'enabled_inspect_interfaces = no-inspect,fake,agent,redfish',
+      'enabled_bios_interfaces = no-bios,fake,redfish',
+      'enabled_firmware_interfaces = no-firmware,fake,redfish',
       '',
       '[conductor]',
       `file_url_allowed_paths = ${[...DEFAULT_ALLOWED_PATHS, labImagesDir(statePath)].join(',')}`,

@@ -14,10 +14,12 @@ import {
   type QemuMachineOptions,
   RAMDISK_AGENT_PORT,
   RAMDISK_KERNEL_ARGS,
+  type RedfishMachineBmc,
   startDnsmasq,
   startHostRelay,
   startMachineBmc,
   startQemuMachine,
+  startRedfishMachineBmc,
   type TestRamdisk,
 } from '@bmaas/lab';
 import { buildGrubHttpImage, GRUB_EFI_FILE } from './grub-image.js';
@@ -52,6 +54,17 @@ export interface ProductLab {
    * something powers it on through IPMI. `disk`: a raw image it boots with bootdev disk.
    */
   addBmcMachine(name: string, mac: string, options?: { disk?: string }): Promise<MachineBmc>;
+  /**
+   * A machine behind its own Redfish BMC (@bmaas/redfish-bmc, QEMU powered through QMP),
+   * powered off until something powers it on through Redfish. The service runs in the test
+   * process; `driverInfo` reaches it from the product (namespace variant: relayed onto the
+   * bridge address). Namespace variant only.
+   */
+  addRedfishMachine(
+    name: string,
+    mac: string,
+    options?: { disk?: string },
+  ): Promise<{ bmc: RedfishMachineBmc; driverInfo: Record<string, unknown> }>;
   /**
    * Makes an HTTP service of the test (listening on the Unix socket
    * `socketPath`) reachable from the machines; returns its base URL as they
@@ -161,6 +174,8 @@ export async function startNetnsProductLab(options: ProductLabOptions): Promise<
     teardown.add(() => Promise.all(machines.map((machine) => machine.stop())));
     const bmcs: MachineBmc[] = [];
     teardown.add(() => Promise.all(bmcs.map((bmc) => bmc.stop())));
+    const redfishBmcs: RedfishMachineBmc[] = [];
+    teardown.add(() => Promise.all(redfishBmcs.map((bmc) => bmc.stop())));
     return {
       stack,
       api: new ApiClient({ socketPath: apiSocket }),
@@ -193,6 +208,24 @@ export async function startNetnsProductLab(options: ProductLabOptions): Promise<
         });
         bmcs.push(bmc);
         return bmc;
+      },
+      async addRedfishMachine(name, mac, machineOptions = {}) {
+        const tap = await network.addTap();
+        const bmc = await startRedfishMachineBmc({
+          name,
+          mac,
+          net: { kind: 'tap', network, tap },
+          workDir: options.workDir,
+          ...machineOptions,
+        });
+        redfishBmcs.push(bmc);
+        // The conductors run in the namespace: bridge:<port> there -> a Unix socket -> the service.
+        const socket = join(options.workDir, `${name}-rf.sock`);
+        const relay = await startHostRelay(`unix:${socket}`, `tcp:127.0.0.1:${bmc.port}`);
+        teardown.add(() => relay.stop());
+        const port = await freePort();
+        await network.portToHostSocket(bridge, port, socket);
+        return { bmc, driverInfo: bmc.driverInfo({ redfish_address: `http://${bridge}:${port}` }) };
       },
       async reachFromMachines(socketPath) {
         const port = await freePort();
@@ -284,6 +317,9 @@ export async function startUserModeProductLab(options: ProductLabOptions): Promi
         });
         bmcs.push(bmc);
         return bmc;
+      },
+      async addRedfishMachine() {
+        throw new Error('addRedfishMachine: namespace labs only');
       },
       async reachFromMachines() {
         throw new Error('reachFromMachines: namespace labs only');

@@ -2,10 +2,12 @@ import { InvalidParameterValue, ResourceNotFound } from '@bmaas/common';
 import type { Request, Response, Router } from 'express';
 import { requireMinor, requireResourceMinor } from '../errors.js';
 import { buildUrl } from '../links.js';
-import { onlyQuery, optionalBoolean, queryString } from '../list-query.js';
+import { commaList, onlyQuery, optionalBoolean, queryString } from '../list-query.js';
 import { baseUrlOf, callNodeConductor, queryOf, type RouteDeps, resourceRouter } from '../route-deps.js';
 import { compileSchema, isUuid } from '../validation.js';
 import { Minor } from '../versions.js';
+import { pickFields } from '../views/format.js';
+import { biosSettingView, firmwareComponentView } from '../views/hardware-settings-view.js';
 
 interface VifBody {
   id: string;
@@ -53,7 +55,7 @@ function acceptedStates(deps: RouteDeps, req: Request, res: Response): void {
  * Node sub-resources answered by the node's own interfaces through the
  * owning conductor (vifs, RAID, boot mode, secure boot, console, vendor
  * passthru), and the BIOS settings and firmware components the conductor
- * caches (none: no interface here caches any).
+ * caches (the bios and firmware interfaces report them; the API reads the cache).
  */
 export function nodeHardwareRouter(deps: RouteDeps): Router {
   const { router, allow } = resourceRouter();
@@ -157,21 +159,34 @@ export function nodeHardwareRouter(deps: RouteDeps): Router {
   router.get('/v1/nodes/:ident/bios', onlyQuery('detail', 'fields'), async (req, res) => {
     requireResourceMinor(req.context.minor, Minor.BIOS_INTERFACE);
     const query = queryOf(req);
-    if (optionalBoolean(query, 'detail') !== undefined || queryString(query, 'fields') !== undefined) {
-      requireMinor(req.context.minor, Minor.BIOS_REGISTRY);
+    const detail = optionalBoolean(query, 'detail');
+    const fields = queryString(query, 'fields');
+    if (detail !== undefined || fields !== undefined) requireMinor(req.context.minor, Minor.BIOS_REGISTRY);
+    if (detail && fields !== undefined) {
+      throw new InvalidParameterValue('Can not specify ?detail=True and fields in the same request.');
     }
-    await find(req);
-    res.json({ bios: [] });
+    const node = await find(req);
+    const base = baseUrlOf(req, deps);
+    const wanted = fields === undefined ? undefined : commaList(fields);
+    const settings = await deps.stores.hardwareSettings.listBiosSettings(node.id);
+    res.json({
+      bios: settings.map((s) => pickFields(biosSettingView(s, node.uuid, base, detail === true || !!wanted), wanted)),
+    });
   });
-  router.get('/v1/nodes/:ident/bios/:setting', onlyQuery(), async (req, _res) => {
+  router.get('/v1/nodes/:ident/bios/:setting', onlyQuery(), async (req, res) => {
     requireResourceMinor(req.context.minor, Minor.BIOS_INTERFACE);
     const node = await find(req);
-    throw new ResourceNotFound(`Node ${node.uuid} doesn't have a BIOS setting '${req.params.setting}'`);
+    const name = req.params.setting as string;
+    const setting = await deps.stores.hardwareSettings.getBiosSetting(node.id, name);
+    if (!setting) throw new ResourceNotFound(`Node ${node.uuid} doesn't have a BIOS setting '${name}'`);
+    const detail = req.context.minor >= Minor.BIOS_REGISTRY;
+    res.json({ [name]: biosSettingView(setting, node.uuid, baseUrlOf(req, deps), detail) });
   });
   router.get('/v1/nodes/:ident/firmware', onlyQuery(), async (req, res) => {
     requireResourceMinor(req.context.minor, Minor.FIRMWARE_INTERFACE);
-    await find(req);
-    res.json({ firmware: [] });
+    const node = await find(req);
+    const components = await deps.stores.hardwareSettings.listFirmwareComponents(node.id);
+    res.json({ firmware: components.map((c) => firmwareComponentView(c, req.context.minor)) });
   });
 
   allow('/v1/nodes/:ident/vifs', ['GET', 'POST']);

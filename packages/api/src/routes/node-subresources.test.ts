@@ -1,7 +1,7 @@
 import { UnsupportedDriverExtension } from '@bmaas/common';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApiHarness, faultString } from '../testing/api-harness.js';
-import { MAX_MINOR, Minor } from '../versions.js';
+import { MAX_MINOR } from '../versions.js';
 
 describe('node sub-resources', () => {
   let api: ApiHarness;
@@ -182,17 +182,72 @@ describe('node sub-resources', () => {
     });
   });
 
-  it('lists BIOS settings (1.40) and firmware components (1.86): none is cached by any interface here', async () => {
+  it('lists the cached BIOS settings (1.40, registry fields 1.74) and firmware components (1.86, identity 1.114)', async () => {
     expect((await req('GET', '/v1/nodes/sub/bios')).body).toEqual({ bios: [] });
-    expect((await req('GET', '/v1/nodes/sub/bios?detail=true')).body).toEqual({ bios: [] });
-    expect((await req('GET', '/v1/nodes/sub/bios?detail=true', undefined, '1.73')).status).toBe(406);
     const setting = await req('GET', '/v1/nodes/sub/bios/ProcVirtualization');
     expect(setting.status).toBe(404);
     expect(faultString(setting)).toBe(`Node ${uuid} doesn't have a BIOS setting 'ProcVirtualization'`);
+    const registry = {
+      attributeType: 'Enumeration',
+      allowableValues: ['Enabled', 'Disabled'],
+      lowerBound: null,
+      upperBound: null,
+      minLength: null,
+      maxLength: null,
+      readOnly: false,
+      resetRequired: true,
+      unique: false,
+    };
+    await api.stores.hardwareSettings.replaceBiosSettings(await nodeId(), [
+      { name: 'ProcVirtualization', value: 'Enabled', ...registry },
+      { name: 'BootMode', value: 'Uefi', ...registry, allowableValues: ['Bios', 'Uefi'] },
+    ]);
+    const list = (await req('GET', '/v1/nodes/sub/bios')).body.bios as Record<string, unknown>[];
+    expect(list.map((s) => [s.name, s.value])).toEqual([
+      ['BootMode', 'Uefi'],
+      ['ProcVirtualization', 'Enabled'],
+    ]);
+    expect(Object.keys(list[0] ?? {}).sort()).toEqual(['created_at', 'links', 'name', 'updated_at', 'value']);
+    const detailed = (await req('GET', '/v1/nodes/sub/bios?detail=true')).body.bios as Record<string, unknown>[];
+    expect(detailed[1]).toMatchObject({
+      allowable_values: ['Enabled', 'Disabled'],
+      reset_required: true,
+      read_only: false,
+    });
+    const picked = (await req('GET', '/v1/nodes/sub/bios?fields=name,reset_required')).body.bios as Record<
+      string,
+      unknown
+    >[];
+    expect(Object.keys(picked[0] ?? {}).sort()).toEqual(['links', 'name', 'reset_required']);
+    expect((await req('GET', '/v1/nodes/sub/bios?detail=true', undefined, '1.73')).status).toBe(406);
+    const one = await req('GET', '/v1/nodes/sub/bios/ProcVirtualization');
+    expect(one.body.ProcVirtualization).toMatchObject({
+      name: 'ProcVirtualization',
+      value: 'Enabled',
+      attribute_type: 'Enumeration',
+    });
     expect((await req('GET', '/v1/nodes/sub/bios', undefined, '1.39')).status).toBe(404);
-    const firmware = await req('GET', '/v1/nodes/sub/firmware');
-    if (MAX_MINOR >= Minor.FIRMWARE_INTERFACE) expect(firmware.body).toEqual({ firmware: [] });
-    else expect(firmware.status).toBe(404);
+
+    expect((await req('GET', '/v1/nodes/sub/firmware')).body).toEqual({ firmware: [] });
+    await api.stores.hardwareSettings.replaceFirmwareComponents(await nodeId(), [
+      {
+        component: 'bios',
+        initialVersion: '1.2',
+        currentVersion: '1.3',
+        lastVersionFlashed: null,
+        vendor: 'Lab',
+        model: 'LB-1',
+        serialNumber: 'SN1',
+      },
+    ]);
+    const [bios] = (await req('GET', '/v1/nodes/sub/firmware')).body.firmware as Record<string, unknown>[];
+    expect(bios).toMatchObject({ component: 'bios', initial_version: '1.2', current_version: '1.3', vendor: 'Lab' });
+    const [older] = (await req('GET', '/v1/nodes/sub/firmware', undefined, '1.113')).body.firmware as Record<
+      string,
+      unknown
+    >[];
+    expect(older).not.toHaveProperty('vendor');
+    expect((await req('GET', '/v1/nodes/sub/firmware', undefined, '1.85')).status).toBe(404);
   });
 
   it('takes external events (1.54): validated, then 204', async () => {

@@ -26,6 +26,10 @@ export class RecordedPowerInterface implements PowerInterface {
     return this.inner.validate(task);
   }
 
+  async close(): Promise<void> {
+    await this.inner.close?.();
+  }
+
   getPowerState(task: Task): Promise<PowerState | null> {
     return this.inner.getPowerState(task);
   }

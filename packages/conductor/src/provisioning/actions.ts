@@ -1,7 +1,14 @@
-import { InvalidParameterValue, PowerState, type ProvisionState, ProvisionState as S } from '@bmaas/common';
+import {
+  type InspectionData,
+  InvalidParameterValue,
+  PowerState,
+  type ProvisionState,
+  ProvisionState as S,
+} from '@bmaas/common';
 import { type ProvisionStep, rescueStepsOf } from '@bmaas/driver-api';
 import { withoutAgentSession } from '../agent/agent-token.js';
 import type { ConductorTask } from '../task-manager.js';
+import { cacheHardwareSettings, type HardwareCache, isOutOfBandStep, outOfBandStep } from './out-of-band.js';
 import { continueService, service } from './servicing.js';
 import {
   CLEAN_STEPS,
@@ -26,6 +33,10 @@ export interface ActionContext {
   /** [conductor]automated_clean; a node's own automated_clean overrides it. */
   automatedClean: boolean;
   now(): Date;
+  /** Processes an inventory read out of band as an agent's (properties, ports, stored inventory, rules). */
+  processInventory(task: ConductorTask, data: InspectionData): Promise<void>;
+  /** Where BIOS settings and firmware components reported by the interfaces are cached. */
+  hardwareCache: HardwareCache;
 }
 
 /** Background work of an action, run under the exclusive lock after the RPC answered. */
@@ -35,6 +46,7 @@ export type ActionWork = (task: ConductorTask, ctx: ActionContext) => Promise<vo
 async function verify(task: ConductorTask, ctx: ActionContext): Promise<void> {
   await task.driver.power.validate(task);
   const powerState = await task.driver.power.getPowerState(task);
+  await cacheHardwareSettings(task, ctx.hardwareCache);
   await advance(task, 'done', ctx.now, { powerState });
 }
 
@@ -67,7 +79,16 @@ async function endCleaning(task: ConductorTask, ctx: ActionContext): Promise<voi
 async function startCleanSteps(task: ConductorTask, ctx: ActionContext): Promise<void> {
   const manual = task.node.targetProvisionState === S.MANAGEABLE;
   const requested = manual ? requestedCleanSteps(task.node.driverInternalInfo) : undefined;
-  const steps = await task.driver.deploy.getCleanSteps(task, requested);
+  // Steps of interfaces that run them themselves keep their place; the agent completes the others.
+  const agentSteps = await task.driver.deploy.getCleanSteps(
+    task,
+    requested?.filter((step) => !isOutOfBandStep(task, step)),
+  );
+  const steps = requested
+    ? requested.map((step) =>
+        isOutOfBandStep(task, step) ? outOfBandStep(task, step) : (agentSteps.shift() as ProvisionStep),
+      )
+    : agentSteps;
   task.logger.info('clean steps chosen', { steps: steps.map((s) => `${s.interface}.${s.step}`) });
   if ((await runSteps(task, ctx, CLEAN_STEPS, steps, 0)) === 'done') await endCleaning(task, ctx);
 }
@@ -83,9 +104,9 @@ function withoutRamdisk(task: ConductorTask): boolean {
 async function startCleanStepsWithoutRamdisk(task: ConductorTask, ctx: ActionContext): Promise<void> {
   const requested = requestedCleanSteps(task.node.driverInternalInfo) ?? [];
   const { deploy } = task.driver;
-  const steps = deploy.getCleanStepsWithoutRamdisk
-    ? await deploy.getCleanStepsWithoutRamdisk(task, requested)
-    : requested;
+  const steps = (
+    deploy.getCleanStepsWithoutRamdisk ? await deploy.getCleanStepsWithoutRamdisk(task, requested) : requested
+  ).map((step) => (isOutOfBandStep(task, step) ? outOfBandStep(task, step) : step));
   const needing = steps.filter((step) => step.requires_ramdisk !== false);
   if (needing.length > 0) {
     throw new InvalidParameterValue(
@@ -172,8 +193,14 @@ async function undeploy(task: ConductorTask, ctx: ActionContext): Promise<void> 
 /** inspecting: the inspect interface finishes at once or boots a ramdisk and waits for its inventory. */
 async function inspect(task: ConductorTask, ctx: ActionContext): Promise<void> {
   await task.updateNode({ inspectionStartedAt: ctx.now(), inspectionFinishedAt: null });
-  if ((await task.driver.inspect.inspectHardware(task)) === 'wait') await advance(task, 'wait', ctx.now);
-  else await advance(task, 'done', ctx.now, { inspectionFinishedAt: ctx.now() });
+  const outcome = await task.driver.inspect.inspectHardware(task);
+  if (outcome === 'wait') {
+    await advance(task, 'wait', ctx.now);
+    return;
+  }
+  // Out of band: the interface read the inventory from the BMC.
+  if (outcome !== 'done') await ctx.processInventory(task, outcome);
+  await advance(task, 'done', ctx.now, { inspectionFinishedAt: ctx.now() });
 }
 
 /** adopting: take a running node as it is; its boot files are written as for a takeover. */
@@ -206,7 +233,7 @@ export const WORK_BY_STATE: Readonly<Partial<Record<ProvisionState, ActionWork>>
   [S.ADOPTING]: adopt,
   [S.RESCUING]: rescue,
   [S.UNRESCUING]: unrescue,
-  [S.SERVICING]: (task, ctx) => service(task, ctx.now),
+  [S.SERVICING]: (task, ctx) => service(task, ctx),
 };
 
 /**
@@ -260,5 +287,5 @@ export const CONTINUE_BY_WAIT: Readonly<Partial<Record<ProvisionState, ActionWor
     // the rescue agent stopped serving its API: its session ends here
     await advance(task, 'done', ctx.now, { driverInternalInfo: withoutAgentSession(task.node.driverInternalInfo) });
   },
-  [S.SERVICE_WAIT]: (task, ctx) => continueService(task, ctx.now),
+  [S.SERVICE_WAIT]: (task, ctx) => continueService(task, ctx),
 };

@@ -86,7 +86,10 @@ function setUp(automatedClean: boolean): { runner: ProvisioningRunner; tasks: Ta
   });
   const { tasks } = fixtureTasks(stores, config, { catalog: CATALOG, conductorId: () => CONDUCTOR_ID });
   const inventories = new InventoryProcessor({ ...stores, config: config.inspector });
-  return { runner: new ProvisioningRunner({ tasks, inventories, automatedClean }), tasks };
+  return {
+    runner: new ProvisioningRunner({ tasks, inventories, automatedClean, hardwareCache: stores.hardwareSettings }),
+    tasks,
+  };
 }
 
 let plain: ReturnType<typeof setUp>;
@@ -441,7 +444,13 @@ describe('ProvisioningRunner with the direct deploy interface and an agent', () 
   it('refuses plain-HTTP agents when TLS is required, and a changed agent certificate', async () => {
     const tasks = plain.tasks;
     const inventories = new InventoryProcessor({ ...stores, config: testConfig().inspector });
-    const strict = new ProvisioningRunner({ tasks, inventories, automatedClean: false, requireTls: true });
+    const strict = new ProvisioningRunner({
+      tasks,
+      inventories,
+      automatedClean: false,
+      requireTls: true,
+      hardwareCache: stores.hardwareSettings,
+    });
     const node = await createNode(
       stores,
       { deployInterface: 'direct', instanceInfo: IMAGE },

@@ -29,6 +29,7 @@ import {
   tearDownWait,
   WORK_BY_STATE,
 } from './actions.js';
+import type { HardwareCache } from './out-of-band.js';
 import { abortService, continueService, SERVICE_DISABLE_RAMDISK_KEY, SERVICE_STEPS_KEY } from './servicing.js';
 import { mergeDeploySteps, USER_DEPLOY_STEPS_KEY, userDeployStepsOf } from './steps.js';
 import { advance, failAction } from './transitions.js';
@@ -39,6 +40,8 @@ export interface ProvisioningRunnerOptions {
   inventories: InventoryProcessor;
   /** [conductor]automated_clean. */
   automatedClean: boolean;
+  /** Where BIOS settings and firmware components are cached (the hardware settings store). */
+  hardwareCache: HardwareCache;
   /** [agent]require_tls: refuse agents that call back over plain HTTP. */
   requireTls?: boolean;
   now?: () => Date;
@@ -119,7 +122,12 @@ export class ProvisioningRunner {
 
   constructor(private readonly options: ProvisioningRunnerOptions) {
     const now = options.now ?? (() => new Date());
-    this.ctx = { automatedClean: options.automatedClean, now };
+    this.ctx = {
+      automatedClean: options.automatedClean,
+      now,
+      processInventory: (task, data) => options.inventories.process(task, data),
+      hardwareCache: options.hardwareCache,
+    };
   }
 
   /** `do_provisioning_action`: fires a user event (deploy, delete, manage, provide, …). */
@@ -454,7 +462,7 @@ export class ProvisioningRunner {
   private workAfter(event: string, from: string, to: string): { work?: ActionWork; prepare?: PreparedWork } {
     if (event === 'abort') return { work: this.abortWork(from) };
     // Unhold of a service goes on with its next step at once, as Ironic's continue_node_service.
-    if (event === 'unhold' && from === S.SERVICE_HOLD) return { work: (task, ctx) => continueService(task, ctx.now) };
+    if (event === 'unhold' && from === S.SERVICE_HOLD) return { work: (task, ctx) => continueService(task, ctx) };
     const prepare = PREPARED_WORK_BY_STATE[to as S];
     return prepare ? { prepare } : { work: WORK_BY_STATE[to as S] };
   }

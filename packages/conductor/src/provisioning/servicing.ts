@@ -1,6 +1,8 @@
 import { InvalidParameterValue, PowerState, ProvisionState as S } from '@bmaas/common';
 import type { UserStep } from '@bmaas/driver-api';
 import type { ConductorTask } from '../task-manager.js';
+import type { ActionContext } from './actions.js';
+import { executeOutOfBandStep, isOutOfBandStep } from './out-of-band.js';
 import { advance } from './transitions.js';
 
 /** driver_internal_info keys of a service, as Ironic names them. */
@@ -37,14 +39,15 @@ export function withoutServiceInfo(info: Record<string, unknown>): Record<string
 }
 
 /**
- * Refuses, before any step runs, a step neither the conductor nor the deploy
- * interface runs, and with disable_ramdisk one that is not a flow step: the
- * deploy interface runs its steps through the agent, in the ramdisk.
+ * Refuses, before any step runs, a step neither the conductor, an interface
+ * running it out of band (bios.apply_configuration, …) nor the deploy
+ * interface runs, and with disable_ramdisk one of the deploy interface: it
+ * runs its steps through the agent, in the ramdisk.
  */
 function checkSupported(task: ConductorTask, steps: readonly UserStep[]): void {
   const withoutRamdisk = task.node.driverInternalInfo[SERVICE_DISABLE_RAMDISK_KEY] === true;
   for (const step of steps) {
-    const flow = step.step === HOLD_STEP || step.step in POWER_STEPS;
+    const flow = step.step === HOLD_STEP || step.step in POWER_STEPS || isOutOfBandStep(task, step);
     if (!flow && withoutRamdisk) {
       throw new InvalidParameterValue(`service step ${step.interface}.${step.step} requires booting a ramdisk`);
     }
@@ -61,7 +64,8 @@ function checkSupported(task: ConductorTask, steps: readonly UserStep[]): void {
  * 'wait' in `service wait`; after the last one the node is active again.
  * A failure clears the current step and ends in `service failed`.
  */
-async function runSteps(task: ConductorTask, now: () => Date): Promise<void> {
+async function runSteps(task: ConductorTask, ctx: ServiceContext): Promise<void> {
+  const { now } = ctx;
   const steps = stepsOf(task);
   const start = Number(task.node.driverInternalInfo[STEP_INDEX_KEY] ?? 0);
   try {
@@ -76,6 +80,8 @@ async function runSteps(task: ConductorTask, now: () => Date): Promise<void> {
       const power = POWER_STEPS[step.step];
       if (power) {
         await task.driver.power.setPowerState(task, power);
+      } else if (isOutOfBandStep(task, step)) {
+        await executeOutOfBandStep(task, step, ctx.hardwareCache);
       } else if ((await task.driver.deploy.executeServiceStep?.(task, step)) === 'wait') {
         await advance(task, 'wait', now);
         return;
@@ -89,7 +95,10 @@ async function runSteps(task: ConductorTask, now: () => Date): Promise<void> {
 }
 
 /** servicing: check every step is supported, then run them from the first. */
-export async function service(task: ConductorTask, now: () => Date): Promise<void> {
+/** What a service needs of the action context. */
+type ServiceContext = Pick<ActionContext, 'now' | 'hardwareCache'>;
+
+export async function service(task: ConductorTask, ctx: ServiceContext): Promise<void> {
   await task.driver.power.validate(task);
   try {
     checkSupported(task, stepsOf(task));
@@ -97,13 +106,13 @@ export async function service(task: ConductorTask, now: () => Date): Promise<voi
     await task.updateNode({ driverInternalInfo: withoutServiceInfo(task.node.driverInternalInfo) });
     throw error;
   }
-  await runSteps(task, now);
+  await runSteps(task, ctx);
 }
 
 /** After an unhold (`service wait`) or the agent's call back (`servicing`): go on with the next step. */
-export async function continueService(task: ConductorTask, now: () => Date): Promise<void> {
-  if (task.node.provisionState === S.SERVICE_WAIT) await advance(task, 'resume', now);
-  await runSteps(task, now);
+export async function continueService(task: ConductorTask, ctx: ServiceContext): Promise<void> {
+  if (task.node.provisionState === S.SERVICE_WAIT) await advance(task, 'resume', ctx.now);
+  await runSteps(task, ctx);
 }
 
 /**

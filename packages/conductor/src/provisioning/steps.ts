@@ -5,6 +5,7 @@ import type { NodeChanges } from '@bmaas/db';
 import type { ProvisionStep, StepOutcome } from '@bmaas/driver-api';
 import type { ConductorTask } from '../task-manager.js';
 import type { ActionContext } from './actions.js';
+import { executeOutOfBandStep, isOutOfBandStep } from './out-of-band.js';
 import { advance } from './transitions.js';
 
 /** Deploy or clean: where each keeps its steps, as Ironic names them. */
@@ -15,7 +16,7 @@ export interface StepKind {
   listKey: string;
   indexKey: string;
   retryKey: string;
-  execute(task: ConductorTask, step: ProvisionStep): Promise<StepOutcome>;
+  execute(task: ConductorTask, step: ProvisionStep, ctx: ActionContext): Promise<StepOutcome>;
   check(task: ConductorTask, step: ProvisionStep): Promise<StepOutcome>;
 }
 
@@ -33,7 +34,11 @@ export const CLEAN_STEPS: StepKind = {
   listKey: 'clean_steps',
   indexKey: 'clean_step_index',
   retryKey: 'retry_current_clean_step',
-  execute: (task, step) => task.driver.deploy.executeCleanStep(task, step),
+  // A step of an interface that runs it itself (bios.apply_configuration, …) goes to that interface.
+  execute: (task, step, ctx) =>
+    isOutOfBandStep(task, step)
+      ? executeOutOfBandStep(task, step, ctx.hardwareCache)
+      : task.driver.deploy.executeCleanStep(task, step),
   check: (task, step) => task.driver.deploy.checkCleanStep(task, step),
 };
 
@@ -88,7 +93,7 @@ export async function runSteps(
     task.logger.info('step started', { step: `${step.interface}.${step.step}`, index });
     let outcome: StepOutcome;
     try {
-      outcome = await kind.execute(task, step);
+      outcome = await kind.execute(task, step, ctx);
     } catch (error) {
       if (!(error instanceof AgentInProgress)) throw error;
       task.logger.info('agent busy, step sent again at the next heartbeat', { step: step.step });

@@ -138,8 +138,8 @@ describe('DriverRegistry', () => {
       '[DEFAULT]enabled_deploy_interfaces: "direct" is listed twice',
     ],
     [
-      { enabled_hardware_types: ['redfish'] },
-      '[DEFAULT]enabled_hardware_types: unknown hardware type "redfish" (known: fake-hardware, ipmi, manual-management)',
+      { enabled_hardware_types: ['idrac'] },
+      '[DEFAULT]enabled_hardware_types: unknown hardware type "idrac" (known: fake-hardware, ipmi, redfish, manual-management)',
     ],
     [
       { enabled_hardware_types: ['fake-hardware', 'fake-hardware'] },

@@ -152,6 +152,21 @@ export class DriverRegistry {
     return new DriverRegistry(hardwareTypes, instances, bootDescriptors);
   }
 
+  /** Closes every enabled interface that holds something (BMC sessions), when the conductor stops. */
+  async close(logger: Logger): Promise<void> {
+    for (const kind of INTERFACE_TYPES) {
+      for (const [name, instance] of this.instances[kind]) {
+        const closable = instance as { close?: () => Promise<void> };
+        if (!closable.close) continue;
+        try {
+          await closable.close();
+        } catch (error) {
+          logger.warn('interface not closed', { kind, name, error: (error as Error).message });
+        }
+      }
+    }
+  }
+
   /** Every enabled boot interface, for the work they do once at start. */
   enabledBootInterfaces(): BootInterface[] {
     return [...this.instances.boot.values()];
@@ -283,8 +298,34 @@ function createEnabled<K extends InterfaceType>(
   return instances;
 }
 
+/**
+ * The settings made for each section object of a configuration: descriptors
+ * that declare the same section object (a package's power and management
+ * interfaces, say) get the same frozen settings, which their package keys
+ * its one per-conductor client or runner on (so requests to one BMC share
+ * one limit and session whichever interface sends them).
+ */
+const sharedSettings = new WeakMap<BmaasConfig, WeakMap<object, Readonly<Record<string, unknown>>>>();
+
 /** The options the descriptor declares in its section, resolved; a ConfigError when it was loaded without them. */
 function settingsOf(descriptor: InterfaceDescriptor<unknown>, config: BmaasConfig): Readonly<Record<string, unknown>> {
+  if (!descriptor.config) return {};
+  let byConfig = sharedSettings.get(config);
+  if (!byConfig) {
+    byConfig = new WeakMap();
+    sharedSettings.set(config, byConfig);
+  }
+  const known = byConfig.get(descriptor.config);
+  if (known) return known;
+  const made = resolvedSettings(descriptor, config);
+  byConfig.set(descriptor.config, made);
+  return made;
+}
+
+function resolvedSettings(
+  descriptor: InterfaceDescriptor<unknown>,
+  config: BmaasConfig,
+): Readonly<Record<string, unknown>> {
   if (!descriptor.config) return {};
   const { section, options } = descriptor.config;
   const settings = declaredValues(descriptor, config, section, options);

@@ -12,6 +12,14 @@ import { grubBootInterface } from '@bmaas/grub-boot-interface';
 import { ipmitoolManagementInterface, ipmitoolPowerInterface } from '@bmaas/ipmitool-interfaces';
 import { ipxeBootInterface } from '@bmaas/ipxe-boot-interface';
 import { qemuPowerInterface } from '@bmaas/qemu-power-interface';
+import {
+  REDFISH_HARDWARE_TYPE,
+  redfishBiosInterface,
+  redfishFirmwareInterface,
+  redfishInspectInterface,
+  redfishManagementInterface,
+  redfishPowerInterface,
+} from '@bmaas/redfish-interfaces';
 import { agentInspectInterface } from '../inspection/agent-inspect.js';
 import type { DriverCatalog, InterfaceCatalog } from './catalog.js';
 
@@ -23,12 +31,19 @@ import type { DriverCatalog, InterfaceCatalog } from './catalog.js';
 export const INTERFACES: InterfaceCatalog = {
   boot: [fakeBootInterface, ipxeBootInterface, grubBootInterface],
   deploy: [fakeDeployInterface, directDeployInterface],
-  power: [fakePowerInterface, qemuPowerInterface, ipmitoolPowerInterface],
-  management: [fakeManagementInterface, ipmitoolManagementInterface, noopManagementInterface],
+  power: [fakePowerInterface, qemuPowerInterface, ipmitoolPowerInterface, redfishPowerInterface],
+  management: [
+    fakeManagementInterface,
+    ipmitoolManagementInterface,
+    redfishManagementInterface,
+    noopManagementInterface,
+  ],
   // bios, console, firmware, network, raid, rescue, storage, vendor: the generic and fake ones.
   ...OPTIONAL_INTERFACES,
   // In-band inspection: the deploy ramdisk posts its inventory to /v1/continue_inspection.
-  inspect: [...OPTIONAL_INTERFACES.inspect, agentInspectInterface],
+  inspect: [...OPTIONAL_INTERFACES.inspect, agentInspectInterface, redfishInspectInterface],
+  bios: [...OPTIONAL_INTERFACES.bios, redfishBiosInterface],
+  firmware: [...OPTIONAL_INTERFACES.firmware, redfishFirmwareInterface],
 };
 
 function everyInterface(catalog: InterfaceCatalog): Record<InterfaceType, string[]> {
@@ -55,6 +70,8 @@ export const DRIVER_CATALOG: DriverCatalog = {
         inspect: ['no-inspect', 'agent'],
       },
     },
+    // Upstream's `redfish`: a BMC driven through its Redfish service; network boot as `ipmi`.
+    REDFISH_HARDWARE_TYPE,
     // Upstream's `manual-management`: a person powers the machine and sets its boot device; deploy waits for it.
     {
       name: 'manual-management',

@@ -14,6 +14,8 @@ const REGISTRY_FILE = 'packages/conductor/src/registry/enabled-interfaces.ts';
  */
 const KNOWN_EXCEPTIONS: Readonly<Record<string, string>> = {
   'packages/stack/src/machine-config.ts': "npm start's machines.conf sets [pxe] and ipmitool power and management",
+  'packages/common/src/errors.ts':
+    'the domain errors of the Redfish protocol (RedfishError, …), mapped in the one error module',
   // The firmware and boot loader of the same names, not the plug-ins:
   'packages/common/src/mac.ts': 'the MAC forms iPXE (the firmware) puts in URLs',
   'packages/conductor/src/http-file-server.ts': "GRUB's (the boot loader's) HTTP client and its header names",

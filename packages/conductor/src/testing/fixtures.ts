@@ -56,5 +56,5 @@ export function fixtureTasks(
 /** The provisioning runner of a test conductor: its tasks, inspection's inventory processing, no automated cleaning. */
 export function fixtureRunner(stores: Stores, tasks: TaskManager): ProvisioningRunner {
   const inventories = new InventoryProcessor({ ...stores, config: testConfig().inspector });
-  return new ProvisioningRunner({ tasks, inventories, automatedClean: false });
+  return new ProvisioningRunner({ tasks, inventories, automatedClean: false, hardwareCache: stores.hardwareSettings });
 }

@@ -9,6 +9,7 @@ import * as nodesHotUpdates from './20261202000000_nodes_hot_updates.js';
 import * as api97To115 from './20261204000000_api_1_97_to_1_115.js';
 import * as inspectionRules from './20261204000100_inspection_rules.js';
 import * as allocationConductorAffinity from './20261205000000_allocation_conductor_affinity.js';
+import * as biosFirmware from './20261205000200_bios_firmware.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -30,6 +31,7 @@ const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261204000000_api_1_97_to_1_115', api97To115],
   ['20261204000100_inspection_rules', inspectionRules],
   ['20261205000000_allocation_conductor_affinity', allocationConductorAffinity],
+  ['20261205000200_bios_firmware', biosFirmware],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

@@ -13,6 +13,7 @@ const ALL = [
   '20261204000000_api_1_97_to_1_115',
   '20261204000100_inspection_rules',
   '20261205000000_allocation_conductor_affinity',
+  '20261205000200_bios_firmware',
 ];
 const LATEST = (ALL.at(-1) as string).slice(0, 14);
 
@@ -49,11 +50,13 @@ describe('migrations', () => {
     expect(await upgradeSchema(t.db)).toEqual(ALL);
     expect(await tables()).toEqual([
       'allocations',
+      'bios_settings',
       'boot_path_changes',
       'chassis',
       'conductor_hardware_interfaces',
       'conductors',
       'deploy_templates',
+      'firmware_information',
       'inspection_rules',
       'node_history',
       'node_inventory',

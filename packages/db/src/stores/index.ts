@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { BootPathChangeStore } from './boot-path-change-store.js';
 import { ConductorStore } from './conductor-store.js';
+import { HardwareSettingsStore } from './hardware-settings-store.js';
 import { InventoryStore } from './inventory-store.js';
 import { NodeCountStore } from './node-count-store.js';
 import { NodeHistoryStore } from './node-history-store.js';
@@ -21,6 +22,7 @@ export interface Stores extends ResourceStores {
   nodeTraits: NodeTraitStore;
   nodeHistory: NodeHistoryStore;
   inventories: InventoryStore;
+  hardwareSettings: HardwareSettingsStore;
   bootPathChanges: BootPathChangeStore;
 }
 
@@ -36,6 +38,7 @@ export function createStores(db: Knex): Stores {
     nodeHistory: new NodeHistoryStore(db),
     ...createResourceStores(db),
     inventories: new InventoryStore(db),
+    hardwareSettings: new HardwareSettingsStore(db),
     bootPathChanges: new BootPathChangeStore(db),
   };
 }

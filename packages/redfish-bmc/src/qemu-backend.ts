@@ -1,0 +1,111 @@
+// A QEMU machine behind a ComputerSystem: power through its QMP socket (the one
+// QemuMachinePower), and the boot device chosen at each power on by the machine's boot order:
+// the `bootindex` of its devices (QOM ids given here), which QEMU hands the firmware (SeaBIOS
+// or OVMF, through fw_cfg `bootorder`) again at every reset.
+import { QemuMachinePower, type QmpClient } from '@bmaas/qemu-power-interface';
+import type { BootMode, BootRequest, BootSource, MachinePower, RedfishPowerState, ResetType } from './machine-power.js';
+
+export interface QemuBackendOptions {
+  /** The machine's QMP socket; the machine runs with `-S -no-shutdown` (see QemuMachinePower). */
+  qmpSocket: string;
+  /** `bios`: SeaBIOS (Legacy boot mode); `uefi`: OVMF (UEFI). */
+  firmware: 'bios' | 'uefi';
+  /** QOM ids (`-device …,id=`) of the devices each boot source boots from. */
+  devices: { nic?: string; disk?: string; cdrom?: string };
+  /** The machine's own boot order, used when no override is set; default disk, then network. */
+  defaultOrder?: readonly BootSource[];
+  /** Bound on one QMP exchange; default 5 s. */
+  qmpTimeoutMs?: number;
+}
+
+const RESET_TYPES: readonly ResetType[] = [
+  'On',
+  'ForceOn',
+  'ForceOff',
+  'GracefulShutdown',
+  'ForceRestart',
+  'PowerCycle',
+  'PushPowerButton',
+  'Nmi',
+];
+
+export class QemuMachineBackend implements MachinePower {
+  readonly resetTypes = RESET_TYPES;
+  readonly bootModes: readonly BootMode[];
+  readonly bootSources: readonly BootSource[];
+  private readonly machine: QemuMachinePower;
+  private readonly defaultOrder: readonly BootSource[];
+
+  constructor(private readonly options: QemuBackendOptions) {
+    this.machine = new QemuMachinePower(options.qmpSocket, options.qmpTimeoutMs ?? 5000);
+    this.bootModes = [options.firmware === 'uefi' ? 'UEFI' : 'Legacy'];
+    const sources: BootSource[] = ['None'];
+    if (options.devices.nic) sources.push('Pxe', ...(options.firmware === 'uefi' ? (['UefiHttp'] as const) : []));
+    if (options.devices.disk) sources.push('Hdd');
+    if (options.devices.cdrom) sources.push('Cd');
+    this.bootSources = sources;
+    this.defaultOrder = (options.defaultOrder ?? ['Hdd', 'Pxe']).filter((s) => sources.includes(s));
+  }
+
+  async powerState(): Promise<RedfishPowerState> {
+    return (await this.machine.isOn()) ? 'On' : 'Off';
+  }
+
+  /**
+   * A reset that boots sets the boot order first. The order stays: a reboot the guest does by
+   * itself boots as the last boot the BMC started (QEMU's firmware reads the order during its
+   * start, at no moment QMP reports, so it cannot be set back after a `Once` boot).
+   */
+  async reset(type: ResetType, boot: BootRequest): Promise<void> {
+    const chooseBoot = (qmp: QmpClient) => this.setBootOrder(qmp, boot.target);
+    switch (type) {
+      case 'On':
+      case 'ForceOn':
+        return this.machine.powerOn(chooseBoot);
+      case 'ForceOff':
+        return this.machine.powerOff();
+      case 'GracefulShutdown':
+        return this.machine.pressPowerButton();
+      case 'PushPowerButton':
+        return (await this.machine.isOn()) ? this.machine.pressPowerButton() : this.machine.powerOn(chooseBoot);
+      case 'ForceRestart':
+        if (await this.machine.isOn()) await this.machine.reboot(chooseBoot);
+        return;
+      case 'PowerCycle':
+        return this.machine.reboot(chooseBoot);
+      case 'Nmi':
+        return this.machine.injectNmi();
+      default:
+        throw new Error(`reset type ${type} is not one this machine carries out`);
+    }
+  }
+
+  /** The boot order: `target` first (None: the machine's own order), then the rest of the default. */
+  private async setBootOrder(qmp: QmpClient, target: BootSource): Promise<void> {
+    const first = target === 'None' ? [] : [target];
+    const order = [...first, ...this.defaultOrder.filter((s) => s !== target)];
+    const ids = [...new Set(order.map((source) => this.deviceOf(source)).filter((id) => id !== undefined))];
+    const all = Object.values(this.options.devices).filter((id): id is string => id !== undefined);
+    // QEMU refuses two devices with one bootindex: clear them all, then number them in order.
+    for (const id of all) await setBootindex(qmp, id, -1);
+    for (const [i, id] of ids.entries()) await setBootindex(qmp, id, i + 1);
+  }
+
+  private deviceOf(source: BootSource): string | undefined {
+    switch (source) {
+      case 'Pxe':
+      case 'UefiHttp':
+        return this.options.devices.nic;
+      case 'Hdd':
+        return this.options.devices.disk;
+      case 'Cd':
+        return this.options.devices.cdrom;
+      default:
+        return undefined;
+    }
+  }
+}
+
+function setBootindex(qmp: QmpClient, id: string, bootindex: number): Promise<unknown> {
+  return qmp.execute('qom-set', { path: `/machine/peripheral/${id}`, property: 'bootindex', value: bootindex });
+}
