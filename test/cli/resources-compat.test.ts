@@ -367,7 +367,9 @@ emit(out)
       expect(out.listed).toEqual([expect.objectContaining({ priority: 10, description: 'QEMU machines' })]);
       expect(out.old).toBe(404);
       expect(out.runbook).toMatchObject({ name: 'fw-update', description: 'firmware', traits: ['CUSTOM_FW'] });
-      expect(out.node).toMatchObject({ uuid: nodeUuid, health: null, instance_name: null });
+      // health is null until the power sync's first reading, then the fake hardware's 'OK'.
+      expect(out.node).toMatchObject({ uuid: nodeUuid, instance_name: null });
+      expect([null, 'OK']).toContain((out.node as { health: unknown }).health);
     });
   },
 );
