@@ -6,7 +6,47 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RedfishMachineBmc, startRedfishMachineBmc } from './redfish-machine-bmc.js';
+import {
+  inventoryOf,
+  type RedfishMachineBmc,
+  type RedfishMachineBmcOptions,
+  startRedfishMachineBmc,
+} from './redfish-machine-bmc.js';
+
+describe('the inventory a lab Redfish BMC reports', () => {
+  it('is the hardware QEMU gives the machine: disks in order, NICs, CPUs, memory, serial number', () => {
+    const base: RedfishMachineBmcOptions = {
+      name: 'm',
+      mac: '52:54:00:00:00:01',
+      net: { kind: 'user', forwards: [] },
+      workDir: '/tmp',
+    };
+    expect(inventoryOf(base, undefined)).toMatchObject({ nics: ['52:54:00:00:00:01'], disks: [], memoryMiB: [128] });
+    const inventory = inventoryOf(
+      {
+        ...base,
+        hardware: {
+          cpus: 2,
+          memoryMb: 768,
+          disks: [{ sizeMb: 100, serial: 'extra-1' }],
+          extraMacs: ['52:54:00:00:00:02'],
+          serial: 'SN-1',
+        },
+      },
+      4096,
+    );
+    expect(inventory).toMatchObject({
+      serialNumber: 'SN-1',
+      processors: [{ cores: 2, threads: 2 }],
+      memoryMiB: [768],
+      nics: ['52:54:00:00:00:01', '52:54:00:00:00:02'],
+      disks: [
+        { id: 'vda', capacityBytes: 4096, serialNumber: 'm-vda' },
+        { id: 'vdb', capacityBytes: 100 * 1024 * 1024, serialNumber: 'extra-1' },
+      ],
+    });
+  });
+});
 
 const QEMU = '/usr/bin/qemu-system-x86_64';
 const skip = !existsSync(QEMU) && process.env.CI !== 'true';
