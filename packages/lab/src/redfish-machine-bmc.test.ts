@@ -66,10 +66,13 @@ describe.skipIf(skip)('lab machine behind a Redfish BMC', () => {
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : undefined };
   };
-  /** The first device SeaBIOS tries after serial offset `from`. */
+  /** The first device SeaBIOS tries in the first boot that starts after serial offset `from`. */
   const firstBootDevice = async (from: number): Promise<string> => {
     for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(250)) {
-      const tried = /Booting from (Hard Disk|ROM)/.exec((await bmc.machine.readSerial()).slice(from));
+      // from the next firmware start on: the boot before may still be printing its fallbacks
+      const tried = /SeaBIOS \(version[\s\S]*?Booting from (Hard Disk|ROM)/.exec(
+        (await bmc.machine.readSerial()).slice(from),
+      );
       if (tried?.[1]) return tried[1];
     }
     throw new Error(`no boot attempt on the serial console:\n${(await bmc.machine.readSerial()).slice(from)}`);
