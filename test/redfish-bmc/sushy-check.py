@@ -7,6 +7,7 @@ import os
 import sys
 
 import sushy
+from sushy.resources.registry import message_registry_file
 
 url = os.environ['BMC_URL']
 root = sushy.Sushy(url + '/redfish/v1/', username=os.environ['BMC_USERNAME'],
@@ -92,6 +93,16 @@ bios.set_attributes({'ProcTurboMode': 'Disabled', 'PxeRetryCount': 5})
 bios.refresh()
 out['bios_pending'] = dict(bios.pending_attributes)
 out['bios_apply_times'] = values(bios.supported_apply_times or [])
+# The registry as bios.get_attribute_registry() finds it, through the file the service lists
+# (that method itself first loads sushy's packaged standard registries, which Debian's
+# python3-sushy 4.3.3 does not ship: it fails there whatever the service).
+registry_file = message_registry_file.MessageRegistryFile(
+    root._conn, '/redfish/v1/Registries/' + bios.json['AttributeRegistry'],
+    redfish_version=root.redfish_version)
+registry = registry_file.get_attribute_registry('en', None)
+out['bios_registry'] = registry and sorted(
+    [a.name, a.attribute_type, [v['ValueName'] for v in (a.allowable_values or [])]]
+    for a in registry.registry_entries.attributes)
 system.reset_system(sushy.RESET_ON)
 bios.refresh(force=True)
 out['bios_after_boot'] = dict(bios.attributes)

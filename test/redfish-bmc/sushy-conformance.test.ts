@@ -154,10 +154,13 @@ describe.skipIf(missingPrerequisite('redfish-bmc sushy conformance', missing))('
     ]);
   });
 
-  it('reads the BIOS, sets attributes that apply at the next boot', () => {
+  it('reads the BIOS and its attribute registry, sets attributes that apply at the next boot', () => {
     expect(result.bios_before).toMatchObject({ ProcTurboMode: 'Enabled', PxeRetryCount: 3 });
     expect(result.bios_pending).toEqual({ ProcTurboMode: 'Disabled', PxeRetryCount: 5 });
     expect(result.bios_apply_times).toEqual(['OnReset']);
+    expect(result.bios_registry).toContainEqual(['ProcTurboMode', 'Enumeration', ['Enabled', 'Disabled']]);
+    expect(result.bios_registry).toContainEqual(['PxeRetryCount', 'Integer', []]);
+    expect(result.bios_registry).toHaveLength(8);
     expect(result.bios_after_boot).toMatchObject({ ProcTurboMode: 'Disabled', PxeRetryCount: 5 });
     expect(result.bios_pending_after_boot).toEqual({});
   });

@@ -6,7 +6,47 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RedfishMachineBmc, startRedfishMachineBmc } from './redfish-machine-bmc.js';
+import {
+  inventoryOf,
+  type RedfishMachineBmc,
+  type RedfishMachineBmcOptions,
+  startRedfishMachineBmc,
+} from './redfish-machine-bmc.js';
+
+describe('the inventory a lab Redfish BMC reports', () => {
+  it('is the hardware QEMU gives the machine: disks in order, NICs, CPUs, memory, serial number', () => {
+    const base: RedfishMachineBmcOptions = {
+      name: 'm',
+      mac: '52:54:00:00:00:01',
+      net: { kind: 'user', forwards: [] },
+      workDir: '/tmp',
+    };
+    expect(inventoryOf(base, undefined)).toMatchObject({ nics: ['52:54:00:00:00:01'], disks: [], memoryMiB: [128] });
+    const inventory = inventoryOf(
+      {
+        ...base,
+        hardware: {
+          cpus: 2,
+          memoryMb: 768,
+          disks: [{ sizeMb: 100, serial: 'extra-1' }],
+          extraMacs: ['52:54:00:00:00:02'],
+          serial: 'SN-1',
+        },
+      },
+      4096,
+    );
+    expect(inventory).toMatchObject({
+      serialNumber: 'SN-1',
+      processors: [{ cores: 2, threads: 2 }],
+      memoryMiB: [768],
+      nics: ['52:54:00:00:00:01', '52:54:00:00:00:02'],
+      disks: [
+        { id: 'vda', capacityBytes: 4096, serialNumber: 'm-vda' },
+        { id: 'vdb', capacityBytes: 100 * 1024 * 1024, serialNumber: 'extra-1' },
+      ],
+    });
+  });
+});
 
 const QEMU = '/usr/bin/qemu-system-x86_64';
 const skip = !existsSync(QEMU) && process.env.CI !== 'true';
@@ -26,10 +66,13 @@ describe.skipIf(skip)('lab machine behind a Redfish BMC', () => {
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : undefined };
   };
-  /** The first device SeaBIOS tries after serial offset `from`. */
+  /** The first device SeaBIOS tries in the first boot that starts after serial offset `from`. */
   const firstBootDevice = async (from: number): Promise<string> => {
     for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(250)) {
-      const tried = /Booting from (Hard Disk|ROM)/.exec((await bmc.machine.readSerial()).slice(from));
+      // from the next firmware start on: the boot before may still be printing its fallbacks
+      const tried = /SeaBIOS \(version[\s\S]*?Booting from (Hard Disk|ROM)/.exec(
+        (await bmc.machine.readSerial()).slice(from),
+      );
       if (tried?.[1]) return tried[1];
     }
     throw new Error(`no boot attempt on the serial console:\n${(await bmc.machine.readSerial()).slice(from)}`);

@@ -7,8 +7,20 @@ import { readFile, stat } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { ensureCertificate } from '@bmaas/pki';
-import { QemuMachineBackend, type RedfishBmc, startRedfishBmc } from '@bmaas/redfish-bmc';
-import { MACHINE_DEVICE_IDS, type MachineNetwork, type QemuMachine, startQemuMachine } from './qemu.js';
+import {
+  type DiskSpec,
+  QemuMachineBackend,
+  type RedfishBmc,
+  type SystemHardware,
+  startRedfishBmc,
+} from '@bmaas/redfish-bmc';
+import {
+  MACHINE_DEVICE_IDS,
+  type MachineHardware,
+  type MachineNetwork,
+  type QemuMachine,
+  startQemuMachine,
+} from './qemu.js';
 import { readIfExists } from './wait.js';
 
 export interface RedfishMachineBmcOptions {
@@ -21,6 +33,8 @@ export interface RedfishMachineBmcOptions {
   disk?: string;
   memoryMb?: number;
   firmware?: 'bios' | 'uefi';
+  /** More hardware (CPUs, disks, NICs, serial number): in the machine and in the system's inventory alike. */
+  hardware?: MachineHardware;
   /** Where the Redfish service listens (on the host); default 127.0.0.1 and a free port. */
   address?: string;
   port?: number;
@@ -71,6 +85,7 @@ export async function startRedfishMachineBmc(options: RedfishMachineBmcOptions):
     firmware,
     memoryMb: options.memoryMb,
     disk: options.disk,
+    hardware: options.hardware,
     powerControlled: true,
     qmpSocket: join(options.workDir, `${options.name}.qmp`),
   });
@@ -102,15 +117,7 @@ export async function startRedfishMachineBmc(options: RedfishMachineBmcOptions):
             firmware,
             devices: { nic: MACHINE_DEVICE_IDS.nic, disk: options.disk ? MACHINE_DEVICE_IDS.disk : undefined },
           }),
-          hardware: {
-            model: 'QEMU lab machine',
-            serialNumber: `LAB-${options.name}`,
-            nics: [options.mac],
-            memoryMiB: [options.memoryMb ?? (firmware === 'uefi' ? 512 : 128)],
-            disks: diskBytes
-              ? [{ id: 'vda', name: 'vda', capacityBytes: diskBytes, serialNumber: `${options.name}-vda` }]
-              : [],
-          },
+          hardware: inventoryOf(options, diskBytes),
         },
       ],
     });
@@ -157,5 +164,31 @@ export async function startRedfishMachineBmc(options: RedfishMachineBmcOptions):
       await redfish.close();
       await machine.stop();
     },
+  };
+}
+
+/**
+ * What the system reports: the machine's QEMU hardware as the guest sees it (qemu.ts): CPUs as
+ * cores of one socket, the deploy disk first (vda), then the extra disks in order, the boot
+ * NIC, then the extra NICs.
+ */
+export function inventoryOf(options: RedfishMachineBmcOptions, diskBytes: number | undefined): Partial<SystemHardware> {
+  const hardware = options.hardware ?? {};
+  const cpus = hardware.cpus ?? 1;
+  const disks: DiskSpec[] = [];
+  if (diskBytes !== undefined) disks.push({ capacityBytes: diskBytes, serialNumber: `${options.name}-vda` });
+  for (const disk of hardware.disks ?? [])
+    disks.push({ capacityBytes: disk.sizeMb * 1024 * 1024, serialNumber: disk.serial });
+  return {
+    model: 'QEMU lab machine',
+    serialNumber: hardware.serial ?? `LAB-${options.name}`,
+    processors: [{ model: 'QEMU Virtual CPU', cores: cpus, threads: cpus, maxSpeedMHz: 2000 }],
+    memoryMiB: [hardware.memoryMb ?? options.memoryMb ?? (options.firmware === 'uefi' ? 512 : 128)],
+    nics: [options.mac, ...(hardware.extraMacs ?? [])],
+    disks: disks.map((disk, i) => ({
+      ...disk,
+      id: `vd${String.fromCharCode(97 + i)}`,
+      name: `vd${String.fromCharCode(97 + i)}`,
+    })),
   };
 }

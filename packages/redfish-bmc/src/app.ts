@@ -4,6 +4,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '@bmaas/common';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import {
+  attributeRegistry,
+  REGISTRIES_PATH,
+  registryDocumentPath,
+  registryFile,
+  registryFileCollection,
+} from './bios-registry.js';
 import type { FaultSwitches } from './faults.js';
 import { isObject, type ManagedSystem } from './managed-system.js';
 import { metadataDocument, ROOT } from './odata.js';
@@ -93,7 +100,7 @@ export function createRedfishApp(deps: RedfishAppDeps): Express {
   });
   get(`${ROOT}/odata`, () => ({
     '@odata.context': `${ROOT}/$metadata`,
-    value: ['Systems', 'Managers', 'Chassis', 'SessionService', 'UpdateService'].map((name) => ({
+    value: ['Systems', 'Managers', 'Chassis', 'SessionService', 'UpdateService', 'Registries'].map((name) => ({
       name,
       kind: 'Singleton',
       url: `${ROOT}/${name}`,
@@ -202,6 +209,19 @@ export function createRedfishApp(deps: RedfishAppDeps): Express {
   get(`${ROOT}/Managers/:id`, (req) => manager(byId(systems, req)));
   get(`${ROOT}/Chassis`, () => chassisCollection(systems));
   get(`${ROOT}/Chassis/:id`, (req) => chassis(byId(systems, req)));
+
+  const registryOwner = (req: Request) => {
+    const owner = systems.find((s) => s.biosRegistryId === req.params.registryId);
+    if (!owner) throw notFound(req.path);
+    return owner;
+  };
+  get(REGISTRIES_PATH, () => registryFileCollection(systems.map((s) => s.biosRegistryId)));
+  get(`${REGISTRIES_PATH}/:registryId`, (req) => registryFile(registryOwner(req).biosRegistryId));
+  get(`${REGISTRIES_PATH}/:registryId/:file`, (req) => {
+    const owner = registryOwner(req);
+    if (req.path !== registryDocumentPath(owner.biosRegistryId)) throw notFound(req.path);
+    return attributeRegistry(owner.biosRegistryId, owner, owner.biosRules);
+  });
 
   get(`${ROOT}/UpdateService`, () => updateService());
   get(FIRMWARE_PATH, () => firmwareCollection(systems));

@@ -1,4 +1,5 @@
 export { createRedfishApp, type RedfishAppDeps } from './app.js';
+export { type BiosAttributeRule, DEFAULT_BIOS_RULES } from './bios-registry.js';
 export { FaultSwitches } from './faults.js';
 export {
   BOOT_SOURCES,

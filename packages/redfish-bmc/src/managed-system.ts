@@ -2,6 +2,7 @@
 // (current attributes and the pending settings applied at the next boot), the firmware
 // inventory and the health; the machine's power comes from its backend (MachinePower).
 import { randomUUID } from 'node:crypto';
+import { type BiosAttributeRule, checkBiosValue, DEFAULT_BIOS_RULES } from './bios-registry.js';
 import {
   type BootMode,
   type BootSource,
@@ -67,6 +68,8 @@ export interface SystemOptions {
   hardware?: Partial<SystemHardware>;
   /** BIOS attributes with their default (factory) values. */
   biosAttributes?: Record<string, BiosValue>;
+  /** What each BIOS attribute may hold (the attribute registry); default DEFAULT_BIOS_RULES. */
+  biosRules?: Record<string, BiosAttributeRule>;
   /** Firmware inventory; default BIOS and BMC components. */
   firmware?: FirmwareComponent[];
   /** Boot mode the override starts with; default the machine's first boot mode. */
@@ -97,6 +100,9 @@ export class ManagedSystem {
   readonly power: MachinePower;
   readonly hardware: SystemHardware;
   readonly biosDefaults: Readonly<Record<string, BiosValue>>;
+  readonly biosRules: Readonly<Record<string, BiosAttributeRule>>;
+  /** Id of the BIOS attribute registry (the Bios resource's AttributeRegistry); the service names it. */
+  biosRegistryId = 'BiosAttributeRegistry.v1_0_0';
   readonly firmware: Array<FirmwareComponent & { writeProtected: boolean }>;
   bootOverride: BootOverride;
   biosAttributes: Record<string, BiosValue>;
@@ -124,6 +130,7 @@ export class ManagedSystem {
     };
     this.biosDefaults = { ...(options.biosAttributes ?? DEFAULT_BIOS_ATTRIBUTES) };
     this.biosAttributes = { ...this.biosDefaults };
+    this.biosRules = { ...(options.biosRules ?? DEFAULT_BIOS_RULES) };
     this.firmware = (
       options.firmware ?? [
         { id: 'BIOS', name: 'System BIOS', version: '1.0.0', updateable: true },
@@ -209,6 +216,7 @@ export class ManagedSystem {
     for (const [name, value] of Object.entries(attributes)) {
       if (!Object.hasOwn(this.biosDefaults, name)) throw propertyUnknown(`Attributes.${name}`);
       if (typeof value !== typeof this.biosDefaults[name]) throw valueTypeError(`Attributes.${name}`, value);
+      checkBiosValue(name, value as BiosValue, this.biosRules[name]);
     }
     this.pendingBios = { ...this.pendingBios, ...(attributes as Record<string, BiosValue>) };
   }

@@ -20,6 +20,7 @@ export const SCHEMA_VERSIONS = {
   Session: 'v1_3_0',
   UpdateService: 'v1_8_0',
   SoftwareInventory: 'v1_3_0',
+  MessageRegistryFile: 'v1_1_0',
 } as const;
 export type Namespace = keyof typeof SCHEMA_VERSIONS;
 
@@ -35,6 +36,7 @@ export const COLLECTIONS = [
   'ChassisCollection',
   'SessionCollection',
   'SoftwareInventoryCollection',
+  'MessageRegistryFileCollection',
 ] as const;
 export type CollectionNamespace = (typeof COLLECTIONS)[number];
 

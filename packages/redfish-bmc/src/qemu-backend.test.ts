@@ -78,10 +78,11 @@ describe.skipIf(!existsSync(QEMU) || !existsSync(IPXE_ROM))('Redfish BMC with a 
   };
   const reset = (type: string) => call('POST', '/Actions/ComputerSystem.Reset', { ResetType: type });
   const serial = () => (existsSync(serialLog) ? readFileSync(serialLog, 'latin1') : '');
-  /** The first boot device SeaBIOS tries after serial offset `from`. */
+  /** The first boot device SeaBIOS tries in the first boot that starts after serial offset `from`. */
   async function firstBootDevice(from: number): Promise<string> {
     for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(200)) {
-      const tried = /Booting from (Hard Disk|ROM)/.exec(serial().slice(from));
+      // from the next firmware start on: the boot before may still be printing its fallbacks
+      const tried = /SeaBIOS \(version[\s\S]*?Booting from (Hard Disk|ROM)/.exec(serial().slice(from));
       if (tried?.[1]) return tried[1];
     }
     throw new Error(`no boot attempt on the serial console:\n${serial().slice(from)}`);

@@ -224,6 +224,25 @@ describe('Redfish BMC: BIOS and firmware', () => {
     expect((await call('GET', `${SYSTEM}/Bios`)).body.Attributes.PxeRetryCount).toBe(3);
   });
 
+  it('publishes the BIOS attribute registry the Bios resource names, and holds settings to it', async () => {
+    const { call } = await start();
+    const registryId = (await call('GET', `${SYSTEM}/Bios`)).body.AttributeRegistry;
+    expect(registryId).toBe('BiosAttributeRegistry.v1_0_0');
+    const file = (await call('GET', `/redfish/v1/Registries/${registryId}`)).body;
+    expect(file).toMatchObject({ Id: registryId, Languages: ['en'] });
+    const registry = (await call('GET', file.Location[0].Uri)).body;
+    expect(registry['@odata.type']).toBe('#AttributeRegistry.v1_3_0.AttributeRegistry');
+    const turbo = registry.RegistryEntries.Attributes.find(
+      (a: { AttributeName: string }) => a.AttributeName === 'ProcTurboMode',
+    );
+    expect(turbo).toMatchObject({ Type: 'Enumeration', DefaultValue: 'Enabled' });
+    expect(turbo.Value.map((v: { ValueName: string }) => v.ValueName)).toEqual(['Enabled', 'Disabled']);
+    const bad = await call('PATCH', `${SYSTEM}/Bios/Settings`, { Attributes: { ProcTurboMode: 'Sometimes' } });
+    expect(bad.body.error.code).toBe('Base.1.8.PropertyValueNotInList');
+    expect((await call('PATCH', `${SYSTEM}/Bios/Settings`, { Attributes: { PxeRetryCount: 11 } })).status).toBe(400);
+    expect((await call('GET', `${SYSTEM}/Bios/Settings`)).body.Attributes).toEqual({});
+  });
+
   it('lists firmware; only WriteProtected is writable; the control API changes a version', async () => {
     const { bmc, call } = await start();
     const inventory = (await call('GET', '/redfish/v1/UpdateService/FirmwareInventory')).body;

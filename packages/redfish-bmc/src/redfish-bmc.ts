@@ -73,6 +73,16 @@ export async function startRedfishBmc(options: RedfishBmcOptions): Promise<Redfi
   const username = options.username ?? 'admin';
   const password = options.password ?? randomBytes(9).toString('base64url');
   const systems = options.systems.map((s) => new ManagedSystem(s));
+  // one BIOS attribute registry per system, named after it when the service has several
+  if (systems.length > 1) {
+    for (const system of systems) {
+      system.biosRegistryId = `BiosAttributeRegistry${system.id.replace(/[^A-Za-z0-9]/g, '')}.v1_0_0`;
+    }
+    const registries = systems.map((s) => s.biosRegistryId);
+    if (new Set(registries).size !== registries.length) {
+      throw new Error(`system Ids too alike for their BIOS registries: ${ids.join(', ')}`);
+    }
+  }
   const sessions = new SessionStore({ username, password }, options.sessionTimeoutSeconds ?? 1800);
   const faults = new FaultSwitches();
   const requests: RequestRecord[] = [];

@@ -21,6 +21,7 @@ export function serviceRoot(uuid: string) {
     Chassis: link(`${ROOT}/Chassis`),
     SessionService: link(`${ROOT}/SessionService`),
     UpdateService: link(`${ROOT}/UpdateService`),
+    Registries: link(`${ROOT}/Registries`),
     Links: { Sessions: link(SESSIONS_PATH) },
   };
 }

@@ -218,7 +218,7 @@ export function bios(system: ManagedSystem) {
   if (system.biosAppliedAt) settings.Time = system.biosAppliedAt;
   return {
     ...resource('Bios', path, 'BIOS', 'BIOS Configuration Current Settings'),
-    AttributeRegistry: 'BiosAttributeRegistry.v1_0_0',
+    AttributeRegistry: system.biosRegistryId,
     Attributes: { ...system.biosAttributes },
     '@Redfish.Settings': settings,
     Actions: {
@@ -232,7 +232,7 @@ export function bios(system: ManagedSystem) {
 export function biosSettings(system: ManagedSystem) {
   return {
     ...resource('Bios', `${systemPath(system)}/Bios/Settings`, 'Settings', 'BIOS Configuration Pending Settings'),
-    AttributeRegistry: 'BiosAttributeRegistry.v1_0_0',
+    AttributeRegistry: system.biosRegistryId,
     Attributes: { ...system.pendingBios },
     '@Redfish.SettingsApplyTime': {
       '@odata.type': '#Settings.v1_3_0.PreferredApplyTime',
