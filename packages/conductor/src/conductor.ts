@@ -262,6 +262,7 @@ export function createConductor(deps: ConductorDeps): Conductor {
     }
     logger.info('conductor going offline', { running: tasks.heldCount });
     await Promise.all(timers.map(({ timer }) => timer.stop()));
+    lease.close();
     await bootPath?.feed.stop();
     // Finish within half the heartbeat timeout: past a full one, others treat our locks as a dead conductor's.
     const drained = await tasks.drain((config.conductor.heartbeat_timeout * 1000) / 2);

@@ -25,6 +25,8 @@ export class RegistrationLease {
   private renewedFrom: number | undefined;
   private lapsed = false;
   private currentEpoch = 0;
+  /** Notices the lapse when it happens, even when nothing asks meanwhile (the log line). */
+  private expiry: NodeJS.Timeout | undefined;
   private readonly clock: () => number;
 
   constructor(private readonly options: RegistrationLeaseOptions) {
@@ -75,6 +77,15 @@ export class RegistrationLease {
     }
     if (this.renewedFrom === undefined || sentAt > this.renewedFrom) this.renewedFrom = sentAt;
     this.lapsed = false;
+    clearTimeout(this.expiry);
+    const left = this.renewedFrom + this.options.timeoutMs - this.clock();
+    this.expiry = setTimeout(() => this.notice(), Math.max(0, left) + 1);
+    this.expiry.unref();
+  }
+
+  /** Stops the timer that notices a lapse (the conductor stopped). */
+  close(): void {
+    clearTimeout(this.expiry);
   }
 
   /** Notices a lapse once: a new epoch, and one line in the log. */
