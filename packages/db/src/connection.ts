@@ -63,8 +63,11 @@ const UNABLE_TO_CONNECT = '08001';
 /** The first of `urls` that answers and, for read-write, is not read-only (SHOW transaction_read_only, as libpq). */
 async function chooseServer(urls: readonly string[], readWrite: boolean, timeoutMs: number): Promise<string> {
   const refused: string[] = [];
+  // A host that is down (no answer at all) may take its whole timeout: share the bound among
+  // the hosts and the connection that follows, so the pool's own timeout still finds the next one.
+  const perHostMs = Math.max(300, Math.floor(timeoutMs / (urls.length + 1)));
   for (const url of urls) {
-    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: timeoutMs });
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: perHostMs });
     let connected = false;
     try {
       await client.connect();
