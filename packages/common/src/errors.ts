@@ -179,6 +179,20 @@ export class DatabaseUnavailable extends BmaasError {
     super(message);
   }
 }
+/**
+ * This conductor could not renew its registration within [conductor]heartbeat_timeout (or
+ * reach the database): others may own its nodes now, so it acts on none (no power change,
+ * no state write, no agent command) until a renewal succeeds again.
+ */
+export class ConductorFenced extends BmaasError {
+  static override readonly status: number = 503;
+  constructor(host: string, sinceSeconds: number) {
+    super(
+      `Conductor ${host} could not renew its registration for ${sinceSeconds.toFixed(1)} s and does not act on nodes; retry later.`,
+      { host },
+    );
+  }
+}
 export class RpcTimeout extends BmaasError {
   static override readonly status: number = 504;
 }
@@ -234,6 +248,7 @@ export const REMOTE_ERROR_CLASSES: ReadonlyMap<string, ErrorClass> = new Map<str
       VifNotAttached,
       TemporaryFailure,
       DatabaseUnavailable,
+      ConductorFenced,
       RpcTimeout,
       IPMIFailure,
       PowerStateFailure,
@@ -330,6 +345,10 @@ export const DOCUMENTED_ERRORS: readonly DocumentedError[] = [
   describeError(
     DatabaseUnavailable,
     'The database did not answer within [database]statement_timeout or pool_timeout; retry later.',
+  ),
+  describeError(
+    ConductorFenced,
+    'The owning conductor could not renew its registration within heartbeat_timeout and acts on no node; retry later.',
   ),
   describeError(RpcTimeout, 'The owning conductor did not answer in time.'),
   describeError(IPMIFailure, "A command to the node's BMC failed; the message names the BMC and the likely causes."),

@@ -63,7 +63,7 @@ async function startConductor(
     ...overrides,
     DEFAULT: { host: '127.0.0.1', enabled_boot_interfaces: ['fake', 'crashing'], ...overrides.DEFAULT },
     json_rpc: { host_ip: '127.0.0.1', port, ...overrides.json_rpc },
-    conductor: { heartbeat_timeout: 5, ...overrides.conductor },
+    conductor: { heartbeat_interval: 1, heartbeat_timeout: 5, ...overrides.conductor },
   });
   const stream = new PassThrough();
   const lines: Array<Record<string, unknown>> = [];

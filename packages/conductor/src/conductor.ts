@@ -19,6 +19,7 @@ import { PERIODIC_TASKS } from './periodic/periodic-tasks.js';
 import { PowerStateSync } from './periodic/power-sync.js';
 import { TakeoverCheck } from './periodic/takeover.js';
 import { ProvisioningRunner } from './provisioning/runner.js';
+import { RegistrationLease } from './registration-lease.js';
 import { textFileMatcher } from './registry/boot-descriptors.js';
 import type { DriverCatalog } from './registry/catalog.js';
 import { createRpcHandlers } from './rpc/handlers.js';
@@ -99,7 +100,14 @@ export function createConductor(deps: ConductorDeps): Conductor {
         return id === undefined ? [] : stores.nodes.listPreparedByWithPorts(nodeIds, id, [...WAIT_STATES]);
       }),
   );
+  // Fencing: past heartbeat_timeout without a renewal, this conductor acts on no node.
+  const lease = new RegistrationLease({
+    hostname,
+    timeoutMs: config.conductor.heartbeat_timeout * 1000,
+    logger: deps.logger.child({ component: 'registration' }),
+  });
   const tasks = new TaskManager({
+    lease,
     nodes: stores.nodes,
     nodeLocks: stores.nodeLocks,
     nodeCache: bootPath?.listener,
@@ -195,9 +203,20 @@ export function createConductor(deps: ConductorDeps): Conductor {
     ...checks,
     metrics,
     async heartbeat() {
-      // False when our row is gone (someone deleted it): register again.
-      if (!(await stores.conductors.touch(hostname)))
-        conductorId = (await stores.conductors.register(registration())).id;
+      await lease.renew(
+        async () => {
+          // False when our row is gone (someone deleted it): register again.
+          if (!(await stores.conductors.touch(hostname)))
+            conductorId = (await stores.conductors.register(registration())).id;
+        },
+        async () => {
+          // Back after a lapse: locks still under our name are void work's (nothing new was
+          // taken while fenced); nodes it left mid-way fail as after a crash, then the ring is read again.
+          const released = await releaseOwnLeftovers(checks);
+          if (released > 0) logger.warn('released the locks of work voided by the lapse', { count: released });
+          ring.invalidate();
+        },
+      );
     },
     takeover: new TakeoverCheck(checks),
     allocations,
@@ -230,7 +249,9 @@ export function createConductor(deps: ConductorDeps): Conductor {
         logger.warn('the file server copies every chunk through user space', { reason: zeroCopy.reason });
       else if (zeroCopy) logger.info('the file server sends bodies with sendfile(2)');
     }
-    conductorId = (await stores.conductors.register(registration())).id;
+    await lease.renew(async () => {
+      conductorId = (await stores.conductors.register(registration())).id;
+    });
     await allocations.resume();
     ring.invalidate();
     bootPath?.feed.start();
@@ -255,6 +276,7 @@ export function createConductor(deps: ConductorDeps): Conductor {
     }
     logger.info('conductor going offline', { running: tasks.heldCount });
     await Promise.all(timers.map(({ timer }) => timer.stop()));
+    lease.close();
     await bootPath?.feed.stop();
     // Finish within half the heartbeat timeout: past a full one, others treat our locks as a dead conductor's.
     await allocations.drain();

@@ -5,6 +5,7 @@ export { createHttpFileServer, resolveInsideRoot } from './http-file-server.js';
 export { type ConductorIdentity, conductorIdentity, DEFAULT_JSON_RPC_PORT } from './identity.js';
 export { ConductorMetrics } from './metrics/conductor-metrics.js';
 export { ProvisioningRunner } from './provisioning/runner.js';
+export { RegistrationLease, type RegistrationLeaseOptions } from './registration-lease.js';
 export { bootRootFiles, enabledBootDescriptors, textFileMatcher } from './registry/boot-descriptors.js';
 export type { DriverCatalog, HardwareTypeDescriptor, InterfaceCatalog } from './registry/catalog.js';
 export { DriverRegistry } from './registry/driver-registry.js';

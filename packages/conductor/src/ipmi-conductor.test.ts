@@ -59,6 +59,7 @@ describe.runIf(run)('a conductor driving ipmi nodes through a real ipmi_sim BMC'
         json_rpc: { host_ip: '127.0.0.1', port: await freePort() },
         deploy: { http_root: tmp },
         conductor: {
+          heartbeat_interval: 1,
           heartbeat_timeout: 5,
           sync_power_state_interval: 0.5,
           power_state_sync_max_retries: 2,

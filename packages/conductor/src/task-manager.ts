@@ -4,6 +4,7 @@ import type { NodeChanges, NodeLockStore, NodeStore, PortStore } from '@bmaas/db
 import type { BootInterface, NodeDriver, RamdiskMode, Task } from '@bmaas/driver-api';
 import { historyOfChange } from './history/history-events.js';
 import type { NodeHistoryWriter } from './history/node-history-writer.js';
+import type { RegistrationLease } from './registration-lease.js';
 import type { SharedNodeCache } from './shared-node-cache.js';
 
 export interface TaskManagerOptions {
@@ -25,6 +26,12 @@ export interface TaskManagerOptions {
   provisionStates?: ProvisionStateObserver;
   /** The boot path's nodes in memory ([database]boot_path_cache), for shared locks that may use them. */
   nodeCache?: Pick<SharedNodeCache, 'read' | 'held'> | undefined;
+  /**
+   * The conductor's registration lease (fencing): no exclusive lock is taken, no write made
+   * and no driver call run under an exclusive lock while it has lapsed, nor by work begun in
+   * an earlier epoch (ConductorFenced). Absent: nothing is fenced.
+   */
+  lease?: Pick<RegistrationLease, 'guard' | 'epoch'> | undefined;
 }
 
 export interface ProvisionStateObserver {
@@ -96,6 +103,8 @@ class NodeTask implements ConductorTask {
   /** The first write found the node locked or changed since it was read: the task's work is void. */
   raced = false;
   private taskLogger: Logger | undefined;
+  /** The lease epoch the task was begun in: it may act only while that epoch lasts. */
+  readonly epoch: number;
 
   constructor(
     private readonly manager: TaskManager,
@@ -105,7 +114,21 @@ class NodeTask implements ConductorTask {
     private exclusive: boolean,
     private readonly makeLogger: () => Logger,
     readonly requestId: string | undefined,
-  ) {}
+  ) {
+    this.epoch = manager.options.lease?.epoch ?? 0;
+  }
+
+  /** Begun before the lease's last lapse, or during one: it may not act (and writes nothing on release). */
+  get void(): boolean {
+    const lease = this.manager.options.lease;
+    if (!lease) return false;
+    try {
+      lease.guard(this.epoch);
+      return false;
+    } catch {
+      return true;
+    }
+  }
 
   /** Made on first use: most boot-path tasks never log, and a child logger per task showed in its profile. */
   get logger(): Logger {
@@ -201,6 +224,7 @@ export class TaskManager {
     let node: NodeRecord | undefined;
     let ports: PortRecord[] | undefined;
     if (exclusive) {
+      this.options.lease?.guard(this.options.lease.epoch);
       // Reservation, node and ports in one statement. When it finds the node taken (or none), the former
       // path, with all its attempts: a lock released meanwhile is taken at once, as before.
       const reserved = await nodeLocks.reserveByUuidWithPorts(nodeUuid, this.options.hostname);
@@ -288,6 +312,7 @@ export class TaskManager {
    * is locked now, for the usual way and its retries.
    */
   private async taskLockedByFirstWrite(nodeUuid: string, options: AcquireOptions): Promise<NodeTask | undefined> {
+    this.options.lease?.guard(this.options.lease.epoch);
     const read = await this.options.nodeLocks.getVersionedByUuidWithPorts(nodeUuid);
     if (!read) throw new NodeNotFound(nodeUuid);
     if (read.node.reservation !== null) return undefined;
@@ -366,6 +391,7 @@ export class TaskManager {
   async reserveWithRetries(node: NodeRecord): Promise<void> {
     const { nodes, nodeLocks, hostname, lockRetry } = this.options;
     const attempts = Math.max(1, lockRetry.attempts);
+    this.options.lease?.guard(this.options.lease.epoch);
     for (let attempt = 1; ; attempt++) {
       if (await nodeLocks.reserve(node.id, hostname)) return;
       if (attempt >= attempts) break;
@@ -384,6 +410,7 @@ export class TaskManager {
     const { nodes, nodeLocks, hostname } = this.options;
     const node = task.node;
     const version = task.lockVersion;
+    this.options.lease?.guard(task.epoch);
     const updated =
       version === undefined
         ? await nodeLocks.updateReservedBy(node.id, hostname, write.changes)
@@ -420,6 +447,9 @@ export class TaskManager {
    */
   async releaseLock(task: NodeTask): Promise<void> {
     if (this.held.get(task.node.id) === task) this.held.delete(task.node.id);
+    // Void work writes nothing, not even the release: the reservation under our name may be a
+    // newer task's by now; what the void work left is cleaned up when the lease is renewed.
+    if (task.void) return;
     if (!task.pending) {
       if (task.lockVersion === undefined) await this.options.nodeLocks.release(task.node.id, this.options.hostname);
       return;
@@ -464,10 +494,48 @@ export class TaskManager {
   private wrapDriver(driver: NodeDriver): NodeDriver {
     let wrapped = this.wrapped.get(driver);
     if (!wrapped) {
-      wrapped = this.recordingAffinity(driver);
+      wrapped = this.fenced(this.recordingAffinity(driver));
       this.wrapped.set(driver, wrapped);
     }
     return wrapped;
+  }
+
+  /**
+   * The node's interfaces, each call under an exclusive lock checked against the lease first
+   * (power changes, agent commands, boot files): fenced work does not touch the hardware.
+   * Calls under a shared lock (the boot path's reads) go through unchecked.
+   */
+  private fenced(driver: NodeDriver): NodeDriver {
+    const lease = this.options.lease;
+    if (!lease) return driver;
+    const guarded: Record<string, unknown> = {};
+    for (const [kind, implementation] of Object.entries(driver)) {
+      if (implementation === null || typeof implementation !== 'object') {
+        guarded[kind] = implementation;
+        continue;
+      }
+      const methods = new Map<PropertyKey, unknown>();
+      const target = implementation as object;
+      // The proxy's own target is an empty object inheriting from the implementation: a proxy
+      // may not answer for a frozen property of its target with another value.
+      guarded[kind] = new Proxy(Object.create(target) as object, {
+        get(_, property) {
+          const value = Reflect.get(target, property, target);
+          if (typeof value !== 'function') return value;
+          let method = methods.get(property);
+          if (!method) {
+            method = (...args: unknown[]) => {
+              const task = args[0];
+              if (task instanceof NodeTask && !task.shared) lease.guard(task.epoch);
+              return (value as (...a: unknown[]) => unknown).apply(target, args);
+            };
+            methods.set(property, method);
+          }
+          return method;
+        },
+      });
+    }
+    return guarded as unknown as NodeDriver;
   }
 
   private recordingAffinity(driver: NodeDriver): NodeDriver {

@@ -1,5 +1,7 @@
+import { freePort } from '@bmaas/common';
 import { describe, expect, it } from 'vitest';
-import { isDatabaseUnavailable } from './connection.js';
+import { isDatabaseUnavailable, openDatabase, parseMultiHost } from './connection.js';
+import { createTestDatabase } from './testing/index.js';
 
 describe('isDatabaseUnavailable', () => {
   it('recognises timeouts, cancelled statements and lost connections', () => {
@@ -10,6 +12,7 @@ describe('isDatabaseUnavailable', () => {
       Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }),
       Object.assign(new Error('the database system is starting up'), { code: '57P03' }),
       Object.assign(new Error('connection failure'), { code: '08006' }),
+      Object.assign(new Error('cannot execute UPDATE in a read-only transaction'), { code: '25006' }),
       Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
       new Error('Connection terminated unexpectedly'),
       new Error('timeout exceeded when trying to connect'),
@@ -27,5 +30,51 @@ describe('isDatabaseUnavailable', () => {
       undefined,
     ];
     for (const error of others) expect(isDatabaseUnavailable(error), String(error)).toBe(false);
+  });
+});
+
+describe('multi-host connection strings (target_session_attrs)', () => {
+  it('splits the hosts, keeps user, database and options, and drops target_session_attrs', () => {
+    expect(
+      parseMultiHost('postgresql://u:p@db1:5432,db2:5433/bmaas?target_session_attrs=read-write&sslmode=disable'),
+    ).toEqual({
+      urls: ['postgresql://u:p@db1:5432/bmaas?sslmode=disable', 'postgresql://u:p@db2:5433/bmaas?sslmode=disable'],
+      readWrite: true,
+    });
+    expect(parseMultiHost('postgresql://u@db1,db2/bmaas')).toEqual({
+      urls: ['postgresql://u@db1/bmaas', 'postgresql://u@db2/bmaas'],
+      readWrite: false,
+    });
+    expect(parseMultiHost('postgresql://u@db1:5432/bmaas')).toBeUndefined();
+    expect(() => parseMultiHost('postgresql://u@a,b/x?target_session_attrs=standby')).toThrow(/read-write and any/);
+  });
+
+  it('skips a host that does not answer and uses the writable one; with none, an error answered 503', async () => {
+    const database = await createTestDatabase();
+    try {
+      const url = new URL(database.url);
+      const dead = `127.0.0.1:${await freePort()}`;
+      const multi = `postgresql://${url.username}:${url.password}@${dead},${url.host}${url.pathname}?target_session_attrs=read-write`;
+      const db = openDatabase({ connection: multi, poolTimeoutMs: 2000 });
+      try {
+        const rows = await db.raw('select current_database() as name');
+        expect(rows.rows[0].name).toBe(url.pathname.slice(1));
+      } finally {
+        await db.destroy();
+      }
+      const none = openDatabase({
+        connection: `postgresql://${url.username}:${url.password}@${dead},${dead}${url.pathname}?target_session_attrs=read-write`,
+        poolTimeoutMs: 2000,
+      });
+      try {
+        const error = await none.raw('select 1').catch((e: unknown) => e);
+        expect(String(error)).toMatch(/no writable database server among 2|Timeout acquiring a connection/);
+        expect(isDatabaseUnavailable(error)).toBe(true);
+      } finally {
+        await none.destroy();
+      }
+    } finally {
+      await database.drop();
+    }
   });
 });

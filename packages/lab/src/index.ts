@@ -5,6 +5,7 @@ export * from './child-process.js';
 export * from './dnsmasq.js';
 export * from './exit-cleanup.js';
 export * from './host-relay.js';
+export * from './hosts.js';
 export * from './image-server.js';
 export * from './instance-image.js';
 export * from './lab-control.js';

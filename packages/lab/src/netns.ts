@@ -25,6 +25,7 @@ export class LabNetwork {
   readonly ipv4 = LAB_IPV4.address;
   readonly ipv6 = LAB_IPV6.address;
   private readonly taps: string[] = [];
+  private readonly hosts: NetworkHost[] = [];
   private readonly children = new Set<ChildProcess>();
   private destroyed = false;
   private readonly forgetExitCleanup = onAbnormalExit(() => this.destroySync());
@@ -63,6 +64,29 @@ export class LabNetwork {
     return tap;
   }
 
+  /**
+   * A "host" on the bridge: a namespace of its own (`<network>-<name>`) whose eth0, at
+   * `address` of the lab's subnet, is one end of a veth pair; the other end (`vh<n>`) is a
+   * port of the bridge. Processes spawned on it have that address and nothing else; cut() and
+   * restore() take the bridge's end down and up (a pulled and replugged cable). It goes with
+   * the network.
+   */
+  async addHost(name: string, address: string): Promise<NetworkHost> {
+    this.assertAlive();
+    const port = `vh${this.hosts.length}`;
+    const namespace = `${this.name}-${name}`;
+    await run('ip', ['netns', 'add', namespace]);
+    const host = new NetworkHost(this, name, namespace, address, port);
+    this.hosts.push(host);
+    await run('ip', ['-n', this.name, 'link', 'add', port, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', namespace]);
+    await this.ip('link', 'set', port, 'master', this.bridge);
+    await this.ip('link', 'set', port, 'up');
+    await run('ip', ['-n', namespace, 'link', 'set', 'lo', 'up']);
+    await run('ip', ['-n', namespace, 'addr', 'add', `${address}/${LAB_IPV4.prefixLength}`, 'dev', 'eth0']);
+    await run('ip', ['-n', namespace, 'link', 'set', 'eth0', 'up']);
+    return host;
+  }
+
   /** One more address of the namespace (on its loopback), e.g. where relays of host services listen. */
   async addLocalAddress(address: string): Promise<void> {
     await this.ip('addr', 'add', `${address}/32`, 'dev', 'lo');
@@ -86,17 +110,27 @@ export class LabNetwork {
 
   /** Starts a command inside the namespace; its PID is the command's (ip netns exec execs it). */
   spawn(command: string, args: readonly string[], options: SpawnOptions = {}): ChildProcess {
-    this.assertAlive();
-    const child = spawn('ip', ['netns', 'exec', this.name, command, ...args], { stdio: 'ignore', ...options });
-    this.children.add(child);
-    child.once('exit', () => this.children.delete(child));
-    return child;
+    return this.spawnIn(this.name, command, args, options);
   }
 
   /** Runs a command inside the namespace to completion. */
   exec(command: string, args: readonly string[]): Promise<RunResult> {
     this.assertAlive();
     return run('ip', ['netns', 'exec', this.name, command, ...args]);
+  }
+
+  /** @internal spawn() in this namespace or one of its hosts': stopped with the network. */
+  spawnIn(namespace: string, command: string, args: readonly string[], options: SpawnOptions = {}): ChildProcess {
+    this.assertAlive();
+    const child = spawn('ip', ['netns', 'exec', namespace, command, ...args], { stdio: 'ignore', ...options });
+    this.children.add(child);
+    child.once('exit', () => this.children.delete(child));
+    return child;
+  }
+
+  /** @internal `ip` in the bridge's namespace (the hosts' cables). */
+  async ip(...args: string[]): Promise<void> {
+    await run('ip', ['-n', this.name, ...args]);
   }
 
   /**
@@ -118,6 +152,7 @@ export class LabNetwork {
     this.destroyed = true;
     this.forgetExitCleanup();
     await Promise.all([...this.children].map((child) => stopProcess(child)));
+    for (const host of this.hosts) await run('ip', ['netns', 'del', host.namespace]).catch(() => {});
     await run('ip', ['netns', 'del', this.name]).catch(() => {});
   }
 
@@ -138,10 +173,6 @@ export class LabNetwork {
     return relay;
   }
 
-  private async ip(...args: string[]): Promise<void> {
-    await run('ip', ['-n', this.name, ...args]);
-  }
-
   private assertAlive(): void {
     if (this.destroyed) throw new Error(`network namespace ${this.name} was destroyed`);
   }
@@ -150,11 +181,45 @@ export class LabNetwork {
     if (this.destroyed) return;
     this.destroyed = true;
     for (const child of this.children) killNow(child.pid);
-    try {
-      execFileSync('ip', ['netns', 'del', this.name], { stdio: 'ignore' });
-    } catch {
-      // nothing left to delete
+    for (const namespace of [...this.hosts.map((h) => h.namespace), this.name]) {
+      try {
+        execFileSync('ip', ['netns', 'del', namespace], { stdio: 'ignore' });
+      } catch {
+        // nothing left to delete
+      }
     }
+  }
+}
+
+/** A host of a LabNetwork (addHost): its own namespace and address, one cable to the bridge. */
+export class NetworkHost {
+  constructor(
+    private readonly network: LabNetwork,
+    readonly name: string,
+    readonly namespace: string,
+    readonly address: string,
+    /** The bridge's end of its cable, in the network's namespace. */
+    readonly port: string,
+  ) {}
+
+  /** Starts a command on this host (stopped with the network); its PID is the command's. */
+  spawn(command: string, args: readonly string[], options: SpawnOptions = {}): ChildProcess {
+    return this.network.spawnIn(this.namespace, command, args, options);
+  }
+
+  /** Runs a command on this host to completion. */
+  exec(command: string, args: readonly string[]): Promise<RunResult> {
+    return run('ip', ['netns', 'exec', this.namespace, command, ...args]);
+  }
+
+  /** Pulls the cable: `ip link set <port> down` on the bridge's end. */
+  async cut(): Promise<void> {
+    await this.network.ip('link', 'set', this.port, 'down');
+  }
+
+  /** Plugs it back in. */
+  async restore(): Promise<void> {
+    await this.network.ip('link', 'set', this.port, 'up');
   }
 }
 

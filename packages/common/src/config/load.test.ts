@@ -154,12 +154,21 @@ ipxe_config_api_root_url = http://192.0.2.1:6385
     const second = file('[api]\nport = 7002\n');
     const config = loadConfig({
       configFiles: [first, second],
-      env: { BMAAS_API__MAX_LIMIT: '20', BMAAS_CONDUCTOR__HEARTBEAT_TIMEOUT: '5' },
-      overrides: { conductor: { heartbeat_timeout: 7 } },
+      env: { BMAAS_API__MAX_LIMIT: '20', BMAAS_CONDUCTOR__HEARTBEAT_TIMEOUT: '50' },
+      overrides: { conductor: { heartbeat_timeout: 70 } },
     });
     expect(config.api.port).toBe(7002);
     expect(config.api.max_limit).toBe(20);
-    expect(config.conductor.heartbeat_timeout).toBe(7);
+    expect(config.conductor.heartbeat_timeout).toBe(70);
+  });
+
+  it('refuses a heartbeat interval not shorter than the heartbeat timeout (the conductor would fence itself)', () => {
+    const error = errorOf(() => loadConfig({ env: {}, overrides: { conductor: { heartbeat_timeout: 5 } } }));
+    expect(error.message).toContain('[conductor] heartbeat_interval = 10 must be less than heartbeat_timeout = 5');
+    expect(
+      loadConfig({ env: {}, overrides: { conductor: { heartbeat_timeout: 5, heartbeat_interval: 1 } } }).conductor
+        .heartbeat_interval,
+    ).toBe(1);
   });
 
   it('stops on an unknown section with one line naming the file', () => {

@@ -327,6 +327,13 @@ export function loadConfig(options: LoadConfigOptions = {}): BmaasConfig {
   config.load(values);
   config.validate({ allowed: 'strict' });
   const result = config.getProperties() as BmaasConfig;
+  const { heartbeat_interval: interval, heartbeat_timeout: timeout } = result.conductor;
+  // The registration is a lease of heartbeat_timeout (fencing): a longer interval fences every conductor.
+  if (interval >= timeout) {
+    throw new ConfigError(
+      `[conductor] heartbeat_interval = ${interval} must be less than heartbeat_timeout = ${timeout}: a conductor would stop acting on its nodes between two heartbeats`,
+    );
+  }
   (result.DEFAULT as { default_conductor_group: string }).default_conductor_group =
     result.DEFAULT.default_conductor_group.toLowerCase();
   return deepFreeze(structuredClone(result));

@@ -284,7 +284,7 @@ export const configSchema = {
   },
   conductor: {
     heartbeat_interval: {
-      doc: 'Seconds between conductor heartbeats.',
+      doc: 'Seconds between conductor heartbeats; less than heartbeat_timeout, which is how long a heartbeat keeps the conductor acting on its nodes.',
       format: 'positive-number',
       default: 10,
       env: 'BMAAS_CONDUCTOR__HEARTBEAT_INTERVAL',

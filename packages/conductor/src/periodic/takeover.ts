@@ -1,4 +1,4 @@
-import { NodeLocked } from '@bmaas/common';
+import { ConductorFenced, NodeLocked } from '@bmaas/common';
 import type { PeriodicNodeRow } from '@bmaas/db';
 import { errorText, type NodeCheckDeps, ownedByMe } from './node-checks.js';
 
@@ -59,12 +59,13 @@ export class TakeoverCheck {
           });
           taken++;
         } catch (error) {
-          // A locked node is retried on the next check; other failures would only fail again.
-          if (error instanceof NodeLocked) complete = false;
+          // A locked node is retried on the next check, and so is one refused while fenced;
+          // other failures would only fail again.
+          if (error instanceof NodeLocked || error instanceof ConductorFenced) complete = false;
           logger.warn('takeover of a node failed', {
             nodeUuid: node.uuid,
             error: errorText(error),
-            retry: error instanceof NodeLocked,
+            retry: !complete,
           });
         }
       }
