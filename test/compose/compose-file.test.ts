@@ -372,7 +372,7 @@ describe('docker/Dockerfile', () => {
     expect(`pnpm@${dockerfile.globalArgs.PNPM_VERSION}`).toBe(packageManager);
     expect(runs('build').join('\n')).toMatch(/npm install --global pnpm@\$\{PNPM_VERSION\}/);
     expect(runs('build')).toContain('pnpm install --frozen-lockfile');
-    expect(runs('build').join('\n')).toContain('pnpm install --prod --frozen-lockfile --offline');
+    expect(runs('build').join('\n')).toContain('pnpm install --prod --frozen-lockfile --offline --no-optional');
   });
 
   it('takes its base images as build arguments whose defaults are the upstream images, as the compose file does', () => {

@@ -3,7 +3,7 @@
 // own and stops by PID. dockerd sets the host firewall's FORWARD policy to DROP when it starts
 // and leaves it so when it stops: the policy found before the start is put back after the stop.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, openSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { waitFor } from '@bmaas/common';
@@ -69,6 +69,7 @@ export async function ensureDockerEngine(log: (line: string) => void): Promise<D
     return { env: { ...process.env }, started: false, version: existing, stop: async () => {} };
   }
   const policy = await forwardPolicy();
+  const hadDocker0 = existsSync('/sys/class/net/docker0');
   mkdirSync(DATA_ROOT, { recursive: true });
   mkdirSync(RUN_DIR, { recursive: true });
   const socket = join(RUN_DIR, 'docker.sock');
@@ -97,6 +98,13 @@ export async function ensureDockerEngine(log: (line: string) => void): Promise<D
       await exited(child, 10_000);
     }
     await run('iptables', ['-P', 'FORWARD', policy], { timeout: 10_000 });
+    // What a stopped dockerd leaves behind: the mount of its default network namespace
+    // handle, and the docker0 bridge when it made it.
+    const netnsHandle = join(RUN_DIR, 'exec', 'netns', 'default');
+    if (readFileSync('/proc/mounts', 'utf8').includes(` ${netnsHandle} `)) {
+      await run('umount', [netnsHandle], { timeout: 10_000 });
+    }
+    if (!hadDocker0) await run('ip', ['link', 'del', 'docker0'], { timeout: 10_000 }).catch(() => {});
     log(`dockerd (pid ${pid}) stopped; FORWARD policy back to ${policy}`);
   };
   try {
