@@ -2,7 +2,7 @@
 // the default socket), or else a dockerd this module starts with a data root and socket of its
 // own and stops by PID. dockerd sets the host firewall's FORWARD policy to DROP when it starts
 // and leaves it so when it stops: the policy found before the start is put back after the stop.
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -91,7 +91,18 @@ export async function ensureDockerEngine(log: (line: string) => void): Promise<D
   );
   const pid = child.pid;
   if (pid === undefined) throw new Error('dockerd did not start');
+  // Should the suite not get to stop it (its tests filtered out, the run interrupted):
+  // stopped when this process exits, the policy put back.
+  const onExit = () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    try {
+      execFileSync('iptables', ['-P', 'FORWARD', policy], { timeout: 10_000 });
+    } catch {}
+  };
+  process.once('exit', onExit);
   const stop = async () => {
+    process.off('exit', onExit);
     child.kill('SIGTERM');
     if (!(await exited(child, 30_000))) {
       child.kill('SIGKILL');
