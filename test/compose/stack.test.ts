@@ -6,9 +6,10 @@
 // `down -v` leaving nothing. The provisioning network is a bridge of its own on this host
 // (192.168.79.1/24), which dnsmasq (network_mode: host) serves and the conductors publish on.
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -47,6 +48,9 @@ function problem(): string | null {
 }
 
 let engine: DockerEngine | undefined;
+const CLIENT_NAMESPACE = 'bmcompose-client';
+let clientNamespaceMade = false;
+let workDir = '';
 let bridgeMade = false;
 let images: Server | undefined;
 let imagesUrl = '';
@@ -174,7 +178,9 @@ describe.skipIf(missingPrerequisite(LABEL, prerequisite))(`${LABEL}: docker-comp
     );
     log(`stand-in base images (${timings.standins} s): ${JSON.stringify(baseImages)}`);
 
+    workDir = mkdtempSync(join(tmpdir(), 'bmaas-compose-'));
     await run('ip', ['link', 'del', BRIDGE]).catch(() => {});
+    await run('ip', ['netns', 'del', CLIENT_NAMESPACE]).catch(() => {});
     await run('ip', ['link', 'add', BRIDGE, 'type', 'bridge']);
     bridgeMade = true;
     await run('ip', ['addr', 'add', `${PROVISIONING_IP}/24`, 'dev', BRIDGE]);
@@ -209,7 +215,9 @@ describe.skipIf(missingPrerequisite(LABEL, prerequisite))(`${LABEL}: docker-comp
   afterAll(async () => {
     if (composeEnv.PROVISIONING_IP) await composeRun(['down', '-v', '--remove-orphans'], 180_000).catch(log);
     await new Promise((resolve) => (images ? images.close(resolve) : resolve(undefined)));
+    if (clientNamespaceMade) await run('ip', ['netns', 'del', CLIENT_NAMESPACE]).catch(() => {});
     if (bridgeMade) await run('ip', ['link', 'del', BRIDGE]).catch(() => {});
+    if (workDir) rmSync(workDir, { recursive: true, force: true });
     await engine?.stop();
     log(`timings (s): ${JSON.stringify(timings)}`);
   }, 240_000);
@@ -221,6 +229,67 @@ describe.skipIf(missingPrerequisite(LABEL, prerequisite))(`${LABEL}: docker-comp
     // dnsmasq serves DHCP on the provisioning bridge: its log says so.
     expect(await logsOf('dnsmasq')).toMatch(/DHCP, IP range 192\.168\.79\.100 -- 192\.168\.79\.150/);
   });
+
+  it("dnsmasq's container answers an iPXE client on the provisioning bridge: an address of the range, conductor-1's boot.ipxe", async () => {
+    // A client NIC (a veth from a namespace of this test into the bridge) asks by DHCP as iPXE does (option 175).
+    const leaseFile = join(workDir, 'lease.env');
+    writeFileSync(join(workDir, 'lease.sh'), '#!/bin/sh\n[ "$1" = bound ] && env > "$LEASE_FILE"\nexit 0\n', {
+      mode: 0o755,
+    });
+    await run('ip', ['netns', 'add', CLIENT_NAMESPACE]);
+    clientNamespaceMade = true;
+    await run('ip', ['link', 'add', 'bmcompose-c0', 'type', 'veth', 'peer', 'name', 'eth0', 'netns', CLIENT_NAMESPACE]);
+    await run('ip', ['link', 'set', 'bmcompose-c0', 'master', BRIDGE, 'up']);
+    await run('ip', ['-n', CLIENT_NAMESPACE, 'link', 'set', 'eth0', 'address', '52:54:00:c0:39:99', 'up']);
+    await run(
+      'ip',
+      [
+        ...['netns', 'exec', CLIENT_NAMESPACE, 'env', `LEASE_FILE=${leaseFile}`],
+        ...[
+          'busybox',
+          'udhcpc',
+          '-i',
+          'eth0',
+          '-f',
+          '-q',
+          '-n',
+          '-t',
+          '10',
+          '-T',
+          '1',
+          '-s',
+          join(workDir, 'lease.sh'),
+        ],
+        ...['-x', '0xaf:b10101'],
+      ],
+      { timeout: 60_000 },
+    );
+    const lease = Object.fromEntries(
+      readFileSync(leaseFile, 'utf8')
+        .split('\n')
+        .filter((line) => line.includes('='))
+        .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+    );
+    const last = Number(String(lease.ip).split('.')[3]);
+    expect(String(lease.ip).startsWith('192.168.79.') && last >= 100 && last <= 150, lease.ip).toBe(true);
+    expect(lease.boot_file).toBe(`http://${PROVISIONING_IP}:8081/boot.ipxe`);
+    // What that URL serves, from the client's side (the lease's address on its NIC): conductor-1's
+    // root script, chaining /v1/boot on the API.
+    await run('ip', ['-n', CLIENT_NAMESPACE, 'addr', 'add', `${lease.ip}/24`, 'dev', 'eth0']);
+    const root = await run('ip', [
+      'netns',
+      'exec',
+      CLIENT_NAMESPACE,
+      'busybox',
+      'wget',
+      '-q',
+      '-O',
+      '-',
+      lease.boot_file as string,
+    ]);
+    expect(root.stdout).toMatch(/^#!ipxe/);
+    expect(root.stdout).toContain(`${API}/v1/boot/`);
+  }, 120_000);
 
   it('the baremetal CLI, with the password the stack generated, sees three conductors and the ipmi driver', async () => {
     password = (
