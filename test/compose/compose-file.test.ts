@@ -46,7 +46,7 @@ const BMAAS_SERVICES = ['dbsync', 'api', ...CONDUCTORS];
 
 interface ComposeService {
   image?: string;
-  build?: { context: string; dockerfile: string; target?: string };
+  build?: { context: string; dockerfile: string; target?: string; args?: Record<string, string> };
   command?: string[];
   environment?: Record<string, string>;
   volumes?: string[];
@@ -407,7 +407,25 @@ describe('docker/Dockerfile', () => {
     expect(`pnpm@${dockerfile.globalArgs.PNPM_VERSION}`).toBe(packageManager);
     expect(runs('build').join('\n')).toMatch(/npm install --global pnpm@\$\{PNPM_VERSION\}/);
     expect(runs('build')).toContain('pnpm install --frozen-lockfile');
-    expect(runs('build').join('\n')).toContain('pnpm install --prod --frozen-lockfile --offline');
+    expect(runs('build').join('\n')).toContain('pnpm install --prod --frozen-lockfile --offline --no-optional');
+  });
+
+  it('takes its base images as build arguments whose defaults are the upstream images, as the compose file does', () => {
+    const defaults = {
+      BMAAS_BUILD_IMAGE: 'node:20-bookworm',
+      BMAAS_RUNTIME_BASE_IMAGE: 'node:20-bookworm-slim',
+      BMAAS_DEBIAN_IMAGE: 'debian:bookworm-slim',
+    };
+    for (const [name, image] of Object.entries(defaults)) expect(dockerfile.globalArgs[name], name).toBe(image);
+    expect(stage('dnsmasq').base).toBe('debian:bookworm-slim');
+    // Unset, the compose variables give the same defaults to every build; postgres is upstream's too.
+    const unset = loadCompose({ PROVISIONING_IP: '192.0.2.10', PROVISIONING_DHCP_RANGE: '192.0.2.100,192.0.2.200' });
+    for (const name of [...BMAAS_SERVICES, 'dnsmasq']) {
+      expect(unset.services[name]?.build?.args, name).toEqual(defaults);
+    }
+    expect(unset.services.postgres?.image).toBe('postgres:16-bookworm');
+    // No `# syntax=` directive: it makes BuildKit pull a frontend image from a registry.
+    expect(readFileSync(join(REPO, 'docker', 'Dockerfile'), 'utf8')).not.toMatch(/^#\s*syntax=/m);
   });
 
   it('ships the files compiled code reads from beside dist/ (packages/*/static, e.g. the fleet page)', () => {

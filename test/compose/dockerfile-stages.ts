@@ -45,7 +45,8 @@ export function parseDockerfile(text: string): ParsedDockerfile {
       const words = args.split(/\s+/).filter((word) => !word.startsWith('--'));
       const asIndex = words.findIndex((word) => word.toUpperCase() === 'AS');
       parsed.stages.push({
-        base: words[0] ?? '',
+        // A base named by a global ARG (`FROM ${IMAGE}`) resolves to that ARG's default, as the builder does.
+        base: (words[0] ?? '').replace(/^\$\{?(\w+)\}?$/, (whole, name: string) => parsed.globalArgs[name] ?? whole),
         name: asIndex === -1 ? undefined : words[asIndex + 1],
         instructions: [],
       });

@@ -13,11 +13,17 @@ export const BAREMETAL = (process.env.PATH ?? '')
   .find((path) => existsSync(path));
 
 /**
- * Runs `baremetal <args>` with no auth against `endpoint` (OS_AUTH_TYPE=none,
- * OS_ENDPOINT) and a clean environment; parses the output of `-f json`.
- * Rejects with the CLI's stderr when it exits non-zero.
+ * Runs `baremetal <args>` against `endpoint` (OS_ENDPOINT) with a clean environment: no auth
+ * (OS_AUTH_TYPE=none), or HTTP basic with `auth` as an operator of an install with generated
+ * credentials does (OS_AUTH_TYPE=http_basic, OS_USERNAME, OS_PASSWORD); parses the output
+ * of `-f json`. Rejects with the CLI's stderr when it exits non-zero.
  */
-export async function baremetal(endpoint: string, args: readonly string[], timeoutMs = 60_000): Promise<unknown> {
+export async function baremetal(
+  endpoint: string,
+  args: readonly string[],
+  timeoutMs = 60_000,
+  auth?: { username: string; password: string },
+): Promise<unknown> {
   if (!BAREMETAL) throw new Error('no `baremetal` on PATH (apt-get install python3-ironicclient)');
   try {
     const { stdout } = await run(BAREMETAL, [...args], {
@@ -26,8 +32,10 @@ export async function baremetal(endpoint: string, args: readonly string[], timeo
         PATH: process.env.PATH,
         HOME: process.env.HOME,
         LANG: 'C.UTF-8',
-        OS_AUTH_TYPE: 'none',
         OS_ENDPOINT: endpoint,
+        ...(auth
+          ? { OS_AUTH_TYPE: 'http_basic', OS_USERNAME: auth.username, OS_PASSWORD: auth.password }
+          : { OS_AUTH_TYPE: 'none' }),
       },
     });
     return args.includes('json') ? JSON.parse(stdout) : stdout;

@@ -1,0 +1,438 @@
+// docker-compose.yml run for real: a Docker engine (the running one, or a dockerd started here,
+// test/compose/lib/docker-engine.ts), the base images as local stand-ins built from Debian
+// (docker/test-standins/build.sh: no image registry is needed), `up --build` of the working tree,
+// then the stack driven as an operator drives it: the real `baremetal` CLI with the credentials
+// the stack generated, a conductor's container killed, `down` / `up` keeping the volumes, and
+// `down -v` leaving nothing. The provisioning network is a bridge of its own on this host
+// (192.168.79.1/24), which dnsmasq (network_mode: host) serves and the conductors publish on.
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { waitFor } from '@bmaas/common';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BAREMETAL, baremetal } from '../support/baremetal-cli.js';
+import { missingPrerequisite } from '../support/prerequisites.js';
+import { type DockerEngine, engineProblem, ensureDockerEngine } from './lib/docker-engine.js';
+
+const run = promisify(execFile);
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+const LABEL = 'compose stack';
+const PROJECT = 'bmaas-compose-test';
+const BRIDGE = 'bmcompose0';
+const PROVISIONING_IP = '192.168.79.1';
+const API = `http://${PROVISIONING_IP}:6385`;
+const CONDUCTORS = ['conductor-1', 'conductor-2', 'conductor-3'];
+const HTTP_PORT: Record<string, number> = { 'conductor-1': 8081, 'conductor-2': 8082, 'conductor-3': 8083 };
+const MAC = '52:54:00:c0:39:01';
+const log = (line: string) => console.info(`[compose] ${line}`);
+
+/** Debian 12's docker-compose (v1.29) when installed, else Compose v2 (`docker compose`); BMAAS_COMPOSE overrides. */
+function composeCommand(): string[] {
+  if (process.env.BMAAS_COMPOSE) return process.env.BMAAS_COMPOSE.split(' ');
+  const v1 = ['/usr/bin/docker-compose', '/usr/local/bin/docker-compose'].find((path) => existsSync(path));
+  return v1 ? [v1] : ['docker', 'compose'];
+}
+
+function problem(): string | null {
+  const engine = engineProblem();
+  if (engine) return engine;
+  if (!existsSync('/usr/sbin/debootstrap')) return 'no debootstrap (apt-get install debootstrap)';
+  if (!existsSync('/usr/bin/docker-compose')) return 'no docker-compose (apt-get install docker-compose)';
+  if (!BAREMETAL) return 'no `baremetal` CLI (apt-get install python3-ironicclient)';
+  return null;
+}
+
+let engine: DockerEngine | undefined;
+const CLIENT_NAMESPACE = 'bmcompose-client';
+let clientNamespaceMade = false;
+let workDir = '';
+let bridgeMade = false;
+let images: Server | undefined;
+let imagesUrl = '';
+let composeEnv: NodeJS.ProcessEnv = {};
+let password = '';
+const compose = composeCommand();
+const timings: Record<string, number> = {};
+
+async function sh(argv: string[], timeoutMs: number, env = composeEnv): Promise<string> {
+  try {
+    const { stdout } = await run(argv[0] as string, argv.slice(1), {
+      env,
+      cwd: REPO,
+      timeout: timeoutMs,
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    return stdout;
+  } catch (error) {
+    const failed = error as Error & { stdout?: string; stderr?: string };
+    throw new Error(`${argv.join(' ')} failed: ${failed.message}\n${failed.stderr?.slice(-4000) ?? ''}`);
+  }
+}
+/** The compose CLI as the operator guide runs it: `-p <project>` (Compose v1 has no top-level name:). */
+const composeRun = (args: string[], timeoutMs = 120_000) =>
+  sh([...compose, '-p', PROJECT, '-f', join(REPO, 'docker-compose.yml'), ...args], timeoutMs);
+const docker = (args: string[], timeoutMs = 60_000) => sh(['docker', ...args], timeoutMs);
+
+/** The containers of one service (or all), by the labels both Compose v1 and v2 set. */
+async function containers(service?: string, all = true): Promise<string[]> {
+  const filters = ['--filter', `label=com.docker.compose.project=${PROJECT}`];
+  if (service) filters.push('--filter', `label=com.docker.compose.service=${service}`);
+  const out = await docker(['ps', '-q', ...(all ? ['-a'] : []), ...filters]);
+  return out.split('\n').filter(Boolean);
+}
+async function containerOf(service: string): Promise<string> {
+  const [id] = await containers(service);
+  if (!id) throw new Error(`no container of ${service}`);
+  return id;
+}
+interface ContainerState {
+  Status: string;
+  ExitCode: number;
+  StartedAt: string;
+  Health?: { Status: string };
+}
+async function stateOf(service: string): Promise<ContainerState & { RestartCount: number }> {
+  const out = await docker(['inspect', '--format', '{{json .State}} {{.RestartCount}}', await containerOf(service)]);
+  const space = out.trim().lastIndexOf(' ');
+  return { ...JSON.parse(out.slice(0, space)), RestartCount: Number(out.slice(space + 1)) };
+}
+async function statesSummary(): Promise<string> {
+  const lines: string[] = [];
+  for (const name of ['postgres', 'dbsync', 'credentials', 'api', ...CONDUCTORS, 'dnsmasq']) {
+    try {
+      const s = await stateOf(name);
+      lines.push(`${name}: ${s.Status}${s.Health ? `/${s.Health.Status}` : ''} (exit ${s.ExitCode})`);
+    } catch (error) {
+      lines.push(`${name}: ${(error as Error).message.split('\n')[0]}`);
+    }
+  }
+  return lines.join('; ');
+}
+
+/** Every long-running service running and, where it has a health check, healthy; the one-shots exited 0. */
+async function waitForHealthy(what: string, timeoutMs: number): Promise<number> {
+  const started = Date.now();
+  await waitFor(
+    what,
+    async () => {
+      for (const name of ['dbsync', 'credentials']) {
+        const s = await stateOf(name).catch(() => undefined);
+        if (s?.Status === 'exited' && s.ExitCode !== 0) throw new Error(`${name} exited ${s.ExitCode}`);
+        if (s?.Status !== 'exited') return undefined;
+      }
+      for (const name of ['postgres', 'api', ...CONDUCTORS]) {
+        if ((await stateOf(name).catch(() => undefined))?.Health?.Status !== 'healthy') return undefined;
+      }
+      return (await stateOf('dnsmasq').catch(() => undefined))?.Status === 'running' ? true : undefined;
+    },
+    { timeoutMs, intervalMs: 2000, describe: statesSummary },
+  );
+  return (Date.now() - started) / 1000;
+}
+
+const cli = (args: string[]) => baremetal(API, args, 60_000, { username: 'admin', password });
+async function bootScript(): Promise<{ status: number; body: string }> {
+  const response = await fetch(`${API}/v1/boot/${MAC.replaceAll(':', '-')}/boot.ipxe`, {
+    signal: AbortSignal.timeout(5000),
+  });
+  return { status: response.status, body: await response.text() };
+}
+/** Which conductor's file server a node's boot script names (the port of its http_url). */
+function servedBy(script: string): string | undefined {
+  const port = new RegExp(`http://${PROVISIONING_IP.replaceAll('.', '\\.')}:(808[123])/`).exec(script)?.[1];
+  return CONDUCTORS.find((name) => String(HTTP_PORT[name]) === port);
+}
+
+// The engine is started before the suite is declared: one that cannot start is a missing
+// prerequisite like a missing tool (a skip, or under CI=true a failure naming why).
+let prerequisite = problem();
+if (prerequisite === null) {
+  const started = Date.now();
+  try {
+    engine = await ensureDockerEngine(log);
+    timings.engine = (Date.now() - started) / 1000;
+  } catch (error) {
+    prerequisite = `no Docker engine: ${(error as Error).message}`;
+  }
+}
+
+describe.skipIf(missingPrerequisite(LABEL, prerequisite))(`${LABEL}: docker-compose.yml through a real engine`, () => {
+  let nodeUuid = '';
+
+  beforeAll(async () => {
+    if (!engine) throw new Error('no engine');
+    let t = Date.now();
+    // The stand-ins: cached in the engine (labelled with their inputs' key), seconds when current.
+    const standins = await sh([join(REPO, 'docker/test-standins/build.sh')], 900_000, engine.env);
+    timings.standins = (Date.now() - t) / 1000;
+    const baseImages = Object.fromEntries(
+      standins
+        .split('\n')
+        .filter((line) => /^\w+=\S+$/.test(line))
+        .map((line) => line.split('=', 2) as [string, string]),
+    );
+    log(`stand-in base images (${timings.standins} s): ${JSON.stringify(baseImages)}`);
+
+    workDir = mkdtempSync(join(tmpdir(), 'bmaas-compose-'));
+    await run('ip', ['link', 'del', BRIDGE]).catch(() => {});
+    await run('ip', ['netns', 'del', CLIENT_NAMESPACE]).catch(() => {});
+    await run('ip', ['link', 'add', BRIDGE, 'type', 'bridge']);
+    bridgeMade = true;
+    await run('ip', ['addr', 'add', `${PROVISIONING_IP}/24`, 'dev', BRIDGE]);
+    await run('ip', ['-6', 'addr', 'add', 'fd79::1/64', 'dev', BRIDGE, 'nodad']);
+    await run('ip', ['link', 'set', BRIDGE, 'up']);
+
+    // The deploy ramdisk's files, served from the provisioning address as an image server would.
+    images = createServer((request, response) => {
+      response.writeHead(request.url?.startsWith('/deploy_') ? 200 : 404).end(`${request.url} of the compose test\n`);
+    });
+    await new Promise<void>((resolve) => images?.listen(0, PROVISIONING_IP, resolve));
+    imagesUrl = `http://${PROVISIONING_IP}:${(images.address() as AddressInfo).port}`;
+
+    composeEnv = {
+      ...engine.env,
+      ...baseImages,
+      DOCKER_BUILDKIT: '0',
+      COMPOSE_DOCKER_CLI_BUILD: '0',
+      PROVISIONING_IP,
+      PROVISIONING_INTERFACE: BRIDGE,
+      PROVISIONING_DHCP_RANGE: '192.168.79.100,192.168.79.150,1h',
+      PROVISIONING_IPV6_PREFIX: 'fd79::',
+      POSTGRES_PASSWORD: 'compose-test',
+    };
+    t = Date.now();
+    await composeRun(['up', '-d', '--build'], 1_200_000);
+    timings.upBuild = (Date.now() - t) / 1000;
+    timings.healthy = await waitForHealthy('the stack to report healthy after up --build', 180_000);
+    log(`up --build ${timings.upBuild} s, then healthy in ${timings.healthy} s`);
+  }, 1_800_000);
+
+  afterAll(async () => {
+    if (composeEnv.PROVISIONING_IP) await composeRun(['down', '-v', '--remove-orphans'], 180_000).catch(log);
+    await new Promise((resolve) => (images ? images.close(resolve) : resolve(undefined)));
+    if (clientNamespaceMade) await run('ip', ['netns', 'del', CLIENT_NAMESPACE]).catch(() => {});
+    if (bridgeMade) await run('ip', ['link', 'del', BRIDGE]).catch(() => {});
+    if (workDir) rmSync(workDir, { recursive: true, force: true });
+    await engine?.stop();
+    log(`timings (s): ${JSON.stringify(timings)}`);
+  }, 240_000);
+
+  it('up --build: migrations applied, credentials made, the API, three conductors and dnsmasq up', async () => {
+    expect((await stateOf('dbsync')).ExitCode).toBe(0);
+    expect((await stateOf('credentials')).ExitCode).toBe(0);
+    for (const name of ['api', ...CONDUCTORS]) expect((await stateOf(name)).Health?.Status, name).toBe('healthy');
+    // dnsmasq serves DHCP on the provisioning bridge: its log says so.
+    expect(await logsOf('dnsmasq')).toMatch(/DHCP, IP range 192\.168\.79\.100 -- 192\.168\.79\.150/);
+  });
+
+  it("dnsmasq's container answers an iPXE client on the provisioning bridge: an address of the range, conductor-1's boot.ipxe", async () => {
+    // A client NIC (a veth from a namespace of this test into the bridge) asks by DHCP as iPXE does (option 175).
+    const leaseFile = join(workDir, 'lease.env');
+    writeFileSync(join(workDir, 'lease.sh'), '#!/bin/sh\n[ "$1" = bound ] && env > "$LEASE_FILE"\nexit 0\n', {
+      mode: 0o755,
+    });
+    await run('ip', ['netns', 'add', CLIENT_NAMESPACE]);
+    clientNamespaceMade = true;
+    await run('ip', ['link', 'add', 'bmcompose-c0', 'type', 'veth', 'peer', 'name', 'eth0', 'netns', CLIENT_NAMESPACE]);
+    await run('ip', ['link', 'set', 'bmcompose-c0', 'master', BRIDGE, 'up']);
+    await run('ip', ['-n', CLIENT_NAMESPACE, 'link', 'set', 'eth0', 'address', '52:54:00:c0:39:99', 'up']);
+    await run(
+      'ip',
+      [
+        ...['netns', 'exec', CLIENT_NAMESPACE, 'env', `LEASE_FILE=${leaseFile}`],
+        ...[
+          'busybox',
+          'udhcpc',
+          '-i',
+          'eth0',
+          '-f',
+          '-q',
+          '-n',
+          '-t',
+          '10',
+          '-T',
+          '1',
+          '-s',
+          join(workDir, 'lease.sh'),
+        ],
+        ...['-x', '0xaf:b10101'],
+      ],
+      { timeout: 60_000 },
+    );
+    const lease = Object.fromEntries(
+      readFileSync(leaseFile, 'utf8')
+        .split('\n')
+        .filter((line) => line.includes('='))
+        .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+    );
+    const last = Number(String(lease.ip).split('.')[3]);
+    expect(String(lease.ip).startsWith('192.168.79.') && last >= 100 && last <= 150, lease.ip).toBe(true);
+    expect(lease.boot_file).toBe(`http://${PROVISIONING_IP}:8081/boot.ipxe`);
+    // What that URL serves, from the client's side (the lease's address on its NIC): conductor-1's
+    // root script, chaining /v1/boot on the API.
+    await run('ip', ['-n', CLIENT_NAMESPACE, 'addr', 'add', `${lease.ip}/24`, 'dev', 'eth0']);
+    const root = await run('ip', [
+      'netns',
+      'exec',
+      CLIENT_NAMESPACE,
+      'busybox',
+      'wget',
+      '-q',
+      '-O',
+      '-',
+      lease.boot_file as string,
+    ]);
+    expect(root.stdout).toMatch(/^#!ipxe/);
+    expect(root.stdout).toContain(`${API}/v1/boot/`);
+  }, 120_000);
+
+  it('the baremetal CLI, with the password the stack generated, sees three conductors and the ipmi driver', async () => {
+    password = (
+      await docker(['exec', await containerOf('api'), 'cat', '/var/lib/bmaas/credentials/api-password'])
+    ).trim();
+    expect(password.length).toBeGreaterThanOrEqual(16);
+    // Without the password: refused.
+    const anonymous = await fetch(`${API}/v1/nodes`);
+    expect(anonymous.status).toBe(401);
+    const conductors = (await cli(['conductor', 'list', '-f', 'json'])) as Array<{ Hostname: string; Alive: boolean }>;
+    expect(conductors.map((c) => c.Hostname).sort()).toEqual(CONDUCTORS);
+    expect(conductors.every((c) => c.Alive)).toBe(true);
+    const drivers = (await cli(['driver', 'list', '-f', 'json'])) as Array<{ 'Supported driver(s)': string }>;
+    expect(drivers.map((d) => d['Supported driver(s)']).sort()).toEqual(['fake-hardware', 'ipmi']);
+  }, 120_000);
+
+  it('the image as operators judge it: a non-root user, health checks, JSON log lines; its size', async () => {
+    const image = await docker(['image', 'inspect', '--format', '{{.Config.User}} {{.Size}}', 'bmaas:latest']);
+    const [user, size] = image.trim().split(' ');
+    expect(user).toBe('10001:10001');
+    timings.imageMB = Math.round(Number(size) / 1e6);
+    log(`bmaas:latest ${timings.imageMB} MB (on the stand-in base ${composeEnv.BMAAS_RUNTIME_BASE_IMAGE})`);
+    for (const name of ['api', ...CONDUCTORS]) {
+      const id = await containerOf(name);
+      expect((await docker(['exec', id, 'id', '-u'])).trim(), name).toBe('10001');
+      const health = await docker(['inspect', '--format', '{{json .Config.Healthcheck.Test}}', id]);
+      expect(JSON.parse(health)[0], name).toBe('CMD');
+      // docker logs: the service's own output only, one JSON object a line (bmaas logs to standard
+      // error, keeping standard output for commands' output; docker logs shows both streams).
+      const { stdout, stderr } = await run('docker', ['logs', id], { env: composeEnv, maxBuffer: 64 * 1024 * 1024 });
+      expect(stdout, `${name} writes nothing else to stdout`).toBe('');
+      const lines = stderr.split('\n').filter(Boolean);
+      expect(lines.length, name).toBeGreaterThan(0);
+      for (const line of lines) expect(() => JSON.parse(line), `${name}: ${line}`).not.toThrow();
+    }
+  });
+
+  it('enrols a node with the CLI; provide brings it to "clean wait" and its owner serves its boot script', async () => {
+    const node = (await cli([
+      'node',
+      'create',
+      '--driver',
+      'fake-hardware',
+      '--name',
+      'compose-node-1',
+      '--boot-interface',
+      'ipxe',
+      '--deploy-interface',
+      'direct',
+      '--driver-info',
+      `deploy_kernel=${imagesUrl}/deploy_kernel`,
+      '--driver-info',
+      `deploy_ramdisk=${imagesUrl}/deploy_ramdisk`,
+      '-f',
+      'json',
+    ])) as { uuid: string };
+    nodeUuid = node.uuid;
+    await cli(['port', 'create', MAC, '--node', nodeUuid, '-f', 'json']);
+    await cli(['node', 'manage', '--wait', '60', nodeUuid]);
+    await cli(['node', 'provide', nodeUuid]);
+    await waitFor(
+      'the node to wait for its agent in "clean wait"',
+      async () =>
+        ((await cli(['node', 'show', nodeUuid, '-f', 'json'])) as { provision_state: string }).provision_state ===
+        'clean wait'
+          ? true
+          : undefined,
+      { timeoutMs: 90_000, intervalMs: 2000 },
+    );
+    const owner = ((await cli(['node', 'show', nodeUuid, '-f', 'json', '-c', 'conductor'])) as { conductor: string })
+      .conductor;
+    expect(CONDUCTORS).toContain(owner);
+    const script = await bootScript();
+    expect(script.status, script.body).toBe(200);
+    expect(script.body).toContain(`# Boot script of node ${nodeUuid},`);
+    expect(servedBy(script.body)).toBe(owner);
+    // The owner's file server, published on the provisioning address, has the deploy kernel.
+    const kernel = await fetch(`http://${PROVISIONING_IP}:${HTTP_PORT[owner]}/${nodeUuid}/deploy_kernel`);
+    expect(await kernel.text()).toBe('/deploy_kernel of the compose test\n');
+  }, 180_000);
+
+  it("docker kill of the owner's container: another conductor serves the node's boot script; the container comes back", async () => {
+    const owner = ((await cli(['node', 'show', nodeUuid, '-f', 'json', '-c', 'conductor'])) as { conductor: string })
+      .conductor;
+    const killedAt = Date.now();
+    await docker(['kill', await containerOf(owner)]);
+    const newOwner = await waitFor(
+      `another conductor than ${owner} to serve the boot script`,
+      async () => {
+        const script = await bootScript().catch(() => undefined);
+        const by = script?.status === 200 ? servedBy(script.body) : undefined;
+        return by && by !== owner ? by : undefined;
+      },
+      { timeoutMs: 240_000, intervalMs: 1000 },
+    );
+    timings.takeover = (Date.now() - killedAt) / 1000;
+    log(`conductor ${owner} killed: ${newOwner} served the node's boot script after ${timings.takeover} s`);
+    const afterKill = await stateOf(owner);
+    log(`${owner} after docker kill: ${afterKill.Status}, restarts ${afterKill.RestartCount}`);
+    if (afterKill.Status !== 'running') {
+      // The engine treats `docker kill` as a stop the operator asked for (no restart policy);
+      // `up -d` starts what is not running.
+      await composeRun(['up', '-d'], 300_000);
+    }
+    await waitForHealthy(`${owner} to be healthy again`, 180_000);
+  }, 420_000);
+
+  it('down then up: the node, its port, its history and the credentials are still there', async () => {
+    const before = (await cli(['node', 'history', 'list', nodeUuid, '-f', 'json'])) as unknown[];
+    await composeRun(['down'], 180_000);
+    expect(await containers()).toEqual([]);
+    await composeRun(['up', '-d'], 300_000);
+    timings.upAgainHealthy = await waitForHealthy('the stack to be healthy after down and up', 180_000);
+    const again = (
+      await docker(['exec', await containerOf('api'), 'cat', '/var/lib/bmaas/credentials/api-password'])
+    ).trim();
+    expect(again).toBe(password);
+    const node = (await cli(['node', 'show', nodeUuid, '-f', 'json'])) as { name: string };
+    expect(node.name).toBe('compose-node-1');
+    const ports = (await cli(['port', 'list', '--node', nodeUuid, '-f', 'json'])) as Array<{ Address: string }>;
+    expect(ports.map((p) => p.Address)).toEqual([MAC]);
+    const history = (await cli(['node', 'history', 'list', nodeUuid, '-f', 'json'])) as unknown[];
+    expect(history.length).toBeGreaterThanOrEqual(before.length);
+  }, 420_000);
+
+  it('down -v: no container, volume, network or mount of the stack is left', async () => {
+    await composeRun(['down', '-v'], 180_000);
+    expect(await containers()).toEqual([]);
+    const label = `label=com.docker.compose.project=${PROJECT}`;
+    expect((await docker(['volume', 'ls', '-q', '--filter', label])).trim()).toBe('');
+    expect((await docker(['network', 'ls', '-q', '--filter', label])).trim()).toBe('');
+    const mounts = readFileSync('/proc/mounts', 'utf8')
+      .split('\n')
+      .filter((line) => line.includes(`/volumes/${PROJECT}_`));
+    expect(mounts).toEqual([]);
+  }, 240_000);
+});
+
+async function logsOf(service: string): Promise<string> {
+  try {
+    const { stdout, stderr } = await run('docker', ['logs', await containerOf(service)], { env: composeEnv });
+    return stdout + stderr;
+  } catch {
+    return '';
+  }
+}
