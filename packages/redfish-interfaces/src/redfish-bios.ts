@@ -1,8 +1,9 @@
 import { type BiosSetting, InvalidParameterValue, PowerState, RedfishError, waitFor } from '@bmaas/common';
 import type { BiosInterface, ProvisionStep, StepOutcome, Task, UserStep } from '@bmaas/driver-api';
-import { bmcName, REDFISH_PROPERTIES } from './driver-info.js';
+import { bmcName } from './driver-info.js';
 import { odataId, type RedfishResource } from './redfish-client.js';
-import { objectAt, type RedfishDeps, RedfishNode } from './redfish-node.js';
+import { RedfishInterfaceBase } from './redfish-interface-base.js';
+import { objectAt, RedfishNode } from './redfish-node.js';
 
 /** The out-of-band steps, as Ironic's redfish bios interface offers them (on request only). */
 const STEPS: readonly ProvisionStep[] = [
@@ -34,22 +35,7 @@ interface BiosResource {
  * Attributes show the settings asked for, and powers it off again if it was
  * off. A setting the BMC did not apply fails the step, naming it.
  */
-export class RedfishBiosInterface implements BiosInterface {
-  constructor(private readonly deps: RedfishDeps) {}
-
-  getProperties(): Record<string, string> {
-    return { ...REDFISH_PROPERTIES };
-  }
-
-  async validate(task: Task): Promise<void> {
-    new RedfishNode(this.deps, task.node);
-  }
-
-  /** Logs out of the BMC sessions of the conductor's client (shared: the first interface closed does it). */
-  async close(): Promise<void> {
-    await this.deps.client.close();
-  }
-
+export class RedfishBiosInterface extends RedfishInterfaceBase implements BiosInterface {
   getOutOfBandSteps(_task: Task): ProvisionStep[] {
     return STEPS.map((step) => ({ ...step }));
   }

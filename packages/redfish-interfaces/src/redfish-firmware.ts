@@ -1,8 +1,8 @@
 import type { FirmwareComponent } from '@bmaas/common';
 import type { FirmwareInterface, Task } from '@bmaas/driver-api';
-import { REDFISH_PROPERTIES } from './driver-info.js';
 import { odataId, type RedfishResource } from './redfish-client.js';
-import { type RedfishDeps, RedfishNode } from './redfish-node.js';
+import { RedfishInterfaceBase } from './redfish-interface-base.js';
+import { RedfishNode } from './redfish-node.js';
 
 /**
  * Ironic's `redfish` firmware interface, read-only here: the components of
@@ -12,22 +12,7 @@ import { type RedfishDeps, RedfishNode } from './redfish-node.js';
  * the system firmware `bios` and the BMC's `bmc`: members whose Id says so
  * are named that way. Updating firmware is not offered.
  */
-export class RedfishFirmwareInterface implements FirmwareInterface {
-  constructor(private readonly deps: RedfishDeps) {}
-
-  getProperties(): Record<string, string> {
-    return { ...REDFISH_PROPERTIES };
-  }
-
-  async validate(task: Task): Promise<void> {
-    new RedfishNode(this.deps, task.node);
-  }
-
-  /** Logs out of the BMC sessions of the conductor's client (shared: the first interface closed does it). */
-  async close(): Promise<void> {
-    await this.deps.client.close();
-  }
-
+export class RedfishFirmwareInterface extends RedfishInterfaceBase implements FirmwareInterface {
   async getComponents(task: Task): Promise<FirmwareComponent[]> {
     const node = new RedfishNode(this.deps, task.node);
     const root = await node.client.get(node.target, node.target.rootPrefix);

@@ -1,8 +1,9 @@
 import type { InspectionData, Inventory, InventoryDisk, InventoryInterface } from '@bmaas/common';
 import type { InspectInterface, Task } from '@bmaas/driver-api';
-import { bmcName, REDFISH_PROPERTIES } from './driver-info.js';
+import { bmcName } from './driver-info.js';
 import { odataId, type RedfishResource } from './redfish-client.js';
-import { objectAt, type RedfishDeps, RedfishNode } from './redfish-node.js';
+import { RedfishInterfaceBase } from './redfish-interface-base.js';
+import { objectAt, RedfishNode } from './redfish-node.js';
 
 /** Processor InstructionSet → the inventory's cpu.architecture (as the agent reports it). */
 const ARCHITECTURES: Readonly<Record<string, string>> = {
@@ -23,22 +24,7 @@ const ARCHITECTURES: Readonly<Record<string, string>> = {
  * the enabled NICs, the stored inventory, root device hints and rules.
  * Nothing is booted; the machine's power is left as it was.
  */
-export class RedfishInspectInterface implements InspectInterface {
-  constructor(private readonly deps: RedfishDeps) {}
-
-  getProperties(): Record<string, string> {
-    return { ...REDFISH_PROPERTIES };
-  }
-
-  async validate(task: Task): Promise<void> {
-    new RedfishNode(this.deps, task.node);
-  }
-
-  /** Logs out of the BMC sessions of the conductor's client (shared: the first interface closed does it). */
-  async close(): Promise<void> {
-    await this.deps.client.close();
-  }
-
+export class RedfishInspectInterface extends RedfishInterfaceBase implements InspectInterface {
   async inspectHardware(task: Task): Promise<InspectionData> {
     const node = new RedfishNode(this.deps, task.node);
     const { body: system } = await node.system();

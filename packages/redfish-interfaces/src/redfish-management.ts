@@ -7,9 +7,10 @@ import {
   UnsupportedDriverExtension,
 } from '@bmaas/common';
 import type { BootDevice, BootDeviceState, ManagementInterface, SupportedIndicators, Task } from '@bmaas/driver-api';
-import { bmcName, REDFISH_PROPERTIES } from './driver-info.js';
+import { bmcName } from './driver-info.js';
 import { odataId, type RedfishResource } from './redfish-client.js';
-import { objectAt, type RedfishDeps, RedfishNode, stringsAt } from './redfish-node.js';
+import { RedfishInterfaceBase } from './redfish-interface-base.js';
+import { objectAt, RedfishNode, stringsAt } from './redfish-node.js';
 import { resetActionOf } from './redfish-power.js';
 
 /** Ironic's boot device → BootSourceOverrideTarget. */
@@ -37,22 +38,7 @@ const LED_VALUES: Readonly<Partial<Record<IndicatorState, string>>> = { on: 'Lit
  * system has one), the system's IndicatorLED, an NMI through
  * ComputerSystem.Reset, and Status.Health.
  */
-export class RedfishManagementInterface implements ManagementInterface {
-  constructor(private readonly deps: RedfishDeps) {}
-
-  getProperties(): Record<string, string> {
-    return { ...REDFISH_PROPERTIES };
-  }
-
-  async validate(task: Task): Promise<void> {
-    new RedfishNode(this.deps, task.node);
-  }
-
-  /** Logs out of the BMC sessions of the conductor's client (shared: the first interface closed does it). */
-  async close(): Promise<void> {
-    await this.deps.client.close();
-  }
-
+export class RedfishManagementInterface extends RedfishInterfaceBase implements ManagementInterface {
   /** The devices of BootSourceOverrideTarget@Redfish.AllowableValues Ironic has a name for (all, when none is advertised). */
   async getSupportedBootDevices(task: Task): Promise<BootDevice[]> {
     const { body } = await new RedfishNode(this.deps, task.node).system();

@@ -7,9 +7,10 @@ import {
   waitFor,
 } from '@bmaas/common';
 import type { PowerInterface, Task } from '@bmaas/driver-api';
-import { bmcName, REDFISH_PROPERTIES } from './driver-info.js';
+import { bmcName } from './driver-info.js';
 import type { RedfishResource } from './redfish-client.js';
-import { objectAt, type RedfishDeps, RedfishNode, stringsAt } from './redfish-node.js';
+import { RedfishInterfaceBase } from './redfish-interface-base.js';
+import { objectAt, RedfishNode, stringsAt } from './redfish-node.js';
 
 /** ComputerSystem.PowerState → Ironic's power state (a transition counts as where it goes, as upstream). */
 const POWER_STATES: Readonly<Record<string, PowerState>> = {
@@ -51,22 +52,7 @@ export function resetActionOf(system: RedfishResource, systemPath: string): { ta
  * reboot is GracefulRestart where advertised (confirmed on), else
  * GracefulShutdown then On. A machine that is off is rebooted by powering it on.
  */
-export class RedfishPowerInterface implements PowerInterface {
-  constructor(private readonly deps: RedfishDeps) {}
-
-  getProperties(): Record<string, string> {
-    return { ...REDFISH_PROPERTIES };
-  }
-
-  async validate(task: Task): Promise<void> {
-    new RedfishNode(this.deps, task.node);
-  }
-
-  /** Logs out of the BMC sessions of the conductor's client (shared: the first interface closed does it). */
-  async close(): Promise<void> {
-    await this.deps.client.close();
-  }
-
+export class RedfishPowerInterface extends RedfishInterfaceBase implements PowerInterface {
   async getPowerState(task: Task): Promise<PowerState | null> {
     const { body } = await new RedfishNode(this.deps, task.node).system();
     return POWER_STATES[String(body.PowerState)] ?? null;
