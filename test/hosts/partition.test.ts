@@ -154,6 +154,10 @@ describe.skipIf(missingPrerequisite('hosts', problem))('hosts: a partitioned con
     const plain = await curlFrom(api1, workDir, [...call, `http://${cond0.address}:8091/`], rpc);
     expect(plain).toMatchObject({ status: 0 });
     expect([52, 56]).toContain(plain.code); // empty reply / connection reset
+    await (conductors[0] as ConductorProcess).process.waitForLine(
+      (line) => String(line.message).startsWith('JSON-RPC connection refused: a client spoke plain HTTP'),
+      5000,
+    );
     // A client that does not trust the CA: fails closed (curl 60: certificate problem), sends nothing.
     const untrusted = await curlFrom(api1, workDir, [...call, https], rpc);
     expect(untrusted).toMatchObject({ code: 60, status: 0 });
