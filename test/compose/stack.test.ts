@@ -403,7 +403,14 @@ describe.skipIf(missingPrerequisite(LABEL, prerequisite))(`${LABEL}: docker-comp
     const [user, size] = image.trim().split(' ');
     expect(user).toBe('10001:10001');
     timings.imageMB = Math.round(Number(size) / 1e6);
-    log(`bmaas:latest ${timings.imageMB} MB (on the stand-in base ${composeEnv.BMAAS_RUNTIME_BASE_IMAGE})`);
+    const base = await docker(['image', 'inspect', '--format', '{{.Size}}', String(composeEnv.BMAAS_DEBIAN_IMAGE)]);
+    timings.baseMB = Math.round(Number(base.trim()) / 1e6);
+    log(
+      `bmaas:latest ${timings.imageMB} MB, of which ${timings.baseMB} MB the stand-in ${composeEnv.BMAAS_DEBIAN_IMAGE}`,
+    );
+    // What each layer of its own adds (the guide states these).
+    const layers = await docker(['history', '--no-trunc', '--format', '{{.Size}}\t{{.CreatedBy}}', 'bmaas:latest']);
+    for (const line of layers.split('\n').filter((l) => l && !l.startsWith('0B'))) log(`  layer ${line.slice(0, 160)}`);
     for (const name of ['api', ...CONDUCTORS]) {
       const id = await containerOf(name);
       expect((await docker(['exec', id, 'id', '-u'])).trim(), name).toBe('10001');
