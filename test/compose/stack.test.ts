@@ -252,9 +252,11 @@ describe.skipIf(missingPrerequisite(LABEL, prerequisite))(`${LABEL}: docker-comp
     };
     // The stack is built while the test ramdisk and the instance image are (both cached).
     t = Date.now();
-    const [ramdisk, image] = await Promise.all([
-      buildTestRamdisk(IMAGE_CACHE_DIR),
-      buildInstanceImage(IMAGE_CACHE_DIR),
+    const [[ramdisk, image]] = await Promise.all([
+      // One after the other, as test/e2e builds them (they share the kernel package).
+      buildTestRamdisk(IMAGE_CACHE_DIR).then(
+        async (built) => [built, await buildInstanceImage(IMAGE_CACHE_DIR)] as const,
+      ),
       composeRun(['up', '-d', '--build'], 1_200_000).then(() => {
         timings.upBuild = (Date.now() - t) / 1000;
       }),
