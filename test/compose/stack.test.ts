@@ -566,6 +566,49 @@ describe.skipIf(missingPrerequisite(LABEL, prerequisite))(`${LABEL}: docker-comp
     log(
       `${owner} killed from the host: restarted by the engine after ${timings.crashRestarted} s, healthy after ${timings.crashHealthy} s`,
     );
+
+    // And the other restart policies: `docker kill` of a container under `always` or
+    // `on-failure` is not restarted either, a crash of it is (a container of the dnsmasq
+    // image, which has a shell, running sleep).
+    for (const policy of ['always', 'on-failure']) {
+      const name = `${PROJECT}-restart-${policy}`;
+      await docker(['rm', '-f', name]).catch(() => '');
+      const id = (
+        await docker([
+          'run',
+          '-d',
+          '--init',
+          '--name',
+          name,
+          '--restart',
+          policy,
+          '--entrypoint',
+          'sleep',
+          'bmaas-dnsmasq:latest',
+          '600',
+        ])
+      ).trim();
+      try {
+        await docker(['kill', id]);
+        await new Promise((resolve) => setTimeout(resolve, 5000));
+        const killed = (await docker(['inspect', '--format', '{{.State.Status}} {{.RestartCount}}', id])).trim();
+        await docker(['start', id]);
+        const pidOf = Number((await docker(['inspect', '--format', '{{.State.Pid}}', id])).trim());
+        process.kill(pidOf, 'SIGKILL');
+        const crashed = await waitFor(
+          `the ${policy} container restarted after its process was killed`,
+          async () => {
+            const state = (await docker(['inspect', '--format', '{{.State.Status}} {{.RestartCount}}', id])).trim();
+            return state === 'running 1' ? state : undefined;
+          },
+          { timeoutMs: 30_000, intervalMs: 250 },
+        );
+        log(`restart: ${policy}: after docker kill "${killed}" (status, restarts); after a crash "${crashed}"`);
+        expect(killed).toBe('exited 0');
+      } finally {
+        await docker(['rm', '-f', id]).catch(() => '');
+      }
+    }
   }, 900_000);
 
   it('down then up: the node, its port, its history and the credentials are still there', async () => {
