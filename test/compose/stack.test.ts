@@ -190,6 +190,15 @@ async function conductorOf(uuid: string): Promise<string | null> {
   return ((await cli(['node', 'show', uuid, '-f', 'json', '-c', 'conductor'])) as { conductor: string | null })
     .conductor;
 }
+/** The console lines that tell a boot's way: power-ons, iPXE's downloads, the agent's and the instance's marks. */
+function consoleMilestones(text: string): string {
+  return text
+    .split(/\r?\n/)
+    .map((line) => line.replace(/\x1b\[[0-9;]*[A-Za-z]/g, '').trimEnd())
+    .filter((line) => /=== power on|https?:\/\/|E2E-|INSTANCE-UP|Booting the deployed/.test(line))
+    .map((line) => line.slice(0, 200))
+    .join('\n');
+}
 /** The machine's console since its last power on, the end of it: what a wait that failed saw. */
 async function serialTail(): Promise<string> {
   const text = (await bmc?.serialSincePowerOn()) ?? '';
@@ -493,6 +502,9 @@ describe.skipIf(missingPrerequisite(LABEL, prerequisite))(`${LABEL}: docker-comp
       );
       // Then, the image written, the disk (bootdev disk over IPMI).
       await machine.waitForSerialSincePowerOn(/bootdev=default[\s\S]*INSTANCE-UP from disk/, 180_000);
+      log(
+        `the machine's console, the lines that tell its way:\n${consoleMilestones(readFileSync(machine.serialLog, 'utf8'))}`,
+      );
       timings.deployedAndUp = (Date.now() - started) / 1000;
       const chassis = readFileSync(join(workDir, `${MACHINE}-bmc`, 'chassis.log'), 'utf8');
       expect(chassis).toMatch(/set boot pxe[\s\S]*set power 1[\s\S]*set boot default[\s\S]*set power 1/);
@@ -520,6 +532,7 @@ describe.skipIf(missingPrerequisite(LABEL, prerequisite))(`${LABEL}: docker-comp
     timings.takeover = (Date.now() - killedAt) / 1000;
     log(`conductor ${owner} killed: ${newOwner} served the machine's boot script after ${timings.takeover} s`);
     // The engine counts `docker kill` as a stop the operator asked for, whatever the restart policy.
+    log(`${[...compose, '-p', PROJECT].join(' ')} ps, ${owner} killed:\n${await composeRun(['ps'])}`);
     const afterKill = await stateOf(owner);
     log(`${owner} ${timings.takeover} s after docker kill: ${afterKill.Status}, restarts ${afterKill.RestartCount}`);
     expect(afterKill).toMatchObject({ Status: 'exited', ExitCode: 137, RestartCount: 0 });
@@ -535,6 +548,7 @@ describe.skipIf(missingPrerequisite(LABEL, prerequisite))(`${LABEL}: docker-comp
       240_000,
     );
     timings.networkBootAfterTakeover = (Date.now() - t) / 1000;
+    log(`the reboot through ${newOwner}:\n${consoleMilestones(await machine.serialSincePowerOn())}`);
     const history = (await cli(['node', 'history', 'list', '--long', nodeUuid, '-f', 'json'])) as Array<
       Record<string, string>
     >;
