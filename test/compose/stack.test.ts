@@ -192,12 +192,15 @@ async function conductorOf(uuid: string): Promise<string | null> {
 }
 /** The console lines that tell a boot's way: power-ons, iPXE's downloads, the agent's and the instance's marks. */
 function consoleMilestones(text: string): string {
-  return text
-    .split(/\r?\n/)
-    .map((line) => line.replace(/\x1b\[[0-9;]*[A-Za-z]/g, '').trimEnd())
-    .filter((line) => /=== power on|https?:\/\/|E2E-|INSTANCE-UP|Booting the deployed/.test(line))
-    .map((line) => line.slice(0, 200))
-    .join('\n');
+  return (
+    text
+      .split(/\r?\n/)
+      // iPXE's colour and cursor sequences (ESC [ ... letter) out
+      .map((line) => line.replace(new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*[A-Za-z]`, 'g'), '').trimEnd())
+      .filter((line) => /=== power on|https?:\/\/|E2E-|INSTANCE-UP|Booting the deployed/.test(line))
+      .map((line) => line.slice(0, 200))
+      .join('\n')
+  );
 }
 /** The machine's console since its last power on, the end of it: what a wait that failed saw. */
 async function serialTail(): Promise<string> {
