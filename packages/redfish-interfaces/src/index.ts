@@ -28,8 +28,7 @@ export { odataId, RedfishClient, type RedfishClientOptions, type RedfishResource
 export { REDFISH_OPTIONS, REDFISH_SECTION, type RedfishSettings } from './redfish-config.js';
 export { RedfishFirmwareInterface } from './redfish-firmware.js';
 export { RedfishInspectInterface } from './redfish-inspect.js';
-export { RedfishManagementInterface } from './redfish-management.js';
-export { etagOf } from './redfish-management.js';
+export { etagOf, RedfishManagementInterface } from './redfish-management.js';
 export { objectAt, type RedfishDeps, RedfishNode, stringsAt } from './redfish-node.js';
 export { RedfishPowerInterface } from './redfish-power.js';
 
