@@ -1,5 +1,5 @@
 import { BootConfigNotFound, type SectionSchema, UnsupportedDriverExtension } from '@bmaas/common';
-import type { HardwareInterface, InterfaceDescriptor } from './interfaces.js';
+import type { BootDevice, HardwareInterface, InterfaceDescriptor } from './interfaces.js';
 import type { Task } from './task.js';
 
 /** How a discovery configuration's refusals name the node they are not for. */
@@ -14,6 +14,13 @@ export type RamdiskMode = 'deploy' | 'rescue';
  * node's exclusive lock.
  */
 export interface BootInterface extends HardwareInterface {
+  /**
+   * The device the machine boots the ramdisk prepareRamdisk made ready from:
+   * the deploy and inspect interfaces set it, once, before they power the
+   * machine on. Unset = `pxe` (the network); `cdrom` for an interface that
+   * inserts the ramdisk as virtual media.
+   */
+  readonly ramdiskBootDevice?: BootDevice;
   /**
    * Writes the files shared by every node, such as iPXE's root `boot.ipxe`
    * that static DHCP points machines at: its descriptor's `rootFiles`.
@@ -117,4 +124,11 @@ export interface BootInterfaceDescriptor<S extends SectionSchema = SectionSchema
    * boot interface that says so. False for an interface that boots nothing.
    */
   readonly networkBoot: boolean;
+  /**
+   * Hardware types (by name) that take this interface besides those that
+   * take every network boot: for an interface whose delivery needs their
+   * BMC, such as virtual media through Redfish. A hardware type that names
+   * its boot interfaces itself ignores it.
+   */
+  readonly hardwareTypes?: readonly string[];
 }

@@ -38,6 +38,12 @@ export const REDFISH_OPTIONS = {
     default: 300,
     env: 'BMAAS_REDFISH__BIOS_APPLY_TIMEOUT',
   },
+  kernel_append_params: {
+    doc: "Kernel command-line parameters of the ramdisks the redfish-virtual-media boot interface puts on its ISO, when driver_info.kernel_append_params is unset; unset = [pxe]kernel_append_params, as Ironic's per-interface options fall back to [pxe].",
+    format: 'optional-string',
+    default: null as string | null,
+    env: 'BMAAS_REDFISH__KERNEL_APPEND_PARAMS',
+  },
 } satisfies Record<string, { doc: string; format: unknown; default: unknown; env: string }>;
 
 export type RedfishSettings = SectionValues<typeof REDFISH_OPTIONS>;

@@ -31,6 +31,7 @@ const SETTINGS: RedfishSettings = {
   request_timeout: 5,
   max_concurrent_requests: 2,
   bios_apply_timeout: 5,
+  kernel_append_params: null,
 };
 
 const running: RedfishBmc[] = [];

@@ -411,6 +411,31 @@ describe('boot interfaces of the hardware types that drive real machines', () =>
     expect(boot('manual-management')).toEqual(['ipxe', 'grub', 'http-boot']);
     expect(boot('fake-hardware')).toEqual(['fake', 'ipxe', 'grub']);
   });
+
+  it('and, for a hardware type an interface names in hardwareTypes, that interface too (virtual media: redfish only)', () => {
+    const registry = create(
+      loadConductorConfig({
+        env: {},
+        overrides: {
+          DEFAULT: {
+            enabled_hardware_types: ['ipmi', 'redfish', 'fake-hardware'],
+            enabled_boot_interfaces: ['fake', 'ipxe', 'redfish-virtual-media'],
+            enabled_power_interfaces: ['fake', 'ipmitool', 'redfish'],
+            enabled_management_interfaces: ['fake', 'ipmitool', 'redfish', 'noop'],
+          },
+        },
+      }),
+      DRIVER_CATALOG,
+    );
+    const boot = (type: string) =>
+      registry
+        .registrationInterfaces()
+        .filter((i) => i.hardwareType === type && i.interfaceType === 'boot')
+        .map((i) => i.interfaceName);
+    expect(boot('redfish')).toEqual(['ipxe', 'redfish-virtual-media']);
+    expect(boot('ipmi')).toEqual(['ipxe']);
+    expect(boot('fake-hardware')).toEqual(['fake', 'ipxe', 'redfish-virtual-media']);
+  });
 });
 
 describe('an interface option that falls back to another section', () => {

@@ -20,6 +20,7 @@ import {
   redfishManagementInterface,
   redfishPowerInterface,
 } from '@bmaas/redfish-interfaces';
+import { redfishVirtualMediaBootInterface } from '@bmaas/redfish-virtual-media-boot-interface';
 import { agentInspectInterface } from '../inspection/agent-inspect.js';
 import type { DriverCatalog, InterfaceCatalog } from './catalog.js';
 
@@ -29,7 +30,7 @@ import type { DriverCatalog, InterfaceCatalog } from './catalog.js';
  * implementation is one line here.
  */
 export const INTERFACES: InterfaceCatalog = {
-  boot: [fakeBootInterface, ipxeBootInterface, grubBootInterface],
+  boot: [fakeBootInterface, ipxeBootInterface, grubBootInterface, redfishVirtualMediaBootInterface],
   deploy: [fakeDeployInterface, directDeployInterface],
   power: [fakePowerInterface, qemuPowerInterface, ipmitoolPowerInterface, redfishPowerInterface],
   management: [
