@@ -59,6 +59,12 @@ export interface QemuMachineOptions {
   qmpSocket?: string;
   /** A raw disk image, attached as the machine's virtio disk (/dev/vda, BIOS drive 0x80). */
   disk?: string;
+  /**
+   * An empty CD drive (`MACHINE_DEVICE_IDS.cdrom`), for a BMC to put a virtual CD's image in
+   * through QMP (`blockdev-change-medium`): QEMU changes the medium of a drive it has, not
+   * the drives it has.
+   */
+  cdDrive?: boolean;
   /** What inspection reads: CPUs, disks, more NICs, the system serial number. */
   hardware?: MachineHardware;
 }
@@ -122,8 +128,8 @@ export interface QemuMachine {
   stop(): Promise<ExitStatus>;
 }
 
-/** QOM ids of a machine's boot NIC and its `disk` (`/machine/peripheral/<id>` in QMP). */
-export const MACHINE_DEVICE_IDS = { nic: 'nic0', disk: 'disk0' } as const;
+/** QOM ids of a machine's boot NIC, its `disk` and its CD drive (`/machine/peripheral/<id>` in QMP). */
+export const MACHINE_DEVICE_IDS = { nic: 'nic0', disk: 'disk0', cdrom: 'cdrom0' } as const;
 
 export function qemuArgs(
   options: QemuMachineOptions,
@@ -173,6 +179,12 @@ export function qemuArgs(
       ? [
           ...['-drive', `file=${options.disk},if=none,id=${MACHINE_DEVICE_IDS.disk}-drive,format=raw`],
           ...['-device', `virtio-blk-pci,drive=${MACHINE_DEVICE_IDS.disk}-drive,id=${MACHINE_DEVICE_IDS.disk}`],
+        ]
+      : [],
+    options.cdDrive
+      ? [
+          ...['-drive', `if=none,id=${MACHINE_DEVICE_IDS.cdrom}-drive,media=cdrom,readonly=on`],
+          ...['-device', `ide-cd,drive=${MACHINE_DEVICE_IDS.cdrom}-drive,id=${MACHINE_DEVICE_IDS.cdrom}`],
         ]
       : [],
     options.paused || options.powerControlled ? ['-S'] : [],

@@ -21,6 +21,7 @@ export {
   type Health,
   ManagedSystem,
   type ProcessorSpec,
+  type ServiceSettings,
   type SystemHardware,
   type SystemOptions,
 } from './managed-system.js';
@@ -34,3 +35,11 @@ export {
   startRedfishBmc,
 } from './redfish-bmc.js';
 export { SimulatedMachinePower, type SimulatedPowerOptions } from './simulated-power.js';
+export {
+  type MachineCdDrive,
+  SimulatedCdDrive,
+  VIRTUAL_CD_ID,
+  VirtualCd,
+  type VirtualMediaSettings,
+  type VirtualMediaState,
+} from './virtual-media.js';

@@ -2,15 +2,20 @@
 // QemuMachinePower), and the boot device chosen at each power on by the machine's boot order:
 // the `bootindex` of its devices (QOM ids given here), which QEMU hands the firmware (SeaBIOS
 // or OVMF, through fw_cfg `bootorder`) again at every reset.
-import { QemuMachinePower, type QmpClient } from '@bmaas/qemu-power-interface';
+import { QemuMachinePower, type QmpClient, withQmp } from '@bmaas/qemu-power-interface';
 import type { BootMode, BootRequest, BootSource, MachinePower, RedfishPowerState, ResetType } from './machine-power.js';
+import type { MachineCdDrive } from './virtual-media.js';
 
 export interface QemuBackendOptions {
   /** The machine's QMP socket; the machine runs with `-S -no-shutdown` (see QemuMachinePower). */
   qmpSocket: string;
   /** `bios`: SeaBIOS (Legacy boot mode); `uefi`: OVMF (UEFI). */
   firmware: 'bios' | 'uefi';
-  /** QOM ids (`-device …,id=`) of the devices each boot source boots from. */
+  /**
+   * QOM ids (`-device …,id=`) of the devices each boot source boots from. `cdrom` is also
+   * where the virtual CD's image goes: the machine is started with that CD drive empty
+   * (`-drive if=none,media=cdrom,id=… -device ide-cd,drive=…,id=<cdrom>`).
+   */
   devices: { nic?: string; disk?: string; cdrom?: string };
   /** The machine's own boot order, used when no override is set; default disk, then network. */
   defaultOrder?: readonly BootSource[];
@@ -33,6 +38,7 @@ export class QemuMachineBackend implements MachinePower {
   readonly resetTypes = RESET_TYPES;
   readonly bootModes: readonly BootMode[];
   readonly bootSources: readonly BootSource[];
+  readonly cdDrive: MachineCdDrive | undefined;
   private readonly machine: QemuMachinePower;
   private readonly defaultOrder: readonly BootSource[];
 
@@ -45,6 +51,8 @@ export class QemuMachineBackend implements MachinePower {
     if (options.devices.cdrom) sources.push('Cd');
     this.bootSources = sources;
     this.defaultOrder = (options.defaultOrder ?? ['Hdd', 'Pxe']).filter((s) => sources.includes(s));
+    const cdrom = options.devices.cdrom;
+    this.cdDrive = cdrom ? new QemuCdDrive(options.qmpSocket, cdrom, options.qmpTimeoutMs ?? 5000) : undefined;
   }
 
   async powerState(): Promise<RedfishPowerState> {
@@ -108,4 +116,31 @@ export class QemuMachineBackend implements MachinePower {
 
 function setBootindex(qmp: QmpClient, id: string, bootindex: number): Promise<unknown> {
   return qmp.execute('qom-set', { path: `/machine/peripheral/${id}`, property: 'bootindex', value: bootindex });
+}
+
+/** A QEMU machine's CD drive, its medium changed through QMP as a virtual CD is inserted and ejected. */
+export class QemuCdDrive implements MachineCdDrive {
+  constructor(
+    private readonly qmpSocket: string,
+    /** The CD device's QOM id. */
+    private readonly device: string,
+    private readonly qmpTimeoutMs: number,
+  ) {}
+
+  insert(file: string): Promise<void> {
+    return withQmp(this.qmpSocket, this.qmpTimeoutMs, async (qmp) => {
+      await qmp.execute('blockdev-change-medium', {
+        id: this.device,
+        filename: file,
+        format: 'raw',
+        'read-only-mode': 'read-only',
+      });
+    });
+  }
+
+  eject(): Promise<void> {
+    return withQmp(this.qmpSocket, this.qmpTimeoutMs, async (qmp) => {
+      await qmp.execute('eject', { id: this.device, force: true });
+    });
+  }
 }
