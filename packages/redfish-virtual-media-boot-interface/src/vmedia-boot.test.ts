@@ -185,6 +185,26 @@ describe('redfish-virtual-media boot interface', () => {
     }
   });
 
+  it('gives the BMC the ISO at [deploy]external_http_url, or driver_info.external_http_url, when set', async () => {
+    const external = await createVmediaFixture({
+      coreSettings: { deploy: { external_http_url: 'http://198.51.100.7:8080/' } },
+    });
+    try {
+      node.driverInfo = external.driverInfo;
+      await external.iface.prepareRamdisk(task(), 'deploy');
+      expect(inserted().cdrom).toMatch(
+        new RegExp(`^http://198\\.51\\.100\\.7:8080/${node.uuid}/boot-[0-9a-f]{32}\\.iso$`),
+      );
+      node.driverInfo = { ...external.driverInfo, external_http_url: 'https://bmc-net.example:8443' };
+      await external.iface.prepareRamdisk(task(), 'deploy');
+      expect(inserted().cdrom).toMatch(new RegExp(`^https://bmc-net\\.example:8443/${node.uuid}/boot-`));
+      node.driverInfo = { ...external.driverInfo, external_http_url: 'http://x y' };
+      await expect(external.iface.validate(task({ shared: true }))).rejects.toBeInstanceOf(InvalidParameterValue);
+    } finally {
+      await external.cleanup();
+    }
+  });
+
   it('validate refuses a management interface without virtual media, an unset http_url or API, bad kernel parameters and missing images', async () => {
     await expect(
       fixture.iface.validate(task({ shared: true, driver: { management: new NoopManagementInterface() } })),

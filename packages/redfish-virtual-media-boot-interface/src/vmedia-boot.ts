@@ -79,6 +79,7 @@ export class RedfishVirtualMediaBootInterface extends BaseBootInterface {
   private readonly layout: HttpRootLayout;
   private readonly deploy: BootFileSettings;
   private readonly downloadSource: VmediaDeploySettings['ramdisk_image_download_source'];
+  private readonly externalHttpUrl: string | null;
   private readonly apiUrl: string | null;
   private readonly inspectionUrl: string | null;
   private readonly allowedPaths: readonly string[];
@@ -91,6 +92,7 @@ export class RedfishVirtualMediaBootInterface extends BaseBootInterface {
     this.layout = new HttpRootLayout(deps.deploy.http_root, readCacheOptionsOf(deps.deploy));
     this.deploy = deps.deploy;
     this.downloadSource = deps.coreSettings.deploy?.ramdisk_image_download_source ?? 'local';
+    this.externalHttpUrl = deps.coreSettings.deploy?.external_http_url ?? null;
     this.apiUrl = deps.apiPublicEndpoint;
     this.inspectionUrl = deps.inspectionCallbackEndpoint ?? deps.apiPublicEndpoint;
     this.allowedPaths = deps.fileUrlAllowedPaths;
@@ -109,6 +111,8 @@ export class RedfishVirtualMediaBootInterface extends BaseBootInterface {
       rescue_iso: 'A prebuilt bootable ISO of the rescue ramdisk, instead of rescue_kernel and rescue_ramdisk',
       kernel_append_params:
         'Kernel parameters of the ramdisk, plain words separated by spaces (default: [redfish]kernel_append_params)',
+      external_http_url:
+        "URL at which this node's BMC reaches the conductor's http_root (default: [deploy]external_http_url, else [deploy]http_url)",
     };
   }
 
@@ -124,7 +128,7 @@ export class RedfishVirtualMediaBootInterface extends BaseBootInterface {
         `The management interface "${task.node.managementInterface}" of node ${task.node.uuid} has no virtual media: the redfish-virtual-media boot interface needs one that has (redfish).`,
       );
     }
-    this.requireHttpUrl();
+    this.requireHttpUrl(task.node);
     const info = task.node.driverInfo;
     const modes: RamdiskMode[] = ['deploy'];
     if (['rescue_kernel', 'rescue_ramdisk', 'rescue_iso'].some((key) => info[key] !== undefined)) modes.push('rescue');
@@ -141,7 +145,7 @@ export class RedfishVirtualMediaBootInterface extends BaseBootInterface {
    */
   async prepareRamdisk(task: Task, mode: RamdiskMode): Promise<void> {
     const log = this.nodeLogger(task);
-    const httpUrl = this.requireHttpUrl();
+    const httpUrl = this.requireHttpUrl(task.node);
     const source = await this.ramdiskSource(task.node, mode);
     const { uuid } = task.node;
     let url: string;
@@ -330,8 +334,16 @@ export class RedfishVirtualMediaBootInterface extends BaseBootInterface {
     }
   }
 
-  private requireHttpUrl(): string {
-    const url = this.deploy.http_url;
+  /** Where the BMC fetches the node's ISO: driver_info.external_http_url, [deploy]external_http_url, [deploy]http_url. */
+  private requireHttpUrl(node: NodeRecord): string {
+    const own = node.driverInfo.external_http_url;
+    if (own !== undefined && own !== null && own !== '') {
+      if (typeof own !== 'string' || !/^https?:\/\/[^\s"']+$/.test(own) || !URL.canParse(own)) {
+        throw new InvalidParameterValue('driver_info.external_http_url must be an http(s) URL.');
+      }
+      return own;
+    }
+    const url = this.externalHttpUrl ?? this.deploy.http_url;
     if (!url) {
       throw new MissingParameterValue(
         '[deploy]http_url is not set: the BMC fetches the virtual media ISO from the conductor at that URL.',

@@ -8,6 +8,12 @@ export const VMEDIA_DEPLOY_OPTIONS = {
     default: 'local',
     env: 'BMAAS_DEPLOY__RAMDISK_IMAGE_DOWNLOAD_SOURCE',
   },
+  external_http_url: {
+    doc: "URL at which BMCs reach [deploy]http_root, for the virtual media ISOs they fetch, when it is not [deploy]http_url (the BMCs' network is not the provisioning network); driver_info.external_http_url overrides it per node. Unset = [deploy]http_url.",
+    format: 'optional-url',
+    default: null as string | null,
+    env: 'BMAAS_DEPLOY__EXTERNAL_HTTP_URL',
+  },
 } satisfies Record<string, { doc: string; format: unknown; default: unknown; env: string }>;
 
 export type VmediaDeploySettings = SectionValues<typeof VMEDIA_DEPLOY_OPTIONS>;

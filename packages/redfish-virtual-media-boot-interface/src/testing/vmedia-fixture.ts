@@ -17,7 +17,9 @@ export async function createVmediaFixture(overrides: DeepPartial<VmediaDeps> = {
   const defaults = loadConfig({ env: {} });
   const deps: VmediaDeps = {
     settings: { kernel_append_params: null, ...overrides.settings },
-    coreSettings: { deploy: { ramdisk_image_download_source: 'local', ...overrides.coreSettings?.deploy } },
+    coreSettings: {
+      deploy: { ramdisk_image_download_source: 'local', external_http_url: null, ...overrides.coreSettings?.deploy },
+    },
     discovery: { ...defaults.discovery, ...overrides.discovery },
     deploy: { ...defaults.deploy, http_root: root.httpRoot, http_url: 'http://192.0.2.10:8080', ...overrides.deploy },
     apiPublicEndpoint:
