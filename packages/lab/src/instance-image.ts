@@ -1,6 +1,6 @@
 // Builds the e2e instance image: a raw whole-disk image (MBR, one FAT partition
-// booted by SYSLINUX under SeaBIOS) holding the Debian cloud kernel and a busybox
-// initrd (instance-init.sh). Made from Debian packages without mounting anything
+// booted by SYSLINUX under SeaBIOS, and by GRUB at EFI/BOOT/BOOTX64.EFI under OVMF)
+// holding the Debian cloud kernel and a busybox initrd (instance-init.sh). Made from Debian packages without mounting anything
 // (sfdisk, mkfs.vfat, mtools, syslinux), as in deploy-and-uefi-lab.md recipe A1;
 // cached with the ramdisk builds.
 import { createHash } from 'node:crypto';
@@ -29,6 +29,13 @@ LABEL linux
   INITRD /initrd.img
   APPEND console=ttyS0 quiet panic=5
 `;
+/** UEFI: GRUB (grub-efi-amd64-bin) with this configuration built in finds the partition by its syslinux.cfg. */
+const GRUB_EFI_CFG = `search --no-floppy --set=root --file /syslinux.cfg
+linux ($root)/vmlinuz console=ttyS0 quiet panic=5
+initrd ($root)/initrd.img
+boot
+`;
+const GRUB_EFI_MODULES = ['fat', 'part_msdos', 'search', 'search_fs_file', 'linux', 'normal', 'configfile', 'echo'];
 
 /** Returns the cached instance image, building it once per kernel package and init script. */
 export async function buildInstanceImage(cacheDir: string): Promise<InstanceImage> {
@@ -66,6 +73,24 @@ async function writeDiskImage(entry: string): Promise<void> {
   // -h: hidden sectors = where the partition starts, which the boot sector needs
   await run('mkfs.vfat', ['-n', 'INSTANCE', '-h', '2048', partition]);
   await run('mcopy', ['-i', partition, kernel, initrd, config, '::']);
+  const grubConfig = join(entry, 'grub-efi.cfg');
+  const grubImage = join(entry, 'BOOTX64.EFI');
+  await writeFile(grubConfig, GRUB_EFI_CFG);
+  await run('grub-mkimage', [
+    '-O',
+    'x86_64-efi',
+    '-p',
+    '/EFI/BOOT',
+    '-c',
+    grubConfig,
+    '-o',
+    grubImage,
+    ...GRUB_EFI_MODULES,
+  ]);
+  await run('mmd', ['-i', partition, '::/EFI', '::/EFI/BOOT']);
+  await run('mcopy', ['-i', partition, grubImage, '::/EFI/BOOT/BOOTX64.EFI']);
+  await rm(grubConfig);
+  await rm(grubImage);
   await run('syslinux', ['--install', partition]);
   await run('dd', [`if=${partition}`, `of=${image}`, 'bs=1M', 'seek=1', 'conv=notrunc', 'status=none']);
   await run('dd', [`if=${MBR_CODE}`, `of=${image}`, 'bs=440', 'count=1', 'conv=notrunc', 'status=none']);

@@ -63,7 +63,7 @@ export interface ProductLab {
   addRedfishMachine(
     name: string,
     mac: string,
-    options?: { disk?: string },
+    options?: { disk?: string; firmware?: 'bios' | 'uefi' },
   ): Promise<{ bmc: RedfishMachineBmc; driverInfo: Record<string, unknown> }>;
   /**
    * Makes an HTTP service of the test (listening on the Unix socket
