@@ -1,5 +1,5 @@
 import { BootConfigNotFound, type SectionSchema, UnsupportedDriverExtension } from '@bmaas/common';
-import type { BootDevice, HardwareInterface, InterfaceDescriptor } from './interfaces.js';
+import type { HardwareInterface, InterfaceDescriptor } from './interfaces.js';
 import type { Task } from './task.js';
 
 /** How a discovery configuration's refusals name the node they are not for. */
@@ -15,12 +15,12 @@ export type RamdiskMode = 'deploy' | 'rescue';
  */
 export interface BootInterface extends HardwareInterface {
   /**
-   * The device the machine boots the ramdisk prepareRamdisk made ready from:
-   * the deploy and inspect interfaces set it, once, before they power the
-   * machine on. Unset = `pxe` (the network); `cdrom` for an interface that
-   * inserts the ramdisk as virtual media.
+   * True when prepareRamdisk also sets what the machine boots next (a BMC's boot override to
+   * its virtual CD, or to an HTTP boot URI): whoever then starts the machine (deploy,
+   * cleaning, rescue, inspection) leaves the boot device as it is instead of setting network
+   * boot. Absent: false, the caller sets network boot after prepareRamdisk.
    */
-  readonly ramdiskBootDevice?: BootDevice;
+  readonly setsBootDevice?: boolean;
   /**
    * Writes the files shared by every node, such as iPXE's root `boot.ipxe`
    * that static DHCP points machines at: its descriptor's `rootFiles`.
@@ -125,10 +125,10 @@ export interface BootInterfaceDescriptor<S extends SectionSchema = SectionSchema
    */
   readonly networkBoot: boolean;
   /**
-   * Hardware types (by name) that take this interface besides those that
-   * take every network boot: for an interface whose delivery needs their
-   * BMC, such as virtual media through Redfish. A hardware type that names
-   * its boot interfaces itself ignores it.
+   * Hardware types that take this interface besides those that take every network boot: the
+   * ones whose BMC it boots the machine through (`redfish` for an interface that boots through
+   * Redfish virtual media or an HTTP boot URI, which `networkBoot` hardware types such as
+   * `ipmi` cannot). `fake-hardware` takes every interface anyway.
    */
   readonly hardwareTypes?: readonly string[];
 }

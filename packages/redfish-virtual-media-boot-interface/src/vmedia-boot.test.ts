@@ -74,8 +74,11 @@ describe('redfish-virtual-media boot interface', () => {
     await fixture.cleanup();
   });
 
-  it('boots the ramdisk from the CD', () => {
-    expect(fixture.iface.ramdiskBootDevice).toBe('cdrom');
+  it('sets the boot device to the CD, once, after inserting the ISO (the deploy leaves it)', async () => {
+    expect(fixture.iface.setsBootDevice).toBe(true);
+    await fixture.iface.prepareRamdisk(task(), 'deploy');
+    expect(inserted().cdrom).toBeDefined();
+    expect(node.driverInternalInfo.fake_boot_device).toEqual({ device: 'cdrom', persistent: false });
   });
 
   it('builds a hybrid ISO (BIOS isolinux and UEFI GRUB) with the ramdisk, its command line and network_data as config-2', async () => {

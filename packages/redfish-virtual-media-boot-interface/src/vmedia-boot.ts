@@ -11,7 +11,6 @@ import {
 } from '@bmaas/common';
 import {
   BaseBootInterface,
-  type BootDevice,
   type BootFileSettings,
   type BootInterfaceDescriptor,
   type InterfaceDeps,
@@ -68,14 +67,16 @@ type VmediaSettings = Pick<RedfishSettings, 'kernel_append_params'>;
  * config drive (volume config-2, openstack/latest/network_data.json), places
  * it in the node's directory under [deploy]http_root and has the BMC insert
  * it as the virtual CD (the node's management interface: Redfish
- * VirtualMedia.InsertMedia, ejecting what was there). The deploy and inspect
- * interfaces boot the machine from the CD once (ramdiskBootDevice). The
+ * VirtualMedia.InsertMedia, ejecting what was there) and sets the boot
+ * device to the CD, once (setsBootDevice: the deploy and inspection only
+ * power the machine on). The
  * ramdisk needs no DHCP: its command line carries the API, its token and
  * boot NIC, and its network comes from network_data. The ISO is ejected and
  * deleted when the ramdisk is no longer needed.
  */
 export class RedfishVirtualMediaBootInterface extends BaseBootInterface {
-  readonly ramdiskBootDevice: BootDevice = 'cdrom';
+  /** prepareRamdisk sets the boot device (the CD, once): the deploy and inspection only power on. */
+  readonly setsBootDevice = true;
   private readonly layout: HttpRootLayout;
   private readonly deploy: BootFileSettings;
   private readonly downloadSource: VmediaDeploySettings['ramdisk_image_download_source'];
@@ -140,7 +141,7 @@ export class RedfishVirtualMediaBootInterface extends BaseBootInterface {
 
   /**
    * Builds (or finds, unchanged) the node's ISO of `mode`, then has the BMC
-   * insert its URL as the virtual CD. A prebuilt ISO is placed (or, with
+   * insert its URL as the virtual CD and boot it next, once. A prebuilt ISO is placed (or, with
    * [deploy]ramdisk_image_download_source http, named as it is) instead.
    */
   async prepareRamdisk(task: Task, mode: RamdiskMode): Promise<void> {
@@ -161,6 +162,7 @@ export class RedfishVirtualMediaBootInterface extends BaseBootInterface {
       url = `${httpUrl.replace(/\/+$/, '')}/${uuid}/${name}`;
     }
     await task.driver.management.attachVirtualMedia?.(task, 'cdrom', url);
+    await task.driver.management.setBootDevice(task, 'cdrom', false);
     log.info(`virtual media ${mode} ramdisk inserted`, { iso: source.kind === 'iso' ? source.key : 'built' });
   }
 

@@ -2,8 +2,8 @@ import { PowerState } from '@bmaas/common';
 import type { InspectInterface, InterfaceDescriptor, StepOutcome, Task } from '@bmaas/driver-api';
 
 /**
- * Ironic's built-in in-band inspection (`agent`): the node boots the deploy
- * ramdisk (from the network, or the boot interface's ramdiskBootDevice) with `ipa-inspection-callback-url` on its command line and
+ * Ironic's built-in in-band inspection (`agent`): the node network-boots the
+ * deploy ramdisk with `ipa-inspection-callback-url` on its command line and
  * waits in `inspect wait`; the ramdisk posts its inventory to
  * /v1/continue_inspection, the conductor processes it, then this interface
  * removes the ramdisk boot and powers the machine off.
@@ -21,7 +21,7 @@ export class AgentInspectInterface implements InspectInterface {
   async inspectHardware(task: Task): Promise<StepOutcome> {
     await task.driver.power.setPowerState(task, PowerState.OFF);
     await task.driver.boot.prepareRamdisk(task, 'deploy');
-    await task.driver.management.setBootDevice(task, task.driver.boot.ramdiskBootDevice ?? 'pxe', false);
+    if (!task.driver.boot.setsBootDevice) await task.driver.management.setBootDevice(task, 'pxe', false);
     await task.driver.power.setPowerState(task, PowerState.ON);
     return 'wait';
   }

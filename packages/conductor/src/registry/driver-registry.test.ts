@@ -412,7 +412,44 @@ describe('boot interfaces of the hardware types that drive real machines', () =>
     expect(boot('fake-hardware')).toEqual(['fake', 'ipxe', 'grub']);
   });
 
-  it('and, for a hardware type an interface names in hardwareTypes, that interface too (virtual media: redfish only)', () => {
+  it('and the boot interfaces that name the hardware type: those that boot through its BMC', () => {
+    const bmcBoot: BootInterfaceDescriptor = {
+      ...fakeBootInterface,
+      name: 'bmc-boot',
+      networkBoot: false,
+      hardwareTypes: ['redfish'],
+      create: () => new FakeBootInterface(),
+    };
+    const catalog: DriverCatalog = {
+      ...DRIVER_CATALOG,
+      interfaces: { ...DRIVER_CATALOG.interfaces, boot: [...DRIVER_CATALOG.interfaces.boot, bmcBoot] },
+    };
+    const registry = create(
+      loadConductorConfig({
+        env: {},
+        overrides: {
+          DEFAULT: {
+            enabled_hardware_types: ['ipmi', 'redfish'],
+            enabled_boot_interfaces: ['ipxe', 'bmc-boot'],
+            enabled_power_interfaces: ['ipmitool', 'redfish'],
+            enabled_management_interfaces: ['ipmitool', 'redfish'],
+          },
+        },
+      }),
+      catalog,
+    );
+    const boot = (type: string) =>
+      registry
+        .registrationInterfaces()
+        .filter((i) => i.hardwareType === type && i.interfaceType === 'boot')
+        .map((i) => i.interfaceName);
+    expect(boot('ipmi')).toEqual(['ipxe']);
+    expect(boot('redfish')).toEqual(['ipxe', 'bmc-boot']);
+  });
+});
+
+describe('the redfish-virtual-media boot interface of the registry', () => {
+  it('is taken by redfish (through its BMC) and fake-hardware, not by ipmi', () => {
     const registry = create(
       loadConductorConfig({
         env: {},
