@@ -283,11 +283,11 @@ describe('redfish management', () => {
     node.bootMode = 'bios';
     await management.setBootDevice(task(), 'pxe', false);
     expect(await management.getBootDevice(task())).toEqual({ bootDevice: 'pxe', persistent: false });
-    expect(bmc.control.system().bootOverride).toEqual({ target: 'Pxe', enabled: 'Once', mode: 'Legacy' });
+    expect(bmc.control.system().bootOverride).toEqual({ target: 'Pxe', enabled: 'Once', mode: 'Legacy', httpBootUri: null });
     await management.setBootDevice(task(), 'disk', true);
     expect(await management.getBootDevice(task())).toEqual({ bootDevice: 'disk', persistent: true });
     await management.setBootMode(task(), 'uefi');
-    expect(bmc.control.system().bootOverride).toEqual({ target: 'Hdd', enabled: 'Continuous', mode: 'UEFI' });
+    expect(bmc.control.system().bootOverride).toEqual({ target: 'Hdd', enabled: 'Continuous', mode: 'UEFI', httpBootUri: null });
     expect(await management.getBootMode(task())).toBe('uefi');
   });
 
