@@ -14,6 +14,7 @@ import {
   type BootFileSettings,
   type BootInterfaceDescriptor,
   type InterfaceDeps,
+  type ManagementInterface,
   type RamdiskMode,
   type Task,
 } from '@bmaas/driver-api';
@@ -123,12 +124,7 @@ export class RedfishVirtualMediaBootInterface extends BaseBootInterface {
    * usable and the command line renderable. Writes nothing.
    */
   async validate(task: Task): Promise<void> {
-    const { management } = task.driver;
-    if (typeof management.attachVirtualMedia !== 'function' || typeof management.detachVirtualMedia !== 'function') {
-      throw new InvalidParameterValue(
-        `The management interface "${task.node.managementInterface}" of node ${task.node.uuid} has no virtual media: the redfish-virtual-media boot interface needs one that has (redfish).`,
-      );
-    }
+    attachOf(task);
     this.requireHttpUrl(task.node);
     const info = task.node.driverInfo;
     const modes: RamdiskMode[] = ['deploy'];
@@ -161,7 +157,7 @@ export class RedfishVirtualMediaBootInterface extends BaseBootInterface {
       await this.removeIsos(uuid, name);
       url = `${httpUrl.replace(/\/+$/, '')}/${uuid}/${name}`;
     }
-    await task.driver.management.attachVirtualMedia?.(task, 'cdrom', url);
+    await attachOf(task)(task, 'cdrom', url);
     await task.driver.management.setBootDevice(task, 'cdrom', false);
     log.info(`virtual media ${mode} ramdisk inserted`, { iso: source.kind === 'iso' ? source.key : 'built' });
   }
@@ -357,6 +353,17 @@ export class RedfishVirtualMediaBootInterface extends BaseBootInterface {
   private nodeLogger(task: Task): Logger {
     return this.logger.child({ nodeUuid: task.node.uuid, requestId: task.requestId });
   }
+}
+
+/** The management interface's attachVirtualMedia; InvalidParameterValue when it has no virtual media. */
+function attachOf(task: Task): NonNullable<ManagementInterface['attachVirtualMedia']> {
+  const { management } = task.driver;
+  if (typeof management.attachVirtualMedia !== 'function' || typeof management.detachVirtualMedia !== 'function') {
+    throw new InvalidParameterValue(
+      `The management interface "${task.node.managementInterface}" of node ${task.node.uuid} has no virtual media: the redfish-virtual-media boot interface needs one that has (redfish).`,
+    );
+  }
+  return management.attachVirtualMedia.bind(management);
 }
 
 /** The node's network_data when it holds any (API 1.66; {} when unset). */
