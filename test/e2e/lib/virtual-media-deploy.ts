@@ -90,13 +90,26 @@ export async function deployThroughVirtualMedia(run: VirtualMediaDeploy): Promis
   );
   expect(instanceSerial).toMatch(/INSTANCE-REPORTED ok/);
 
-  // Where the time went: the ISO build (conductor log), the ramdisk (its kernel's uptime at each marker).
-  const built = lab.stack.allLines().find((line) => line.message === 'boot ISO built' && line.nodeUuid === uuid);
+  // Where the time went: the conductor's log (when each phase ended) and the ramdisk's kernel uptime at its markers.
+  const lines = lab.stack.allLines().filter((line) => line.nodeUuid === uuid);
+  const at = (message: string, after = 0): number | undefined => {
+    const found = lines.find((line) => line.message === message && Date.parse(String(line.timestamp)) >= after);
+    return found ? Date.parse(String(found.timestamp)) : undefined;
+  };
+  const accepted = at('provision action accepted', started - 1000) ?? started;
+  const inserted = at('virtual media deploy ramdisk inserted', accepted);
+  const calledBack = at('agent called back', accepted);
+  const written = at('the agent wrote the image asked for', accepted);
+  const span = (from: number | undefined, to: number | undefined) =>
+    from !== undefined && to !== undefined ? `${((to - from) / 1000).toFixed(1)} s` : '?';
+  const built = lines.find((line) => line.message === 'boot ISO built');
   const uptime = (marker: string) => new RegExp(`${marker}[^\\n]*up=([0-9.]+)`).exec(ramdiskSerial)?.[1] ?? '?';
   const network = /E2E-STATIC ok/.test(ramdiskSerial) ? 'E2E-STATIC ok' : 'E2E-DHCP ok';
   const timeline =
-    `deploy -> active ${deploySeconds.toFixed(1)} s; ISO built in ${built?.ms ?? '?'} ms; ramdisk kernel uptime: ` +
-    `init ${uptime('E2E-RAMDISK up')} s, network (${network.slice(4, -3).toLowerCase()}) ${uptime(network)} s, ` +
-    `lookup ${uptime('E2E-LOOKUP ok')} s, agent ${uptime('E2E-AGENT listening')} s, powered off ${uptime('E2E-POWEROFF')} s`;
+    `deploy -> active ${deploySeconds.toFixed(1)} s: ISO ready and inserted ${span(accepted, inserted)} ` +
+    `(ISO built in ${built?.ms ?? '?'} ms), power-on to the agent's first heartbeat ${span(inserted, calledBack)} ` +
+    `(ramdisk kernel uptime: init ${uptime('E2E-RAMDISK up')} s, network (${network.slice(4, -3).toLowerCase()}) ` +
+    `${uptime(network)} s, lookup ${uptime('E2E-LOOKUP ok')} s), image written ${span(calledBack, written)}, ` +
+    `then to active (agent power-off, CD ejected, disk boot set, power on) ${span(written, started + deploySeconds * 1000)}`;
   return { ramdiskSerial, instanceSerial, deploySeconds, timeline };
 }
