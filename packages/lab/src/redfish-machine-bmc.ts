@@ -130,6 +130,9 @@ export async function startRedfishMachineBmc(options: RedfishMachineBmcOptions):
               disk: options.disk ? MACHINE_DEVICE_IDS.disk : undefined,
               cdrom: MACHINE_DEVICE_IDS.cdrom,
             },
+            uefiHttpBoot: machine.ovmfVars
+              ? { varsFile: machine.ovmfVars, restart: (whileStopped) => machine.restart(whileStopped) }
+              : undefined,
           }),
           hardware: inventoryOf(options, diskBytes),
         },

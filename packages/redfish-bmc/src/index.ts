@@ -26,7 +26,7 @@ export {
   type SystemOptions,
 } from './managed-system.js';
 export { SCHEMA_VERSIONS } from './odata.js';
-export { type QemuBackendOptions, QemuMachineBackend } from './qemu-backend.js';
+export { type QemuBackendOptions, QemuCdDrive, QemuMachineBackend } from './qemu-backend.js';
 export {
   type RedfishBmc,
   type RedfishBmcControl,
@@ -35,6 +35,7 @@ export {
   startRedfishBmc,
 } from './redfish-bmc.js';
 export { SimulatedMachinePower, type SimulatedPowerOptions } from './simulated-power.js';
+export { HTTP_BOOT_OPTION, readGlobalVariables, setHttpBootNext, uriOfLoadOption } from './uefi-vars.js';
 export {
   type MachineCdDrive,
   SimulatedCdDrive,

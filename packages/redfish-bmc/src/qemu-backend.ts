@@ -3,7 +3,16 @@
 // the `bootindex` of its devices (QOM ids given here), which QEMU hands the firmware (SeaBIOS
 // or OVMF, through fw_cfg `bootorder`) again at every reset.
 import { QemuMachinePower, type QmpClient, withQmp } from '@bmaas/qemu-power-interface';
-import type { BootMode, BootRequest, BootSource, MachinePower, RedfishPowerState, ResetType } from './machine-power.js';
+import {
+  type BootMode,
+  type BootRequest,
+  type BootSource,
+  type MachinePower,
+  type RedfishPowerState,
+  type ResetType,
+  resetBoots,
+} from './machine-power.js';
+import { setHttpBootNext } from './uefi-vars.js';
 import type { MachineCdDrive } from './virtual-media.js';
 
 export interface QemuBackendOptions {
@@ -21,6 +30,13 @@ export interface QemuBackendOptions {
   defaultOrder?: readonly BootSource[];
   /** Bound on one QMP exchange; default 5 s. */
   qmpTimeoutMs?: number;
+  /**
+   * A UEFI machine's HTTP boot from Boot.HttpBootUri: its OVMF variable store, and how to
+   * restart its QEMU with a change made while it is stopped (QEMU reads the store only when it
+   * starts; the machine comes back powered off). Without it a `UefiHttp` boot loads the boot
+   * file DHCP names.
+   */
+  uefiHttpBoot?: { varsFile: string; restart(whileStopped: () => Promise<void>): Promise<void> };
 }
 
 const RESET_TYPES: readonly ResetType[] = [
@@ -66,6 +82,13 @@ export class QemuMachineBackend implements MachinePower {
    */
   async reset(type: ResetType, boot: BootRequest): Promise<void> {
     const chooseBoot = (qmp: QmpClient) => this.setBootOrder(qmp, boot.target);
+    const http = this.options.uefiHttpBoot;
+    if (boot.target === 'UefiHttp' && boot.httpBootUri && http && resetBoots(type, await this.powerState())) {
+      // BootNext to a boot option of that URI, written while QEMU is stopped: OVMF boots it at
+      // its next start, then deletes BootNext (later boots follow the machine's order again).
+      const uri = boot.httpBootUri;
+      await http.restart(() => setHttpBootNext(http.varsFile, uri));
+    }
     switch (type) {
       case 'On':
       case 'ForceOn':

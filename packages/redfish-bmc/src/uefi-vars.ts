@@ -8,7 +8,8 @@
 //
 // Layout (edk2 MdeModulePkg VariableFormat.h, the authenticated store OVMF uses): a firmware
 // volume header, then the variable store header, then variables one after another, each a
-// 60-byte header, its UCS-2 name and its data, 4-byte aligned; the free space is 0xFF.
+// 60-byte header, its UCS-2 name and its data (on x86 with no padding between them: the
+// name and data ALIGNMENT is 1), the next header at a multiple of 4; the free space is 0xFF.
 import { readFile, writeFile } from 'node:fs/promises';
 
 /** The Boot#### number of the HTTP boot option this writes (OVMF numbers its own from 0). */
@@ -105,8 +106,8 @@ function* variables(store: Buffer, start: number, end: number): Generator<Variab
     const nameSize = store.readUInt32LE(offset + 36);
     const dataSize = store.readUInt32LE(offset + 40);
     const nameAt = offset + VARIABLE_HEADER_SIZE;
-    const dataAt = nameAt + nameSize + padding(nameSize);
-    const next = align4(dataAt + dataSize + padding(dataSize));
+    const dataAt = nameAt + nameSize;
+    const next = align4(dataAt + dataSize);
     if (next > end) throw new Error('the UEFI variable store is corrupt: a variable runs past its end');
     yield {
       offset,
@@ -130,13 +131,8 @@ function variableRecord(name: string, data: Buffer): Buffer {
   header.writeUInt32LE(nameBytes.length, 36);
   header.writeUInt32LE(data.length, 40);
   EFI_GLOBAL_VARIABLE_GUID.copy(header, 44);
-  return Buffer.concat([
-    header,
-    nameBytes,
-    Buffer.alloc(padding(nameBytes.length), 0xff),
-    data,
-    Buffer.alloc(padding(data.length), 0xff),
-  ]);
+  const record = Buffer.concat([header, nameBytes, data]);
+  return Buffer.concat([record, Buffer.alloc(align4(record.length) - record.length, 0xff)]);
 }
 
 /** EFI_LOAD_OPTION: attributes, the device path's length, the description (UCS-2), the device path. */
@@ -168,4 +164,3 @@ function guidBytes(guid: string): Buffer {
 }
 
 const align4 = (n: number) => (n + 3) & ~3;
-const padding = (n: number) => align4(n) - n;

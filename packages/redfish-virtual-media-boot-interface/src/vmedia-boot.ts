@@ -382,7 +382,7 @@ function networkDataOf(node: NodeRecord): JsonObject | undefined {
  */
 export const redfishVirtualMediaBootInterface: BootInterfaceDescriptor<typeof REDFISH_SECTION.options> = {
   name: 'redfish-virtual-media',
-  config: { ...REDFISH_SECTION, fallbacks: { kernel_append_params: 'pxe' } },
+  config: REDFISH_SECTION,
   coreOptions: { deploy: VMEDIA_DEPLOY_OPTIONS },
   rootFiles: [],
   bootConfigNames: [],

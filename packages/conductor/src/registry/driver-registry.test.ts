@@ -252,8 +252,22 @@ describe('DriverRegistry', () => {
     );
   });
 
-  it('refuses two descriptors claiming one section', () => {
-    const claiming = { ...fakeBootInterface, name: 'other', config: ipxeBootInterface.config };
+  it('refuses two descriptors claiming one section with schemas of their own (one schema object may be shared)', () => {
+    const ipxeConfig = ipxeBootInterface.config as NonNullable<typeof ipxeBootInterface.config>;
+    const claiming = {
+      ...fakeBootInterface,
+      name: 'other',
+      config: { ...ipxeConfig, options: { ...ipxeConfig.options } },
+    };
+    expect(
+      pluginConfigSections({
+        ...DRIVER_CATALOG,
+        interfaces: {
+          ...DRIVER_CATALOG.interfaces,
+          boot: [...DRIVER_CATALOG.interfaces.boot, { ...claiming, config: ipxeConfig }],
+        },
+      }),
+    ).toHaveProperty('pxe');
     const catalog: DriverCatalog = {
       ...DRIVER_CATALOG,
       interfaces: { ...DRIVER_CATALOG.interfaces, boot: [...DRIVER_CATALOG.interfaces.boot, claiming] },
