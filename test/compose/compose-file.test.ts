@@ -455,9 +455,12 @@ describe('docker/Dockerfile', () => {
     const runtimeRuns = runs('runtime').join('\n');
     expect(runtimeRuns).not.toMatch(/build-essential|pnpm|gcc|make/);
     // The Debian packages a conductor runs: ipmitool (IPMI BMCs), genisoimage (config drives given as objects),
-    // qemu-utils (instance images converted to raw).
+    // qemu-utils (instance images converted to raw), and the redfish-virtual-media boot ISO's builders.
     for (const install of runtimeRuns.match(/apt-get install[^&\\]*/g) ?? []) {
-      expect(install.trim()).toBe('apt-get install -y --no-install-recommends ipmitool genisoimage qemu-utils');
+      expect(install.trim()).toBe(
+        'apt-get install -y --no-install-recommends ipmitool genisoimage qemu-utils ' +
+          'xorriso isolinux syslinux-common grub-efi-amd64-bin mtools dosfstools',
+      );
     }
     const copies = runtime.instructions.filter((i) => i.keyword === 'COPY').map((i) => i.args);
     expect(copies).toContain('--from=node-binary /node /usr/local/bin/node');
