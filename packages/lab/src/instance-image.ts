@@ -40,6 +40,7 @@ export async function buildInstanceImage(cacheDir: string): Promise<InstanceImag
     files: {
       init: { content: await read('instance-init.sh'), mode: 0o755 },
       'etc/udhcpc.script': { content: await read('ramdisk-udhcpc.sh'), mode: 0o755 },
+      'bin/network-data': { content: await read('network-data.sh'), mode: 0o755 },
     },
     // the config drive is an ISO 9660 filesystem (isofs needs cdrom)
     modules: [...VIRTIO_NET_MODULES, ...VIRTIO_BLOCK_MODULES, 'cdrom', 'isofs'],

@@ -22,8 +22,11 @@ export interface GuestForward {
 }
 
 export type MachineNetwork =
-  /** A tap on the LabNetwork's bridge; DHCP comes from the lab's dnsmasq. */
-  | { kind: 'tap'; network: LabNetwork; tap: string }
+  /**
+   * A tap on the LabNetwork's bridge (DHCP from the lab's dnsmasq); without a network, a tap
+   * in the host's own namespace (addHostTap), QEMU running on the host.
+   */
+  | { kind: 'tap'; network?: LabNetwork; tap: string }
   /** QEMU user-mode networking, restricted: the guest reaches only the forwards. */
   | { kind: 'user'; bootUrl?: string; forwards: GuestForward[]; hostForwards?: GuestForward[] };
 
@@ -257,7 +260,7 @@ export async function startQemuMachine(options: QemuMachineOptions): Promise<Qem
     try {
       const stdio = ['ignore', logFd, logFd] as const;
       child =
-        options.net.kind === 'tap'
+        options.net.kind === 'tap' && options.net.network
           ? options.net.network.spawn('qemu-system-x86_64', args, { stdio: [...stdio] })
           : spawn('qemu-system-x86_64', args, { stdio: [...stdio] });
     } finally {

@@ -39,7 +39,7 @@ export const REDFISH_OPTIONS = {
     env: 'BMAAS_REDFISH__BIOS_APPLY_TIMEOUT',
   },
   kernel_append_params: {
-    doc: "Kernel command-line parameters of the ramdisks the redfish boot interfaces boot (redfish-https), when driver_info.kernel_append_params is unset; unset = [pxe]kernel_append_params, as Ironic's per-interface options fall back to [pxe].",
+    doc: "Kernel command-line parameters of the ramdisks the redfish boot interfaces boot (the ISOs of redfish-virtual-media, the images of redfish-https), when driver_info.kernel_append_params is unset; unset = [pxe]kernel_append_params, as Ironic's per-interface options fall back to [pxe].",
     format: 'optional-string',
     default: null as string | null,
     env: 'BMAAS_REDFISH__KERNEL_APPEND_PARAMS',

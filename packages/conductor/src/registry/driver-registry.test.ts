@@ -252,8 +252,22 @@ describe('DriverRegistry', () => {
     );
   });
 
-  it('refuses two descriptors claiming one section', () => {
-    const claiming = { ...fakeBootInterface, name: 'other', config: ipxeBootInterface.config };
+  it('refuses two descriptors claiming one section with schemas of their own (one schema object may be shared)', () => {
+    const ipxeConfig = ipxeBootInterface.config as NonNullable<typeof ipxeBootInterface.config>;
+    const claiming = {
+      ...fakeBootInterface,
+      name: 'other',
+      config: { ...ipxeConfig, options: { ...ipxeConfig.options } },
+    };
+    expect(
+      pluginConfigSections({
+        ...DRIVER_CATALOG,
+        interfaces: {
+          ...DRIVER_CATALOG.interfaces,
+          boot: [...DRIVER_CATALOG.interfaces.boot, { ...claiming, config: ipxeConfig }],
+        },
+      }),
+    ).toHaveProperty('pxe');
     const catalog: DriverCatalog = {
       ...DRIVER_CATALOG,
       interfaces: { ...DRIVER_CATALOG.interfaces, boot: [...DRIVER_CATALOG.interfaces.boot, claiming] },
@@ -445,6 +459,33 @@ describe('boot interfaces of the hardware types that drive real machines', () =>
         .map((i) => i.interfaceName);
     expect(boot('ipmi')).toEqual(['ipxe']);
     expect(boot('redfish')).toEqual(['ipxe', 'bmc-boot']);
+  });
+});
+
+describe('the redfish-virtual-media boot interface of the registry', () => {
+  it('is taken by redfish (through its BMC) and fake-hardware, not by ipmi', () => {
+    const registry = create(
+      loadConductorConfig({
+        env: {},
+        overrides: {
+          DEFAULT: {
+            enabled_hardware_types: ['ipmi', 'redfish', 'fake-hardware'],
+            enabled_boot_interfaces: ['fake', 'ipxe', 'redfish-virtual-media'],
+            enabled_power_interfaces: ['fake', 'ipmitool', 'redfish'],
+            enabled_management_interfaces: ['fake', 'ipmitool', 'redfish', 'noop'],
+          },
+        },
+      }),
+      DRIVER_CATALOG,
+    );
+    const boot = (type: string) =>
+      registry
+        .registrationInterfaces()
+        .filter((i) => i.hardwareType === type && i.interfaceType === 'boot')
+        .map((i) => i.interfaceName);
+    expect(boot('redfish')).toEqual(['ipxe', 'redfish-virtual-media']);
+    expect(boot('ipmi')).toEqual(['ipxe']);
+    expect(boot('fake-hardware')).toEqual(['fake', 'ipxe', 'redfish-virtual-media']);
   });
 });
 

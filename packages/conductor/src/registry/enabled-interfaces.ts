@@ -21,6 +21,7 @@ import {
   redfishManagementInterface,
   redfishPowerInterface,
 } from '@bmaas/redfish-interfaces';
+import { redfishVirtualMediaBootInterface } from '@bmaas/redfish-virtual-media-boot-interface';
 import { agentInspectInterface } from '../inspection/agent-inspect.js';
 import type { DriverCatalog, InterfaceCatalog } from './catalog.js';
 
@@ -30,7 +31,13 @@ import type { DriverCatalog, InterfaceCatalog } from './catalog.js';
  * implementation is one line here.
  */
 export const INTERFACES: InterfaceCatalog = {
-  boot: [fakeBootInterface, ipxeBootInterface, grubBootInterface, redfishHttpsBootInterface],
+  boot: [
+    fakeBootInterface,
+    ipxeBootInterface,
+    grubBootInterface,
+    redfishVirtualMediaBootInterface,
+    redfishHttpsBootInterface,
+  ],
   deploy: [fakeDeployInterface, directDeployInterface],
   power: [fakePowerInterface, qemuPowerInterface, ipmitoolPowerInterface, redfishPowerInterface],
   management: [
