@@ -648,7 +648,9 @@ describe.skipIf(missingPrerequisite(LABEL, prerequisite))(`${LABEL}: docker-comp
     const history = (await cli(['node', 'history', 'list', '--long', nodeUuid, '-f', 'json'])) as Array<
       Record<string, string>
     >;
-    const served = history.filter((entry) => entry['Event Origin Type'] === 'boot-config').map((entry) => entry.Conductor);
+    const served = history
+      .filter((entry) => entry['Event Origin Type'] === 'boot-config')
+      .map((entry) => entry.Conductor);
     log(`boot configurations served, by conductor: ${served.join(', ')}`);
     expect(served).toContain(owner);
     expect(served).toContain(newOwner);
