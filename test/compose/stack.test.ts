@@ -46,6 +46,7 @@ const PROVISIONING_IP = '192.168.79.1';
 const API = `http://${PROVISIONING_IP}:6385`;
 const CONDUCTORS = ['conductor-1', 'conductor-2', 'conductor-3'];
 const MAC = '52:54:00:c0:39:01';
+const HTTP_PORT: Record<string, number> = { 'conductor-1': 8081, 'conductor-2': 8082, 'conductor-3': 8083 };
 const MACHINE = 'compose-1';
 const TAP = 'bmcompose-m0';
 /** The machine's virtio disk, which the deploy writes the instance image to. */
@@ -177,6 +178,11 @@ async function bootScript(): Promise<{ status: number; body: string }> {
   });
   return { status: response.status, body: await response.text() };
 }
+/** Which conductor's file server a node's boot script names (the port of its http_url). */
+function servedBy(script: string): string | undefined {
+  const port = new RegExp(`http://${PROVISIONING_IP.replaceAll('.', '\\.')}:(808[123])/`).exec(script)?.[1];
+  return CONDUCTORS.find((name) => String(HTTP_PORT[name]) === port);
+}
 interface NodeShown {
   provision_state: string;
   power_state: string | null;
@@ -190,6 +196,54 @@ async function conductorOf(uuid: string): Promise<string | null> {
   return ((await cli(['node', 'show', uuid, '-f', 'json', '-c', 'conductor'])) as { conductor: string | null })
     .conductor;
 }
+/**
+ * The restart policies besides the compose file's: `docker kill` of a container under `always`
+ * or `on-failure` is not restarted either, a crash of it is (a container of the dnsmasq image,
+ * which has a shell, running sleep). Returns the outcome of each, as "status restarts".
+ */
+async function restartPolicyOutcomes(): Promise<Record<string, { killed: string; crashed: string }>> {
+  const outcomes: Record<string, { killed: string; crashed: string }> = {};
+  for (const policy of ['always', 'on-failure']) {
+    const name = `${PROJECT}-restart-${policy}`;
+    await docker(['rm', '-f', name]).catch(() => '');
+    const id = (
+      await docker([
+        'run',
+        '-d',
+        '--init',
+        '--name',
+        name,
+        '--restart',
+        policy,
+        '--entrypoint',
+        'sleep',
+        'bmaas-dnsmasq:latest',
+        '600',
+      ])
+    ).trim();
+    try {
+      await docker(['kill', id]);
+      await new Promise((resolve) => setTimeout(resolve, 5000));
+      const killed = (await docker(['inspect', '--format', '{{.State.Status}} {{.RestartCount}}', id])).trim();
+      await docker(['start', id]);
+      const pidOf = Number((await docker(['inspect', '--format', '{{.State.Pid}}', id])).trim());
+      process.kill(pidOf, 'SIGKILL');
+      const crashed = await waitFor(
+        `the ${policy} container restarted after its process was killed`,
+        async () => {
+          const state = (await docker(['inspect', '--format', '{{.State.Status}} {{.RestartCount}}', id])).trim();
+          return state === 'running 1' ? state : undefined;
+        },
+        { timeoutMs: 30_000, intervalMs: 250 },
+      );
+      outcomes[policy] = { killed, crashed };
+    } finally {
+      await docker(['rm', '-f', id]).catch(() => '');
+    }
+  }
+  return outcomes;
+}
+
 /** The console lines that tell a boot's way: power-ons, iPXE's downloads, the agent's and the instance's marks. */
 function consoleMilestones(text: string): string {
   return (
@@ -517,51 +571,92 @@ describe.skipIf(missingPrerequisite(LABEL, prerequisite))(`${LABEL}: docker-comp
     DEPLOY_TIMEOUT_MS + 420_000,
   );
 
-  it("docker kill of the owner's container: another conductor takes the machine over and serves its boot; docker kill is an operator's stop, a crash is restarted", async () => {
+  it("docker kill of the owner's container: another conductor takes the machine over and, on a rebuild, serves its boot and deploys it; docker kill is an operator's stop, a crash is restarted", async () => {
     const machine = bmc as MachineBmc;
     const owner = (await conductorOf(nodeUuid)) as string;
     const killedAt = Date.now();
     await docker(['kill', await containerOf(owner)]);
+    // Meanwhile (the takeover waits a minute for a heartbeat to time out), the other policies.
+    const policies = restartPolicyOutcomes().then((outcomes) => {
+      for (const [policy, { killed, crashed }] of Object.entries(outcomes)) {
+        log(`restart: ${policy}: after docker kill "${killed}" (status, restarts); after a crash "${crashed}"`);
+        expect(killed, `restart: ${policy}, docker kill`).toBe('exited 0');
+        expect(crashed, `restart: ${policy}, a crash`).toBe('running 1');
+      }
+    });
+    policies.catch(() => {}); // awaited at the end
     const newOwner = await waitFor(
-      `another conductor than ${owner} to serve the machine's boot script`,
+      `another conductor than ${owner} to own the machine's node`,
       async () => {
-        const script = await bootScript().catch(() => undefined);
-        if (script?.status !== 200) return undefined;
         const by = await conductorOf(nodeUuid).catch(() => null);
         return by && by !== owner ? by : undefined;
       },
       { timeoutMs: 240_000, intervalMs: 1000 },
     );
     timings.takeover = (Date.now() - killedAt) / 1000;
-    log(`conductor ${owner} killed: ${newOwner} served the machine's boot script after ${timings.takeover} s`);
+    log(`conductor ${owner} killed: the API names ${newOwner} as the node's conductor after ${timings.takeover} s`);
     // The engine counts `docker kill` as a stop the operator asked for, whatever the restart policy.
     log(`${[...compose, '-p', PROJECT].join(' ')} ps, ${owner} killed:\n${await composeRun(['ps'])}`);
     const afterKill = await stateOf(owner);
     log(`${owner} ${timings.takeover} s after docker kill: ${afterKill.Status}, restarts ${afterKill.RestartCount}`);
     expect(afterKill).toMatchObject({ Status: 'exited', ExitCode: 137, RestartCount: 0 });
 
-    // The new owner drives the machine: boot device pxe and a reboot over IPMI from its
-    // container; the machine boots from the network, the API routes /v1/boot to the new owner,
-    // whose script boots the disk.
-    let t = Date.now();
-    await cli(['node', 'boot', 'device', 'set', nodeUuid, 'pxe']);
-    await cli(['node', 'reboot', nodeUuid]);
-    await machine.waitForSerialSincePowerOn(
-      /bootdev=pxe[\s\S]*Booting the deployed instance from the local disk[\s\S]*INSTANCE-UP from disk/,
-      240_000,
+    // An active node's boot configuration is not served ([api]restrict_boot_config: only "* wait"
+    // states): the machine boots its disk. A rebuild, taken by the new owner, network-boots it
+    // again: its boot script, served through the API, is the new owner's (its file server).
+    await waitFor(
+      `the rebuild to be accepted by ${newOwner}`,
+      async () =>
+        cli(['node', 'rebuild', nodeUuid]).then(
+          () => true,
+          (error: Error) => {
+            // Refused while the new owner still holds the node for its takeover: asked again.
+            log(`rebuild not yet: ${error.message.split('\n')[0]}`);
+            return undefined;
+          },
+        ),
+      { timeoutMs: 90_000, intervalMs: 3000 },
     );
-    timings.networkBootAfterTakeover = (Date.now() - t) / 1000;
-    log(`the reboot through ${newOwner}:\n${consoleMilestones(await machine.serialSincePowerOn())}`);
+    const script = await waitFor(
+      `the machine's boot script served by ${newOwner}`,
+      async () => {
+        const answer = await bootScript().catch(() => undefined);
+        return answer?.status === 200 && servedBy(answer.body) === newOwner ? answer.body : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 500 },
+    );
+    timings.servedByNewOwner = (Date.now() - killedAt) / 1000;
+    log(`${newOwner} served the machine's deploy boot script ${timings.servedByNewOwner} s after the kill`);
+    expect(script).toContain(`# Boot script of node ${nodeUuid},`);
+    const rebuilt = await waitFor(
+      'the machine to be deployed again ("active")',
+      async () => {
+        const node = await showNode();
+        if (/fail/.test(node.provision_state)) throw new Error(`${node.provision_state}: ${node.last_error}`);
+        return node.provision_state === 'active' ? node : undefined;
+      },
+      { timeoutMs: DEPLOY_TIMEOUT_MS, intervalMs: 3000, describe: serialTail },
+    );
+    expect(rebuilt).toMatchObject({ last_error: null, conductor: newOwner });
+    await machine.waitForSerialSincePowerOn(/bootdev=default[\s\S]*INSTANCE-UP from disk/, 180_000);
+    timings.rebuiltAndUp = (Date.now() - killedAt) / 1000;
+    // The network boot of the rebuild: the kernel from the new owner's file server.
+    const serial = readFileSync(machine.serialLog, 'utf8');
+    const lastNetworkBoot = serial.slice(serial.lastIndexOf('=== power on, bootdev=pxe'));
+    expect(lastNetworkBoot).toContain(`${PROVISIONING_IP}:${HTTP_PORT[newOwner]}/${nodeUuid}/deploy_kernel`);
+    log(`the rebuild through ${newOwner}:\n${consoleMilestones(lastNetworkBoot)}`);
     const history = (await cli(['node', 'history', 'list', '--long', nodeUuid, '-f', 'json'])) as Array<
       Record<string, string>
     >;
-    const served = history.filter((entry) => entry['Event Type'] === 'boot-config').map((entry) => entry.Conductor);
+    const served = history
+      .filter((entry) => entry['Event Origin Type'] === 'boot-config')
+      .map((entry) => entry.Conductor);
     log(`boot configurations served, by conductor: ${served.join(', ')}`);
     expect(served).toContain(owner);
     expect(served).toContain(newOwner);
+    let t = Date.now();
 
     // `up -d` starts what is not running; the machine goes back to its first owner.
-    t = Date.now();
     await composeRun(['up', '-d'], 300_000);
     await waitForHealthy(`${owner} to be healthy again after up -d`, 180_000);
     timings.upAfterKill = (Date.now() - t) / 1000;
@@ -584,48 +679,7 @@ describe.skipIf(missingPrerequisite(LABEL, prerequisite))(`${LABEL}: docker-comp
       `${owner} killed from the host: restarted by the engine after ${timings.crashRestarted} s, healthy after ${timings.crashHealthy} s`,
     );
 
-    // And the other restart policies: `docker kill` of a container under `always` or
-    // `on-failure` is not restarted either, a crash of it is (a container of the dnsmasq
-    // image, which has a shell, running sleep).
-    for (const policy of ['always', 'on-failure']) {
-      const name = `${PROJECT}-restart-${policy}`;
-      await docker(['rm', '-f', name]).catch(() => '');
-      const id = (
-        await docker([
-          'run',
-          '-d',
-          '--init',
-          '--name',
-          name,
-          '--restart',
-          policy,
-          '--entrypoint',
-          'sleep',
-          'bmaas-dnsmasq:latest',
-          '600',
-        ])
-      ).trim();
-      try {
-        await docker(['kill', id]);
-        await new Promise((resolve) => setTimeout(resolve, 5000));
-        const killed = (await docker(['inspect', '--format', '{{.State.Status}} {{.RestartCount}}', id])).trim();
-        await docker(['start', id]);
-        const pidOf = Number((await docker(['inspect', '--format', '{{.State.Pid}}', id])).trim());
-        process.kill(pidOf, 'SIGKILL');
-        const crashed = await waitFor(
-          `the ${policy} container restarted after its process was killed`,
-          async () => {
-            const state = (await docker(['inspect', '--format', '{{.State.Status}} {{.RestartCount}}', id])).trim();
-            return state === 'running 1' ? state : undefined;
-          },
-          { timeoutMs: 30_000, intervalMs: 250 },
-        );
-        log(`restart: ${policy}: after docker kill "${killed}" (status, restarts); after a crash "${crashed}"`);
-        expect(killed).toBe('exited 0');
-      } finally {
-        await docker(['rm', '-f', id]).catch(() => '');
-      }
-    }
+    await policies;
   }, 900_000);
 
   it('down then up: the node, its port, its history and the credentials are still there', async () => {
