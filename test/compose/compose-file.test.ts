@@ -454,11 +454,11 @@ describe('docker/Dockerfile', () => {
     expect(runtime.instructions).toContainEqual({ keyword: 'WORKDIR', args: '/opt/bmaas' });
     const runtimeRuns = runs('runtime').join('\n');
     expect(runtimeRuns).not.toMatch(/build-essential|pnpm|gcc|make/);
-    // The Debian packages a conductor runs: ipmitool (IPMI BMCs), genisoimage (config drives given as objects),
-    // qemu-utils (instance images converted to raw), and the redfish-virtual-media boot ISO's builders.
+    // The Debian packages a conductor runs: ipmitool (IPMI BMCs), qemu-utils (instance images converted to
+    // raw), xorriso (config drives given as objects and the redfish-virtual-media boot ISO) and the boot ISO's loaders.
     for (const install of runtimeRuns.match(/apt-get install[^&\\]*/g) ?? []) {
       expect(install.trim()).toBe(
-        'apt-get install -y --no-install-recommends ipmitool genisoimage qemu-utils ' +
+        'apt-get install -y --no-install-recommends ipmitool qemu-utils ' +
           'xorriso isolinux syslinux-common grub-efi-amd64-bin mtools dosfstools',
       );
     }

@@ -18,8 +18,6 @@ export interface ConfigDriveObject {
 
 /** Directories a config-2 drive carries, as Ironic (and openstacksdk) write them. */
 const VERSIONS = ['2012-08-10', 'latest'];
-/** ISO 9660 writers, first found wins; xorriso takes the same flags through its mkisofs emulation. */
-const ISO_WRITERS: ReadonlyArray<readonly string[]> = [['genisoimage'], ['xorriso', '-as', 'mkisofs']];
 
 /** The node fields a config drive takes defaults from. */
 export interface ConfigDriveNode {
@@ -66,18 +64,14 @@ export async function buildConfigDrive(drive: ConfigDriveObject, node: ConfigDri
   }
 }
 
+/** xorriso's mkisofs emulation: the one ISO writer of the conductor (the boot ISOs use it too). */
 async function writeIso(root: string, iso: string): Promise<void> {
   const flags = ['-quiet', '-o', iso, '-V', 'config-2', '-r', '-J', '-input-charset', 'utf-8', root];
-  const failures: string[] = [];
-  for (const [command, ...prefix] of ISO_WRITERS) {
-    try {
-      await run(command as string, [...prefix, ...flags], { timeout: 60_000 });
-      return;
-    } catch (error) {
-      failures.push(`${command}: ${(error as Error).message.split('\n')[0]}`);
-    }
+  try {
+    await run('xorriso', ['-as', 'mkisofs', ...flags], { timeout: 60_000 });
+  } catch (error) {
+    throw new Error(`cannot build the config drive ISO (install xorriso): ${(error as Error).message.split('\n')[0]}`);
   }
-  throw new Error(`cannot build the config drive ISO (install genisoimage or xorriso): ${failures.join('; ')}`);
 }
 
 /** The string the agent gets for the node's stored config drive (built here from the object form). */
