@@ -2,7 +2,7 @@
 // The simulated BMC fleet as a process of its own (its CPU and memory are not the measured
 // conductor's): `node fleet-main.js --count N [...]`. Once every BMC listens it prints one JSON
 // line on stdout (port, account, system path, first address, control URL); the control server
-// answers GET /stats[?since=<ms since the epoch>] with the fleet's FleetStats. SIGTERM stops it.
+// answers GET /stats[?since=<ms since the epoch>][&count=<first BMCs>] with the fleet's FleetStats. SIGTERM stops it.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type RedfishFleetOptions, startRedfishFleet } from './fleet.js';
@@ -24,7 +24,10 @@ async function main(): Promise<void> {
       return;
     }
     const since = url.searchParams.get('since');
-    const text = JSON.stringify(fleet.stats(since === null ? undefined : Number(since)));
+    const count = url.searchParams.get('count');
+    const text = JSON.stringify(
+      fleet.stats(since === null ? undefined : Number(since), count === null ? undefined : Number(count)),
+    );
     res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) }).end(text);
   });
   await new Promise<void>((resolve) => control.listen(0, '127.0.0.1', resolve));

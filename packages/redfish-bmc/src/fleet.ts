@@ -102,7 +102,8 @@ export interface RedfishFleet {
   url(index: number): string;
   /** The system path every BMC serves (the nodes' redfish_system_id). */
   readonly systemPath: string;
-  stats(since?: number): FleetStats;
+  /** Over the first `count` BMCs (default all); `since`: Date.now() from which a reading counts. */
+  stats(since?: number, count?: number): FleetStats;
   close(): Promise<void>;
 }
 
@@ -300,7 +301,7 @@ export async function startRedfishFleet(options: RedfishFleetOptions): Promise<R
     password,
     systemPath: SYSTEM_PATH,
     url: (index) => `http://${(bmcs[index] as FleetBmc).address}:${port}`,
-    stats: (since) => {
+    stats: (since, count = bmcs.length) => {
       const now = Date.now();
       let requests = 0;
       let maxInFlight = 0;
@@ -310,7 +311,7 @@ export async function startRedfishFleet(options: RedfishFleetOptions): Promise<R
       let notReadSince = 0;
       let sessionsOpened = 0;
       let sessionsOpen = 0;
-      for (const bmc of bmcs) {
+      for (const bmc of bmcs.slice(0, count)) {
         requests += bmc.requests;
         maxInFlight = Math.max(maxInFlight, bmc.maxInFlight);
         overlapping += bmc.overlapping;
@@ -321,7 +322,7 @@ export async function startRedfishFleet(options: RedfishFleetOptions): Promise<R
         if (since !== undefined && bmc.lastSystemRead < since) notReadSince += 1;
       }
       return {
-        bmcs: bmcs.length,
+        bmcs: Math.min(count, bmcs.length),
         requests,
         answers: { ...answers },
         sessionsOpened,
