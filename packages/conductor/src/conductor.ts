@@ -275,6 +275,7 @@ export function createConductor(deps: ConductorDeps): Conductor {
       logger.error('could not mark this conductor offline', { error: (error as Error).message });
     }
     logger.info('conductor going offline', { running: tasks.heldCount });
+    periodicDeps.powerSync.close();
     await Promise.all(timers.map(({ timer }) => timer.stop()));
     lease.close();
     await bootPath?.feed.stop();
