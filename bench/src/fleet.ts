@@ -74,27 +74,102 @@ export interface FleetReport {
   steps: FleetStep[];
 }
 
-/** The fleet process: its control URL and what nodes need to reach their BMCs. */
-interface RunningFleet {
-  process: ServedProcess;
+/** BMCs per fleet process: each BMC is a listening socket, and a process may hold 20,000 descriptors here. */
+const BMCS_PER_PROCESS = 15_000;
+
+/** The fleet's processes: what nodes need to reach their BMCs, and the fleet's counters. */
+export interface RunningFleet {
+  processes: ServedProcess[];
   port: number;
   username: string;
   password: string;
   systemPath: string;
-  control: string;
-  addresses: (index: number) => string;
+  address(index: number): string;
+  /** The counters of the first `count` BMCs over every process (sums; ages and in-flight: the most). */
+  stats(since: number, count: number): Promise<FleetStats>;
+  stop(): Promise<void>;
 }
 
-/** Starts fleet-main.js and waits for its ready line. */
-export async function startFleetProcess(options: FleetBenchOptions, firstAddress: string): Promise<RunningFleet> {
+/** Starts fleet-main.js (one process per 15,000 BMCs, on one port) and waits for their ready lines. */
+export async function startFleetProcesses(options: FleetBenchOptions, firstAddress: string): Promise<RunningFleet> {
+  const shards: Array<{ first: number; count: number }> = [];
+  for (let first = 0; first < options.nodes; first += BMCS_PER_PROCESS) {
+    shards.push({ first, count: Math.min(BMCS_PER_PROCESS, options.nodes - first) });
+  }
+  const started: Array<{ process: ServedProcess; ready: Record<string, unknown> }> = [];
+  try {
+    for (const shard of shards) {
+      const port = started[0]?.ready.port;
+      const password = started[0]?.ready.password;
+      started.push(
+        await startFleetProcess(options, fleetAddress(firstAddress, shard.first), shard.count, {
+          ...(port !== undefined ? { port: String(port) } : {}),
+          ...(password !== undefined ? { password: String(password) } : {}),
+        }),
+      );
+    }
+  } catch (error) {
+    await Promise.all(started.map((s) => s.process.stop()));
+    throw error;
+  }
+  const first = started[0]?.ready as Record<string, unknown>;
+  return {
+    processes: started.map((s) => s.process),
+    port: Number(first.port),
+    username: String(first.username),
+    password: String(first.password),
+    systemPath: String(first.systemPath),
+    address: (index) => fleetAddress(firstAddress, index),
+    stats: async (since, count) => {
+      const parts = await Promise.all(
+        shards.map(async (shard, i) => {
+          const inShard = Math.max(0, Math.min(shard.count, count - shard.first));
+          const control = String(started[i]?.ready.control);
+          const response = await fetch(`${control}/stats?since=${since}&count=${inShard}`);
+          return (await response.json()) as FleetStats;
+        }),
+      );
+      const sum = (pick: (s: FleetStats) => number) => parts.reduce((total, s) => total + pick(s), 0);
+      const answers: Record<string, number> = {};
+      for (const part of parts) for (const [k, n] of Object.entries(part.answers)) answers[k] = (answers[k] ?? 0) + n;
+      const read = parts.filter((p) => p.bmcs > p.neverRead);
+      return {
+        bmcs: sum((s) => s.bmcs),
+        requests: sum((s) => s.requests),
+        answers,
+        sessionsOpened: sum((s) => s.sessionsOpened),
+        sessionsOpen: sum((s) => s.sessionsOpen),
+        maxInFlight: Math.max(0, ...parts.map((s) => s.maxInFlight)),
+        overlapping: sum((s) => s.overlapping),
+        neverRead: sum((s) => s.neverRead),
+        oldestReadingMs: Math.max(0, ...read.map((s) => s.oldestReadingMs)),
+        notReadSince: sum((s) => s.notReadSince ?? 0),
+        changes: sum((s) => s.changes),
+      };
+    },
+    stop: async () => {
+      await Promise.all(started.map((s) => s.process.stop()));
+    },
+  };
+}
+
+/** One fleet process for `count` BMCs from `firstAddress`; its ready line. */
+async function startFleetProcess(
+  options: FleetBenchOptions,
+  firstAddress: string,
+  count: number,
+  shared: { port?: string; password?: string },
+): Promise<{ process: ServedProcess; ready: Record<string, unknown> }> {
   const args = [
     FLEET_MAIN,
-    ...['--count', String(options.nodes), '--first-address', firstAddress],
+    ...['--count', String(count), '--first-address', firstAddress],
+    ...(shared.port ? ['--port', shared.port] : []),
     ...['--median-ms', String(options.latency.medianMs), '--p99-ms', String(options.latency.p99Ms)],
     ...['--max-ms', String(options.latency.maxMs)],
     ...['--error-rate', String(options.errorRate), '--timeout-rate', String(options.timeoutRate)],
   ];
-  const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = { ...process.env, ...(shared.password ? { REDFISH_FLEET_PASSWORD: shared.password } : {}) };
+  const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
   const ready = await new Promise<Record<string, unknown>>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
     let errors = '';
@@ -104,20 +179,7 @@ export async function startFleetProcess(options: FleetBenchOptions, firstAddress
     lines.once('line', (line) => resolve(JSON.parse(line) as Record<string, unknown>));
     child.once('exit', (code) => reject(new Error(`the BMC fleet exited (${code}) before it was ready: ${errors}`)));
   });
-  return {
-    process: new ServedProcess('bmc-fleet', child, String(ready.control)),
-    port: Number(ready.port),
-    username: String(ready.username),
-    password: String(ready.password),
-    systemPath: String(ready.systemPath),
-    control: String(ready.control),
-    addresses: (index) => fleetAddress(firstAddress, index),
-  };
-}
-
-async function fleetStats(fleet: RunningFleet, since: number, count: number): Promise<FleetStats> {
-  const response = await fetch(`${fleet.control}/stats?since=${since}&count=${count}`);
-  return (await response.json()) as FleetStats;
+  return { process: new ServedProcess('bmc-fleet', child, String(ready.control)), ready };
 }
 
 /** The conductors' statement counters (bmaas_conductor_database_queries_total), summed. */
@@ -150,7 +212,7 @@ async function enrolFleetNodes(
         name: `fleet-${String(index).padStart(6, '0')}`,
         driver: 'redfish',
         driver_info: {
-          redfish_address: `http://${fleet.addresses(index)}:${fleet.port}`,
+          redfish_address: `http://${fleet.address(index)}:${fleet.port}`,
           redfish_username: fleet.username,
           redfish_password: fleet.password,
           redfish_system_id: fleet.systemPath,
@@ -198,7 +260,7 @@ export async function measureFleet(
     let firstFullReadingSeconds: number | null = null;
     const bound = enrolledAt + 3 * intervalMs + 30_000;
     while (Date.now() < bound) {
-      const stats = await fleetStats(fleet, 0, count);
+      const stats = await fleet.stats(0, count);
       if (stats.neverRead === 0) {
         firstFullReadingSeconds = (Date.now() - enrolledAt) / 1000;
         break;
@@ -214,16 +276,16 @@ export async function measureFleet(
         new Map<string, () => number[]>([
           ...stack.conductors.map((c): [string, () => number[]] => [c.name, () => [stack.pidOf(c.name) ?? -1]]),
           ['postgres', deps.postgresPids],
-          ['fleet', () => [fleet.process.pid]],
+          ['fleet', () => fleet.processes.map((p) => p.pid)],
         ]),
       );
       const since = Date.now();
-      const before = await fleetStats(fleet, since, count);
+      const before = await fleet.stats(since, count);
       const queriesBefore = await conductorQueries(stack);
       monitor.start(1000);
       await sleep(intervalMs);
       const use = monitor.stop();
-      const after = await fleetStats(fleet, since, count);
+      const after = await fleet.stats(since, count);
       const queriesAfter = await conductorQueries(stack);
       const seconds = (Date.now() - since) / 1000;
       const nodesRead = count - (after.notReadSince ?? count);
@@ -244,7 +306,7 @@ export async function measureFleet(
       intervals.push(interval);
       progress(`${count} nodes, interval ${i + 1}: ${renderInterval(interval)}`);
     }
-    const last = await fleetStats(fleet, 0, count);
+    const last = await fleet.stats(0, count);
     const db = openDatabase({ connection: stack.databaseUrl, applicationName: 'bmaas-bench', maxPoolSize: 1 });
     let maintenance = 0;
     try {

@@ -18,7 +18,7 @@ import {
   fleetGoalsMet,
   measureFleet,
   renderFleetReport,
-  startFleetProcess,
+  startFleetProcesses,
 } from './fleet.js';
 import { imageFanoutFailed, renderImageFanout, runImageFanout } from './image-fanout.js';
 import {
@@ -431,8 +431,8 @@ async function runFleetBench(options: FleetBenchOptions, cleanup: Cleanup): Prom
   chmodSync(workDir, 0o755);
   cleanup.add(async () => rmSync(workDir, { recursive: true, force: true }));
   log(`starting the BMC fleet (${options.nodes} BMCs)…`);
-  const fleet = await startFleetProcess(options, '127.1.0.1');
-  cleanup.add(() => fleet.process.stop());
+  const fleet = await startFleetProcesses(options, '127.1.0.1');
+  cleanup.add(() => fleet.stop());
   log(`starting PostgreSQL, the API and ${options.conductors} conductor(s) in ${workDir}…`);
   const stack = await startStack(
     { conductors: options.conductors, noSendfile: false, cpuProfileDir: undefined, jsonRpcTls: false },

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The simulated BMC fleet as a process of its own (its CPU and memory are not the measured
 // conductor's): `node fleet-main.js --count N [...]`. Once every BMC listens it prints one JSON
-// line on stdout (port, account, system path, first address, control URL); the control server
+// line on stdout (port, account, system path, first address, control URL; the password is
+// REDFISH_FLEET_PASSWORD when set, else random); the control server
 // answers GET /stats[?since=<ms since the epoch>][&count=<first BMCs>] with the fleet's FleetStats. SIGTERM stops it.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,6 +13,9 @@ async function main(): Promise<void> {
   let options: RedfishFleetOptions;
   try {
     options = parseFleetOptions(process.argv.slice(2));
+    // The account's password, when given, comes through the environment (never an argument).
+    const password = process.env.REDFISH_FLEET_PASSWORD;
+    if (password) options = { ...options, password };
   } catch (error) {
     process.stderr.write(`${(error as Error).message}\n`);
     process.exit(2);
