@@ -39,8 +39,8 @@ export interface FleetInterval {
   seconds: number;
   /** Nodes whose BMC's system was not read within the interval, ÷ nodes. */
   notReadShare: number;
-  /** Age of the oldest last reading at the interval's end, seconds. */
-  oldestReadingSeconds: number;
+  /** Age of the oldest last reading at the interval's end, seconds; null: a node was never read. */
+  oldestReadingSeconds: number | null;
   bmcRequestsPerSecond: number;
   /** Each conductor's CPU seconds ÷ the interval: its share of one core. */
   conductorCpuShare: number[];
@@ -246,6 +246,8 @@ export async function measureFleet(
     fleet: RunningFleet;
     postgresPids: () => number[];
     progress: (line: string) => void;
+    /** Called as the last interval of a step starts and as it ends. */
+    onLastInterval?: (() => void) | undefined;
   },
 ): Promise<FleetStep[]> {
   const { api, stack, fleet, progress } = deps;
@@ -282,9 +284,12 @@ export async function measureFleet(
       const since = Date.now();
       const before = await fleet.stats(since, count);
       const queriesBefore = await conductorQueries(stack);
+      const last = i === options.intervals - 1;
+      if (last) deps.onLastInterval?.();
       monitor.start(1000);
       await sleep(intervalMs);
       const use = monitor.stop();
+      if (last) deps.onLastInterval?.();
       const after = await fleet.stats(since, count);
       const queriesAfter = await conductorQueries(stack);
       const seconds = (Date.now() - since) / 1000;
@@ -292,7 +297,7 @@ export async function measureFleet(
       const interval: FleetInterval = {
         seconds,
         notReadShare: (after.notReadSince ?? count) / count,
-        oldestReadingSeconds: after.neverRead > 0 ? Number.POSITIVE_INFINITY : after.oldestReadingMs / 1000,
+        oldestReadingSeconds: after.neverRead > 0 ? null : after.oldestReadingMs / 1000,
         bmcRequestsPerSecond: (after.requests - before.requests) / seconds,
         conductorCpuShare: stack.conductors.map((c) => (use.get(c.name)?.cpuSeconds ?? 0) / seconds),
         conductorPeakRssMb: stack.conductors.map((c) => use.get(c.name)?.peakRssMb ?? 0),
@@ -306,7 +311,7 @@ export async function measureFleet(
       intervals.push(interval);
       progress(`${count} nodes, interval ${i + 1}: ${renderInterval(interval)}`);
     }
-    const last = await fleet.stats(0, count);
+    const end = await fleet.stats(0, count);
     const db = openDatabase({ connection: stack.databaseUrl, applicationName: 'bmaas-bench', maxPoolSize: 1 });
     let maintenance = 0;
     try {
@@ -320,10 +325,10 @@ export async function measureFleet(
       nodes: count,
       firstFullReadingSeconds,
       intervals,
-      maxInFlightPerBmc: last.maxInFlight,
-      overlappingRequests: last.overlapping,
-      answers: last.answers,
-      sessionsOpened: last.sessionsOpened,
+      maxInFlightPerBmc: end.maxInFlight,
+      overlappingRequests: end.overlapping,
+      answers: end.answers,
+      sessionsOpened: end.sessionsOpened,
       maintenance,
     });
   }
@@ -335,7 +340,7 @@ const pct = (share: number) => `${(share * 100).toFixed(share < 0.1 ? 2 : 1)} %`
 function renderInterval(interval: FleetInterval): string {
   return [
     `not read ${pct(interval.notReadShare)}`,
-    `oldest reading ${interval.oldestReadingSeconds.toFixed(1)} s`,
+    `oldest reading ${interval.oldestReadingSeconds === null ? 'never (a node not read yet)' : `${interval.oldestReadingSeconds.toFixed(1)} s`}`,
     `BMC req/s ${interval.bmcRequestsPerSecond.toFixed(1)}`,
     `conductor CPU ${interval.conductorCpuShare.map(pct).join(', ')} of a core`,
     `RSS ${interval.conductorPeakRssMb.map((mb) => `${mb.toFixed(0)} MiB`).join(', ')}`,
@@ -380,7 +385,10 @@ export function renderFleetReport(report: FleetReport): string {
         String(step.nodes).padEnd(7),
         (step.firstFullReadingSeconds === null ? 'never' : `${step.firstFullReadingSeconds.toFixed(0)} s`).padEnd(11),
         pct(max(step.intervals.map((i) => i.notReadShare))).padEnd(10),
-        `${max(step.intervals.map((i) => i.oldestReadingSeconds)).toFixed(0)} s`.padEnd(9),
+        (step.intervals.some((i) => i.oldestReadingSeconds === null)
+          ? 'never'
+          : `${max(step.intervals.map((i) => i.oldestReadingSeconds ?? 0)).toFixed(0)} s`
+        ).padEnd(9),
         median(step.intervals.map((i) => i.bmcRequestsPerSecond))
           .toFixed(0)
           .padEnd(7),

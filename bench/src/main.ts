@@ -424,18 +424,23 @@ async function holdUntilInterrupted(
 }
 
 /** --fleet: one stack, the BMC fleet process, the steps of fleet.ts. */
-async function runFleetBench(options: FleetBenchOptions, cleanup: Cleanup): Promise<FleetReport> {
+async function runFleetBench(
+  options: FleetBenchOptions,
+  cpuProfileDir: string | undefined,
+  cleanup: Cleanup,
+): Promise<FleetReport> {
   const startedAt = new Date();
   const loadAverageBefore = os.loadavg();
   const workDir = mkdtempSync(join(os.tmpdir(), 'bmaas-bench-fleet-'));
   chmodSync(workDir, 0o755);
   cleanup.add(async () => rmSync(workDir, { recursive: true, force: true }));
+  if (cpuProfileDir) mkdirSync(cpuProfileDir, { recursive: true });
   log(`starting the BMC fleet (${options.nodes} BMCs)…`);
   const fleet = await startFleetProcesses(options, '127.1.0.1');
   cleanup.add(() => fleet.stop());
   log(`starting PostgreSQL, the API and ${options.conductors} conductor(s) in ${workDir}…`);
   const stack = await startStack(
-    { conductors: options.conductors, noSendfile: false, cpuProfileDir: undefined, jsonRpcTls: false },
+    { conductors: options.conductors, noSendfile: false, cpuProfileDir, jsonRpcTls: false },
     workDir,
     [
       '[DEFAULT]',
@@ -462,6 +467,15 @@ async function runFleetBench(options: FleetBenchOptions, cleanup: Cleanup): Prom
     fleet,
     postgresPids: () => processes.withChildren(stack.postmasterPid),
     progress: log,
+    // With --cpu-prof, the conductors profile the last interval of each step (conductor-<pid>-<n>.cpuprofile).
+    onLastInterval: cpuProfileDir
+      ? () => {
+          for (const c of stack.conductors) {
+            const pid = stack.pidOf(c.name);
+            if (pid) process.kill(pid, 'SIGUSR2');
+          }
+        }
+      : undefined,
   });
   return {
     startedAt: startedAt.toISOString(),
@@ -487,7 +501,7 @@ async function main(argv: string[]): Promise<number> {
   }
   if (options.fleet) {
     try {
-      const report = await runFleetBench(options.fleet, cleanup);
+      const report = await runFleetBench(options.fleet, options.cpuProfileDir, cleanup);
       process.stdout.write(`\n${renderFleetReport(report)}`);
       mkdirSync(options.resultsDir, { recursive: true });
       const file = join(
