@@ -39,8 +39,9 @@ export class PowerStateSync {
   private readonly failures = new Map<string, number>();
   /** When each owned node was last read or skipped (ms since the epoch). */
   private readonly lastRead = new Map<string, number>();
-  /** Nodes whose reading started and has not ended. */
+  /** Nodes whose reading started and has not ended, and those readings. */
   private readonly reading = new Set<string>();
+  private readonly readings = new Set<Promise<void>>();
   private readonly budget: KeyedLimiter;
   private listed: { at: number; nodes: PeriodicNodeRow[] } | undefined;
   private closed = false;
@@ -71,14 +72,19 @@ export class PowerStateSync {
       .sort((a, b) => (this.lastRead.get(a.uuid) ?? 0) - (this.lastRead.get(b.uuid) ?? 0));
     for (const node of due) {
       this.reading.add(node.uuid);
-      void this.budget
+      const reading = this.budget
         .run('sync', async () => {
           if (!this.closed) await this.syncOne(node);
         })
+        .catch((error: unknown) => {
+          this.deps.logger.warn('power state sync failed', { nodeUuid: node.uuid, error: errorText(error) });
+        })
         .finally(() => {
           this.reading.delete(node.uuid);
+          this.readings.delete(reading);
           this.lastRead.set(node.uuid, this.deps.now().getTime());
         });
+      this.readings.add(reading);
     }
   }
 
@@ -87,9 +93,20 @@ export class PowerStateSync {
     return this.reading.size;
   }
 
-  /** No reading starts from now on (the conductor stops; the ones under way end under their locks). */
-  close(): void {
+  /**
+   * No reading starts from now on (the conductor stops); waits up to `waitMs` for the ones
+   * under way (reads only: one cut short changes nothing).
+   */
+  async close(waitMs: number): Promise<void> {
     this.closed = true;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([...this.readings]),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, waitMs);
+      }),
+    ]);
+    clearTimeout(timer);
   }
 
   async recoverPowerFailures(): Promise<void> {
