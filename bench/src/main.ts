@@ -460,6 +460,13 @@ async function runFleetBench(
   cleanup.add(() => stack.stop());
   const api = new ApiClient(stack.apiUrl, { version: 'latest' });
   cleanup.add(async () => api.close());
+  if (options.conductors > 1) {
+    // A conductor's hash ring sees the others within [DEFAULT]hash_ring_reset_interval: until
+    // then two conductors may both take a node for theirs (and both read its BMC).
+    const seconds = stack.config.DEFAULT.hash_ring_reset_interval;
+    log(`waiting ${seconds} s for the conductors' hash rings to see each other…`);
+    await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  }
   const processes = new ProcessTable();
   const steps = await measureFleet(options, {
     api,

@@ -24,7 +24,9 @@ export const SYNC_TICKS_PER_INTERVAL = 6;
  * times an interval (never a timer per node); each tick starts a reading of
  * every owned node last read half an interval ago or more (oldest first), so
  * that a reading whose request got no answer is tried again and still lands
- * within the interval. The owned nodes are listed in SQL once an interval.
+ * within the interval. The owned nodes are listed in SQL once an interval,
+ * and each is read only while the hash ring still maps it here (two
+ * conductors reading one BMC would double its requests).
  * Readings run at most [conductor]sync_power_state_workers at a time over
  * the conductor (the budget), each BMC's requests one at a time by its
  * interface's client; a tick does not wait for them, and a node still being
@@ -74,7 +76,8 @@ export class PowerStateSync {
       this.reading.add(node.uuid);
       const reading = this.budget
         .run('sync', async () => {
-          if (!this.closed) await this.syncOne(node);
+          // Listed up to an interval ago: the ring may have moved the node to another conductor since.
+          if (!this.closed && (await ownedByMe(this.deps, node))) await this.syncOne(node);
         })
         .catch((error: unknown) => {
           this.deps.logger.warn('power state sync failed', { nodeUuid: node.uuid, error: errorText(error) });
