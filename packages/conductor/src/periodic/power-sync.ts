@@ -91,11 +91,6 @@ export class PowerStateSync {
     }
   }
 
-  /** Nodes whose reading has started and not ended (tests, logs). */
-  get readingCount(): number {
-    return this.reading.size;
-  }
-
   /**
    * No reading starts from now on (the conductor stops); waits up to `waitMs` for the ones
    * under way (reads only: one cut short changes nothing).
