@@ -50,6 +50,17 @@ if ! current bmaas-standin/debian:bookworm-slim; then
     rm -rf "$R"/var/cache/apt/archives/*.deb "$R"/var/lib/apt/lists/*
     touch "$W/rootfs.done"
   fi
+  # As small as the upstream slim image: what debootstrap installed without its
+  # documentation, man and info pages and translations (upstream keeps the copyright files
+  # and locale.alias too), and the same for every later apt install (the dpkg excludes
+  # below); no package caches left by apt-get update (upstream's docker-clean).
+  find "$R/usr/share/doc" -mindepth 1 ! -type d ! -name copyright -delete
+  find "$R/usr/share/doc" -mindepth 1 -type d -empty -delete
+  rm -rf "$R"/usr/share/man/* "$R"/usr/share/info/* "$R"/usr/share/lintian/*
+  find "$R/usr/share/locale" -mindepth 1 -maxdepth 1 ! -name locale.alias -exec rm -rf {} +
+  printf '%s\n' 'DPkg::Post-Invoke { "rm -f /var/cache/apt/*.bin || true"; };' \
+    'APT::Update::Post-Invoke { "rm -f /var/cache/apt/*.bin || true"; };' \
+    'Dir::Cache::pkgcache ""; Dir::Cache::srcpkgcache "";' > "$R/etc/apt/apt.conf.d/docker-clean"
   # Keep images small as the upstream slim ones do: no docs, no man pages from apt.
   mkdir -p "$R/etc/dpkg/dpkg.cfg.d"
   printf 'path-exclude /usr/share/doc/*\npath-exclude /usr/share/man/*\npath-exclude /usr/share/info/*\npath-exclude /usr/share/locale/*\npath-include /usr/share/locale/locale.alias\n' \

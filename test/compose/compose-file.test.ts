@@ -441,19 +441,44 @@ describe('docker/Dockerfile', () => {
   it('runs as a non-root user in a slim runtime stage without build tools', () => {
     expect(dockerfile.stages.length).toBeGreaterThanOrEqual(3);
     const runtime = stage('runtime');
-    expect(runtime.base).toBe('node:20-bookworm-slim');
+    // Debian's slim image and the Node.js binary alone (no npm, corepack or yarn), stripped.
+    expect(runtime.base).toBe('debian:bookworm-slim');
+    expect(stage('node-base').base).toBe('node:20-bookworm-slim');
+    expect(stage('node-binary').instructions).toContainEqual({
+      keyword: 'COPY',
+      args: '--from=node-base /usr/local/bin/node /node',
+    });
+    expect(runs('node-binary').join('\n')).toMatch(/strip --strip-all \/node/);
     const users = runtime.instructions.filter((i) => i.keyword === 'USER').map((i) => i.args);
     expect(users.at(-1)?.split(':')[0]).toBe('10001');
     expect(runtime.instructions).toContainEqual({ keyword: 'WORKDIR', args: '/opt/bmaas' });
     const runtimeRuns = runs('runtime').join('\n');
     expect(runtimeRuns).not.toMatch(/build-essential|pnpm|gcc|make/);
     // The Debian packages a conductor runs: ipmitool (IPMI BMCs), genisoimage (config drives given as objects),
-    // qemu-utils (instance images converted to raw).
+    // qemu-utils (instance images converted to raw), and the redfish-virtual-media boot ISO's builders.
     for (const install of runtimeRuns.match(/apt-get install[^&\\]*/g) ?? []) {
-      expect(install.trim()).toBe('apt-get install -y --no-install-recommends ipmitool genisoimage qemu-utils');
+      expect(install.trim()).toBe(
+        'apt-get install -y --no-install-recommends ipmitool genisoimage qemu-utils ' +
+          'xorriso isolinux syslinux-common grub-efi-amd64-bin mtools dosfstools',
+      );
     }
     const copies = runtime.instructions.filter((i) => i.keyword === 'COPY').map((i) => i.args);
-    for (const copy of copies) expect(copy).toMatch(/^--from=build /);
+    expect(copies).toContain('--from=node-binary /node /usr/local/bin/node');
+    for (const copy of copies) expect(copy).toMatch(/^--from=(build|node-binary) /);
+  });
+
+  it('ships the packages the API, the conductor and the commands run, with their production dependencies only', () => {
+    const build = runs('build').join('\n');
+    const filter = stage('build').instructions.find(
+      (i) => i.keyword === 'ARG' && i.args.startsWith('RUNTIME_PACKAGES='),
+    );
+    for (const name of ['api', 'conductor', 'pki']) expect(filter?.args).toContain(`--filter-prod @bmaas/${name}...`);
+    expect(build).toContain('pnpm install --prod --frozen-lockfile --offline --no-optional $RUNTIME_PACKAGES');
+    // Each entry point the compose file runs is there, or the build fails.
+    for (const command of Object.values(compose.services).map((definition) => definition.command)) {
+      const entry = (command as string[] | undefined)?.find((word) => /^packages\/.*\.js$/.test(word));
+      if (entry) expect(build, entry).toContain(`test -f /out/${entry}`);
+    }
   });
 
   it('has every stage docker-compose.yml builds; dnsmasq from dnsmasq-base', () => {

@@ -3,7 +3,7 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiClient } from '@bmaas/api-client';
-import { mapLimit, waitFor } from '@bmaas/common';
+import { ensureInstallCredentials, type InstallCredentials, mapLimit, waitFor } from '@bmaas/common';
 import { openDatabase, upgradeSchema } from '@bmaas/db';
 import {
   type HostsTopology,
@@ -56,13 +56,23 @@ describe.skipIf(missingPrerequisite('hosts', problem))('hosts: a PostgreSQL fail
   let databaseUrl: string;
   let apiUrl: string;
   let nodes: BootNode[];
+  let credentials: InstallCredentials;
+  const restClient = () =>
+    new ApiClient(apiUrl, { basicAuth: { username: credentials.apiUser, password: credentials.apiPassword } });
 
   beforeAll(async () => {
-    topology = await startHostsTopology({ apis: 1, conductors: 1, prefix: 'bmaas-fo', subnet: '192.168.81' });
-    pgHosts.push(topology.database, await topology.network.addHost('db1', topology.address(11)));
-    const etcdHost = await topology.network.addHost('etcd', topology.address(12));
     workDir = await mkdtemp(join(tmpdir(), 'bmaas-failover-'));
     await chmod(workDir, 0o777);
+    topology = await startHostsTopology({
+      apis: 1,
+      conductors: 1,
+      prefix: 'bmaas-fo',
+      subnet: '192.168.81',
+      tlsDirectory: join(workDir, 'tls'),
+    });
+    pgHosts.push(topology.database, await topology.network.addHost('db1', topology.address(11)));
+    const etcdHost = await topology.network.addHost('etcd', topology.address(12));
+    credentials = ensureInstallCredentials(join(workDir, 'credentials'));
     const etcdUrl = `http://${etcdHost.address}:2379`;
     etcdHost.spawn(
       'etcd',
@@ -167,27 +177,30 @@ describe.skipIf(missingPrerequisite('hosts', problem))('hosts: a PostgreSQL fail
       BMAAS_DEPLOY__SERVE_HTTP_ROOT: 'true',
       BMAAS_PXE__IPXE_USE_BOOT_CONFIG_API: 'true',
       BMAAS_API__PUBLIC_ENDPOINT: apiUrl,
-      BMAAS_JSON_RPC__ALLOW_UNAUTHENTICATED_REMOTE_ACCESS: 'true',
     };
+    const tls = topology.tls;
+    if (!tls) throw new Error('the topology made no certificates');
+    // Every process: http_basic (credentials.conf) and JSON-RPC over TLS trusting the topology's CA.
+    const common = { databaseUrl, env, configFiles: [credentials.configFile], jsonRpcTlsDirectory: tls.directory };
     const onConductor = new Services({
-      databaseUrl,
-      env,
+      ...common,
       listenHost: conductorHost.address,
       spawn: conductorHost.spawn.bind(conductorHost),
     });
     services.push(onConductor);
     await onConductor.startConductor({
       rpcPort: 8091,
+      certificate: tls.certificateOf(conductorHost),
       files: {
         httpRoot: join(workDir, 'http-root'),
         httpPort: 8080,
         httpUrl: `http://${conductorHost.address}:8080`,
       },
     });
-    const onApi = new Services({ databaseUrl, env, listenHost: apiHost.address, spawn: apiHost.spawn.bind(apiHost) });
+    const onApi = new Services({ ...common, listenHost: apiHost.address, spawn: apiHost.spawn.bind(apiHost) });
     services.push(onApi);
     await onApi.startApi(6385);
-    const rest = new ApiClient(apiUrl);
+    const rest = restClient();
     nodes = await mapLimit(
       Array.from({ length: NODE_COUNT }, (_, i) => i),
       4,
@@ -209,7 +222,7 @@ describe.skipIf(missingPrerequisite('hosts', problem))('hosts: a PostgreSQL fail
   });
 
   it('promotes the standby, reconnects every process, answers 503 never 500, and loses no acknowledged write', async () => {
-    const rest = new ApiClient(apiUrl);
+    const rest = restClient();
     const storm = new BootStorm(apiUrl, nodes, 8, 10_000);
     const acknowledged: string[] = [];
     const statuses: number[] = [];

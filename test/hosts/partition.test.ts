@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiClient } from '@bmaas/api-client';
-import { mapLimit, waitFor } from '@bmaas/common';
+import { ensureInstallCredentials, type InstallCredentials, loadConfig, mapLimit, waitFor } from '@bmaas/common';
 import { openDatabase, upgradeSchema } from '@bmaas/db';
 import {
   type HostPostgres,
@@ -19,6 +19,7 @@ import { type BootNode, BootStorm, isScriptOf } from '../faults/boot-fleet.js';
 import { ipxeNodeWaitingCallBack } from '../support/instance-image.js';
 import { missingPrerequisite } from '../support/prerequisites.js';
 import { FAST_TIMINGS } from '../support/test-services.js';
+import { curlFrom } from './curl.js';
 
 /**
  * A conductor host's cable pulled while it owns nodes mid-deploy (waiting for their
@@ -31,6 +32,13 @@ const HEARTBEAT_TIMEOUT_S = 4;
 const NODE_COUNT = 24;
 /** Bound on the takeover on a busy two-core machine (the figure is printed). */
 const TAKEOVER_BOUND_S = 30;
+/** A JSON-RPC call every conductor answers: fake-hardware has no driver properties ({}). */
+const DRIVER_PROPERTIES = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'get_driver_properties',
+  params: { driver_name: 'fake-hardware' },
+});
 
 const problem = await netnsUnavailableReason().then(
   (reason) =>
@@ -49,9 +57,13 @@ describe.skipIf(missingPrerequisite('hosts', problem))('hosts: a partitioned con
   const apiUrls: string[] = [];
   let databaseUrl: string;
   let nodes: BootNode[];
+  let credentials: InstallCredentials;
 
   beforeAll(async () => {
-    topology = await startHostsTopology({ subnet: '192.168.80' });
+    workDir = await mkdtemp(join(tmpdir(), 'bmaas-hosts-'));
+    topology = await startHostsTopology({ subnet: '192.168.80', tlsDirectory: join(workDir, 'tls') });
+    // The install's credentials, as npm start makes them: http_basic for REST and JSON-RPC.
+    credentials = ensureInstallCredentials(join(workDir, 'credentials'));
     postgres = await startPostgresOnHost(topology.database);
     databaseUrl = postgres.url;
     const db = openDatabase({ connection: databaseUrl });
@@ -60,7 +72,6 @@ describe.skipIf(missingPrerequisite('hosts', problem))('hosts: a partitioned con
     } finally {
       await db.destroy();
     }
-    workDir = await mkdtemp(join(tmpdir(), 'bmaas-hosts-'));
     const kernel = join(workDir, 'deploy_kernel');
     const ramdisk = join(workDir, 'deploy_ramdisk');
     await writeFile(kernel, 'kernel\n');
@@ -81,25 +92,28 @@ describe.skipIf(missingPrerequisite('hosts', problem))('hosts: a partitioned con
       BMAAS_DEPLOY__SERVE_HTTP_ROOT: 'true',
       BMAAS_PXE__IPXE_USE_BOOT_CONFIG_API: 'true',
       BMAAS_API__PUBLIC_ENDPOINT: apiUrls[0] as string,
-      // The hosts' bridge is private to the test; authentication and TLS between hosts are another scenario's.
-      BMAAS_JSON_RPC__ALLOW_UNAUTHENTICATED_REMOTE_ACCESS: 'true',
     };
+    const tls = topology.tls;
+    if (!tls) throw new Error('the topology made no certificates');
+    // Every process: http_basic (credentials.conf) and JSON-RPC over TLS trusting the topology's CA.
+    const common = { databaseUrl, env, configFiles: [credentials.configFile], jsonRpcTlsDirectory: tls.directory };
     await Promise.all(
       topology.conductors.map(async (host, i) => {
-        const on = new Services({ databaseUrl, env, listenHost: host.address, spawn: host.spawn.bind(host) });
+        const on = new Services({ ...common, listenHost: host.address, spawn: host.spawn.bind(host) });
         services.push(on);
         conductors[i] = await on.startConductor({
           rpcPort: 8091,
+          certificate: tls.certificateOf(host),
           files: { httpRoot: join(workDir, `http-root-${i}`), httpPort: 8080, httpUrl: `http://${host.address}:8080` },
         });
       }),
     );
     for (const host of topology.apis) {
-      const on = new Services({ databaseUrl, env, listenHost: host.address, spawn: host.spawn.bind(host) });
+      const on = new Services({ ...common, listenHost: host.address, spawn: host.spawn.bind(host) });
       services.push(on);
       await on.startApi(6385);
     }
-    const rest = new ApiClient(apiUrls[0] as string);
+    const rest = restClient(apiUrls[0] as string);
     nodes = await mapLimit(
       Array.from({ length: NODE_COUNT }, (_, i) => i),
       6,
@@ -121,8 +135,54 @@ describe.skipIf(missingPrerequisite('hosts', problem))('hosts: a partitioned con
     if (workDir) await rm(workDir, { recursive: true, force: true });
   });
 
+  const restClient = (url: string) =>
+    new ApiClient(url, { basicAuth: { username: credentials.apiUser, password: credentials.apiPassword } });
+
+  it('speaks JSON-RPC between hosts over TLS with http_basic, and nothing else', async () => {
+    const [api1] = topology.apis.slice(1);
+    const [cond0, cond1] = topology.conductors;
+    const tls = topology.tls;
+    if (!api1 || !cond0 || !cond1 || !tls) throw new Error('topology incomplete');
+    const { json_rpc: rpc } = loadConfig({ configFiles: [credentials.configFile], env: {} });
+    const call = ['-H', 'content-type: application/json', '--data', DRIVER_PROPERTIES];
+    const https = `https://${cond0.address}:8091/`;
+    // From the second API's host: the conductor's own port, as the API's JSON-RPC client reaches it.
+    const good = await curlFrom(api1, workDir, [...call, '--cacert', tls.caFile, https], rpc);
+    expect(good).toMatchObject({ code: 0, status: 200 });
+    expect(JSON.parse(good.body)).toMatchObject({ result: {} });
+    // Plain HTTP: no answer at all, the connection closed.
+    const plain = await curlFrom(api1, workDir, [...call, `http://${cond0.address}:8091/`], rpc);
+    expect(plain).toMatchObject({ status: 0 });
+    expect([52, 56]).toContain(plain.code); // empty reply / connection reset
+    await (conductors[0] as ConductorProcess).process.waitForLine(
+      (line) => String(line.message).startsWith('JSON-RPC connection refused: a client spoke plain HTTP'),
+      5000,
+    );
+    // A client that does not trust the CA: fails closed (curl 60: certificate problem), sends nothing.
+    const untrusted = await curlFrom(api1, workDir, [...call, https], rpc);
+    expect(untrusted).toMatchObject({ code: 60, status: 0 });
+    expect(untrusted.stderr).toMatch(/certificate/i);
+    // Each certificate names its own host: cond1's, reached as cond0's address, is refused.
+    const wrongHost = await curlFrom(
+      api1,
+      workDir,
+      [...call, '--cacert', tls.caFile, '--connect-to', `${cond0.address}:8091:${cond1.address}:8091`, https],
+      rpc,
+    );
+    expect(wrongHost).toMatchObject({ code: 60, status: 0 });
+    expect(wrongHost.stderr).toMatch(/subject|name/i);
+    // TLS alone is not enough: without the JSON-RPC password, 401.
+    expect(await curlFrom(api1, workDir, [...call, '--cacert', tls.caFile, https])).toMatchObject({ status: 401 });
+    // And the APIs' calls over it work: a REST route the conductors answer, on either API.
+    for (const url of apiUrls)
+      expect(await restClient(url).request('GET', '/v1/drivers/fake-hardware/properties')).toMatchObject({
+        status: 200,
+        body: {},
+      });
+  });
+
   it('fences the cut-off conductor, hands its nodes over, and takes it back without a node driven twice', async () => {
-    const rest = new ApiClient(apiUrls[1] as string);
+    const rest = restClient(apiUrls[1] as string);
     const victim = conductors[0] as ConductorProcess;
     const victimHost = topology.conductors[0];
     if (!victimHost) throw new Error('no conductor host');

@@ -1,7 +1,8 @@
 # Drives a Redfish service with sushy (Debian python3-sushy, the library Ironic's redfish
 # hardware type is built on), as Ironic would, and prints what it read as JSON.
 # Environment: BMC_URL, BMC_USERNAME, BMC_PASSWORD, BMC_SYSTEM (a system's @odata.id),
-# BMC_CA (the CA certificate an HTTPS service's certificate must chain to).
+# BMC_CA (the CA certificate an HTTPS service's certificate must chain to), IMAGE_URL (an
+# image the virtual CD is given).
 import json
 import os
 import sys
@@ -109,6 +110,23 @@ out['bios_after_boot'] = dict(bios.attributes)
 out['bios_pending_after_boot'] = dict(bios.pending_attributes)
 system.reset_system(sushy.RESET_FORCE_OFF)
 step('bios')
+
+# Virtual media as Ironic's redfish-virtual-media finds it: through the system's manager.
+manager = system.managers[0]
+cd = manager.virtual_media.get_members()[0]
+out['vmedia_before'] = {'identity': cd.identity, 'inserted': cd.inserted,
+                        'media_types': values(cd.media_types),
+                        'connected_via': str(cd.connected_via.value)}
+cd.insert_media(os.environ['IMAGE_URL'], inserted=True, write_protected=True)
+cd.refresh(force=True)
+out['vmedia_inserted'] = {'image': cd.image, 'image_name': cd.image_name, 'inserted': cd.inserted,
+                          'write_protected': cd.write_protected,
+                          'connected_via': str(cd.connected_via.value)}
+cd.eject_media()
+cd.refresh(force=True)
+out['vmedia_ejected'] = {'image': cd.image, 'inserted': cd.inserted,
+                         'connected_via': str(cd.connected_via.value)}
+step('virtual media')
 
 update = root.get_update_service()
 out['firmware'] = sorted(

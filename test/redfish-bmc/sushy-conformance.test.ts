@@ -2,7 +2,9 @@
 // (the library Ironic's redfish hardware type uses), and every resource checked against the
 // DMTF schemas' rules for the properties it carries.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
 import https from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureCertificate } from '@bmaas/pki';
@@ -14,6 +16,7 @@ import { hasPythonModule, runPythonScript } from '../support/python-script.js';
 const SCRIPT = readFileSync(new URL('./sushy-check.py', import.meta.url), 'utf8');
 const MACS = ['52:54:00:5e:00:01', '52:54:00:5e:00:02'];
 const GIB = 2 ** 30;
+const ISO = Buffer.from('pretend ISO image '.repeat(512));
 // biome-ignore lint/suspicious/noExplicitAny: what the script printed, checked property by property below
 type SushyResult = Record<string, any>;
 
@@ -25,6 +28,9 @@ describe.skipIf(missingPrerequisite('redfish-bmc sushy conformance', missing))('
   let result: SushyResult;
   let pki: string;
   let caFile: string;
+  let images: http.Server;
+  let imageUrl: string;
+  let downloaded: Buffer | undefined;
 
   beforeAll(async () => {
     // HTTPS with a certificate of a CA of its own, as the lab serves it
@@ -32,6 +38,11 @@ describe.skipIf(missingPrerequisite('redfish-bmc sushy conformance', missing))('
     const certificate = ensureCertificate({ directory: pki, commonName: 'redfish-bmc', ipAddresses: ['127.0.0.1'] });
     caFile = certificate.caFile;
     power = new SimulatedMachinePower();
+    const insert = power.cdDrive.insert.bind(power.cdDrive);
+    power.cdDrive.insert = async (file) => {
+      downloaded = readFileSync(file);
+      await insert(file);
+    };
     bmc = await startRedfishBmc({
       tls: { key: readFileSync(certificate.keyFile), cert: readFileSync(certificate.certFile) },
       systems: [
@@ -56,6 +67,12 @@ describe.skipIf(missingPrerequisite('redfish-bmc sushy conformance', missing))('
       ],
     });
     bmc.control.setFirmwareVersion('BIOS', '2.3.1', 'lab-1');
+    images = http.createServer((req, res) => {
+      if (req.url === '/deploy.iso') res.end(ISO);
+      else res.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => images.listen(0, '127.0.0.1', resolve));
+    imageUrl = `http://127.0.0.1:${(images.address() as AddressInfo).port}/deploy.iso`;
     result = (await runPythonScript(SCRIPT, {
       label: 'sushy',
       timeoutMs: 60_000,
@@ -65,12 +82,15 @@ describe.skipIf(missingPrerequisite('redfish-bmc sushy conformance', missing))('
         BMC_PASSWORD: bmc.password,
         BMC_SYSTEM: '/redfish/v1/Systems/lab-1',
         BMC_CA: caFile,
+        IMAGE_URL: imageUrl,
       },
     })) as SushyResult;
   });
 
   afterAll(async () => {
     await bmc?.close();
+    images?.closeAllConnections();
+    await new Promise((resolve) => images?.close(resolve));
     if (pki) rmSync(pki, { recursive: true, force: true });
   });
 
@@ -91,7 +111,16 @@ describe.skipIf(missingPrerequisite('redfish-bmc sushy conformance', missing))('
   });
 
   it('runs every step', () => {
-    expect(result.steps).toEqual(['session', 'read system', 'power', 'boot', 'bios', 'firmware', 'reauthentication']);
+    expect(result.steps).toEqual([
+      'session',
+      'read system',
+      'power',
+      'boot',
+      'bios',
+      'virtual media',
+      'firmware',
+      'reauthentication',
+    ]);
   });
 
   it('logs in with a session (X-Auth-Token), not basic auth, and logs in again when the session ended', () => {
@@ -163,6 +192,34 @@ describe.skipIf(missingPrerequisite('redfish-bmc sushy conformance', missing))('
     expect(result.bios_registry).toHaveLength(8);
     expect(result.bios_after_boot).toMatchObject({ ProcTurboMode: 'Disabled', PxeRetryCount: 5 });
     expect(result.bios_pending_after_boot).toEqual({});
+  });
+
+  it("inserts an image in the manager's virtual CD (the BMC downloads it) and ejects it", () => {
+    expect(result.vmedia_before).toEqual({
+      identity: 'Cd',
+      inserted: false,
+      media_types: ['CD', 'DVD'],
+      connected_via: 'NotConnected',
+    });
+    expect(result.vmedia_inserted).toEqual({
+      image: imageUrl,
+      image_name: 'deploy.iso',
+      inserted: true,
+      write_protected: true,
+      connected_via: 'URI',
+    });
+    expect(result.vmedia_ejected).toEqual({ image: null, inserted: false, connected_via: 'NotConnected' });
+    const inserts = bmc.control.requests.filter((r) => r.path.endsWith('/VirtualMedia.InsertMedia'));
+    expect(inserts).toEqual([
+      {
+        method: 'POST',
+        path: '/redfish/v1/Managers/lab-1/VirtualMedia/Cd/Actions/VirtualMedia.InsertMedia',
+        status: 204,
+      },
+    ]);
+    // what the drive held while inserted was the image itself, and nothing is left of it
+    expect(power.cdDrive.medium).toBeUndefined();
+    expect(downloaded).toEqual(ISO);
   });
 
   it('reads the firmware inventory and the BMC firmware version', () => {
@@ -308,6 +365,10 @@ async function dmtfProblems(bmc: RedfishBmc, ca: Buffer): Promise<string[]> {
       'OEM',
     ],
     LinkStatus: ['LinkUp', 'NoLink', 'LinkDown'],
+    ConnectedVia: ['NotConnected', 'URI', 'Applet', 'Oem'],
+    MediaTypes: ['CD', 'Floppy', 'USBStick', 'DVD'],
+    TransferMethod: ['Stream', 'Upload'],
+    TransferProtocolType: ['CIFS', 'FTP', 'SFTP', 'HTTP', 'HTTPS', 'NFS', 'SCP', 'TFTP', 'OEM'],
     ApplyTime: [
       'Immediate',
       'OnReset',

@@ -42,10 +42,10 @@ describe.skipIf(!BAREMETAL)('the baremetal CLI: boot device, inject nmi, power t
     });
     expect(await baremetal(endpoint, ['node', 'boot', 'device', 'show', 'mgmt', '--supported', '-f', 'json'])).toEqual({
       // The CLI joins the API's list.
-      supported_boot_devices: 'pxe, disk',
+      supported_boot_devices: 'pxe, disk, cdrom',
     });
-    await expect(baremetal(endpoint, ['node', 'boot', 'device', 'set', 'mgmt', 'cdrom'])).rejects.toThrow(
-      /Boot device cdrom is not supported/,
+    await expect(baremetal(endpoint, ['node', 'boot', 'device', 'set', 'mgmt', 'bios'])).rejects.toThrow(
+      /Boot device bios is not supported/,
     );
     await baremetal(endpoint, ['node', 'inject', 'nmi', 'mgmt']);
     expect((await rest.node(node.uuid)).driver_internal_info).toMatchObject({ fake_nmi_count: 1 });

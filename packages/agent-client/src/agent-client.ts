@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { SecureVersion } from 'node:tls';
 import {
@@ -15,8 +16,19 @@ import type { AgentSettings } from './agent-options.js';
 /** driver_internal_info keys of the running agent, as upstream names them. */
 export const AGENT_URL_KEY = 'agent_url';
 export const AGENT_TOKEN_KEY = 'agent_secret_token';
+/**
+ * Set beside the token when it was issued before the agent booted (a boot
+ * interface that hands it to the ramdisk on its kernel command line, as
+ * upstream's virtual media boot does), not at the agent's first lookup.
+ */
+export const AGENT_TOKEN_PREGENERATED_KEY = 'agent_secret_token_pregenerated';
 /** The agent's self-signed certificate (PEM) from its heartbeats: every call pins it. */
 export const AGENT_VERIFY_CA_KEY = 'agent_verify_ca';
+
+/** A new agent token: 256 random bits, URL-safe (the agent sends it back in JSON and on command lines). */
+export function newAgentToken(): string {
+  return randomBytes(32).toString('base64url');
+}
 
 export type AgentCommandStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'CLEAN_VERSION_MISMATCH' | 'VERSION_MISMATCH';
 

@@ -21,22 +21,32 @@ const VERSIONS = ['2012-08-10', 'latest'];
 /** ISO 9660 writers, first found wins; xorriso takes the same flags through its mkisofs emulation. */
 const ISO_WRITERS: ReadonlyArray<readonly string[]> = [['genisoimage'], ['xorriso', '-as', 'mkisofs']];
 
+/** The node fields a config drive takes defaults from. */
+export interface ConfigDriveNode {
+  uuid: string;
+  name: string | null;
+  /** The node's network_data (API 1.66; {} when unset): the drive's when the object gives none, as upstream. */
+  networkData?: JsonObject;
+}
+
 /**
  * Builds the config drive of a node from the object form: meta_data (uuid
- * and name default to the node's), network_data, vendor_data and user_data
+ * and name default to the node's), network_data (default: the node's
+ * network_data, so that an instance on a network without DHCP configures
+ * itself as its ramdisk did), vendor_data and user_data
  * (objects and arrays JSON-encoded) under openstack/2012-08-10/ and
  * openstack/latest/, as an ISO 9660 image (Rock Ridge + Joliet) labelled
  * config-2, then gzipped and base64-encoded: the string form the agent takes.
  */
-export async function buildConfigDrive(
-  drive: ConfigDriveObject,
-  node: { uuid: string; name: string | null },
-): Promise<string> {
+export async function buildConfigDrive(drive: ConfigDriveObject, node: ConfigDriveNode): Promise<string> {
   const work = await mkdtemp(join(tmpdir(), 'bmaas-configdrive-'));
   try {
     const metaData = { uuid: node.uuid, ...(node.name ? { name: node.name } : {}), ...(drive.meta_data ?? {}) };
     const files: Array<[string, string]> = [['meta_data.json', JSON.stringify(metaData)]];
-    if (drive.network_data) files.push(['network_data.json', JSON.stringify(drive.network_data)]);
+    const networkData =
+      drive.network_data ??
+      (node.networkData && Object.keys(node.networkData).length > 0 ? node.networkData : undefined);
+    if (networkData) files.push(['network_data.json', JSON.stringify(networkData)]);
     if (drive.vendor_data) files.push(['vendor_data2.json', JSON.stringify(drive.vendor_data)]);
     if (drive.user_data !== undefined && drive.user_data !== null) {
       const userData = typeof drive.user_data === 'string' ? drive.user_data : JSON.stringify(drive.user_data);
@@ -71,10 +81,7 @@ async function writeIso(root: string, iso: string): Promise<void> {
 }
 
 /** The string the agent gets for the node's stored config drive (built here from the object form). */
-export async function configDriveForAgent(
-  stored: unknown,
-  node: { uuid: string; name: string | null },
-): Promise<string | null> {
+export async function configDriveForAgent(stored: unknown, node: ConfigDriveNode): Promise<string | null> {
   if (stored === undefined || stored === null || stored === '') return null;
   if (typeof stored === 'string') return stored;
   if (typeof stored === 'object' && !Array.isArray(stored)) return buildConfigDrive(stored as ConfigDriveObject, node);

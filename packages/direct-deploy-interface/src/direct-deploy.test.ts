@@ -95,4 +95,26 @@ describe('config drive from the object form', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it("carries the node's network_data when the object gives none, and the object's when it does", async () => {
+    const nodeNetwork = { links: [{ id: 'port0', type: 'phy', ethernet_mac_address: '52:54:00:00:00:01' }] };
+    const networkOf = async (drive: Record<string, unknown>, networkData: Record<string, unknown>) => {
+      const iso = gunzipSync(
+        Buffer.from(await buildConfigDrive(drive, { uuid: NODE.uuid, name: null, networkData }), 'base64'),
+      );
+      const dir = mkdtempSync(join(tmpdir(), 'cd-test-'));
+      try {
+        writeFileSync(join(dir, 'cd.iso'), iso);
+        const listing = execFileSync('isoinfo', ['-R', '-f', '-i', join(dir, 'cd.iso')], { encoding: 'utf8' });
+        if (!listing.includes('/openstack/latest/network_data.json')) return undefined;
+        const path = '/openstack/latest/network_data.json';
+        return JSON.parse(execFileSync('isoinfo', ['-R', '-i', join(dir, 'cd.iso'), '-x', path], { encoding: 'utf8' }));
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    };
+    expect(await networkOf({ meta_data: {} }, nodeNetwork)).toEqual(nodeNetwork);
+    expect(await networkOf({ network_data: { links: [] } }, nodeNetwork)).toEqual({ links: [] });
+    expect(await networkOf({ meta_data: {} }, {})).toBeUndefined();
+  });
 });

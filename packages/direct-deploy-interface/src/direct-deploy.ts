@@ -340,9 +340,12 @@ export class DirectDeployInterface implements DeployInterface, RescueSteps {
     return 'done';
   }
 
-  /** Next boot from the network: reboot a running node, power on a stopped one. */
+  /**
+   * Next boot from the network (or from what the boot interface set, when it sets the boot
+   * device itself): reboot a running node, power on a stopped one.
+   */
   private async networkBoot(task: Task): Promise<void> {
-    await task.driver.management.setBootDevice(task, 'pxe', false);
+    if (!task.driver.boot.setsBootDevice) await task.driver.management.setBootDevice(task, 'pxe', false);
     const current = await task.driver.power.getPowerState(task);
     await task.driver.power.setPowerState(task, current === PowerState.ON ? PowerState.REBOOT : PowerState.ON);
   }

@@ -1,4 +1,4 @@
-export { buildConfigDrive, type ConfigDriveObject, configDriveForAgent } from './configdrive.js';
+export { buildConfigDrive, type ConfigDriveNode, type ConfigDriveObject, configDriveForAgent } from './configdrive.js';
 export { DIRECT_DEPLOY_OPTIONS, type DirectDeploySettings } from './deploy-options.js';
 export { DirectDeployInterface, directDeployInterface } from './direct-deploy.js';
 export { DISK_FORMATS, HASH_ALGORITHMS, imageInfoFor, instanceImageOf } from './image-info.js';

@@ -15,6 +15,13 @@ export type RamdiskMode = 'deploy' | 'rescue';
  */
 export interface BootInterface extends HardwareInterface {
   /**
+   * True when prepareRamdisk also sets what the machine boots next (a BMC's boot override to
+   * its virtual CD, or to an HTTP boot URI): whoever then starts the machine (deploy,
+   * cleaning, rescue, inspection) leaves the boot device as it is instead of setting network
+   * boot. Absent: false, the caller sets network boot after prepareRamdisk.
+   */
+  readonly setsBootDevice?: boolean;
+  /**
    * Writes the files shared by every node, such as iPXE's root `boot.ipxe`
    * that static DHCP points machines at: its descriptor's `rootFiles`.
    * Called once when the conductor starts, before its file server listens
@@ -117,4 +124,11 @@ export interface BootInterfaceDescriptor<S extends SectionSchema = SectionSchema
    * boot interface that says so. False for an interface that boots nothing.
    */
   readonly networkBoot: boolean;
+  /**
+   * Hardware types that take this interface besides those that take every network boot: the
+   * ones whose BMC it boots the machine through (`redfish` for an interface that boots through
+   * Redfish virtual media or an HTTP boot URI, which `networkBoot` hardware types such as
+   * `ipmi` cannot). `fake-hardware` takes every interface anyway.
+   */
+  readonly hardwareTypes?: readonly string[];
 }

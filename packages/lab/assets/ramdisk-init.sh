@@ -3,7 +3,10 @@
 # (ipa-protocol.md §5). It looks itself up, serves the agent command API on port
 # 9999 (busybox httpd, agent-api.sh), then heartbeats until a command powers it
 # off. An inspection boot (ipa-inspection-callback-url=) instead posts its
-# inventory (ramdisk-inventory.sh) and waits to be powered off. Lines starting with E2E- are the markers the harness waits for on the
+# inventory (ramdisk-inventory.sh) and waits to be powered off. Booted from virtual
+# media (boot_method=vmedia), it configures its network from the CD's config drive
+# (openstack/latest/network_data.json, network-data.sh) when the CD has one, and DHCP
+# only otherwise; a token on its command line (ipa-agent-token=) is the one it uses. Lines starting with E2E- are the markers the harness waits for on the
 # serial console.
 /bin/busybox --install -s /bin
 export PATH=/bin
@@ -38,6 +41,8 @@ BOOTIF=
 ADVERTISE_HOST=
 ADVERTISE_PORT=9999
 INSPECTION_URL=
+PRESET_TOKEN=
+BOOT_METHOD=
 for arg in $(cat /proc/cmdline); do
   case "$arg" in
     ipa-api-url=*) API_URL=${arg#ipa-api-url=} ;;
@@ -45,6 +50,8 @@ for arg in $(cat /proc/cmdline); do
     ipa-advertise-host=*) ADVERTISE_HOST=${arg#ipa-advertise-host=} ;;
     ipa-advertise-port=*) ADVERTISE_PORT=${arg#ipa-advertise-port=} ;;
     ipa-inspection-callback-url=*) INSPECTION_URL=${arg#ipa-inspection-callback-url=} ;;
+    ipa-agent-token=*) PRESET_TOKEN=${arg#ipa-agent-token=} ;;
+    boot_method=*) BOOT_METHOD=${arg#boot_method=} ;;
   esac
 done
 API_URL=${API_URL%/}
@@ -71,10 +78,29 @@ for dev in /sys/class/net/eth*; do
 done
 echo "E2E-NICS macs=$MACS bootif=$BOOTIF"
 
-for iface in $IFACES; do
-  udhcpc -i "$iface" -f -q -n -t 5 -T 1 -s /etc/udhcpc.script >"/tmp/udhcpc.$iface.log" 2>&1 &
-done
-wait
+# Virtual media: the CD the machine booted may carry network_data (volume config-2), as the
+# deploy ISO does on a network without DHCP.
+STATIC=
+if [ "$BOOT_METHOD" = vmedia ]; then
+  waited=0
+  while [ ! -b /dev/sr0 ] && [ $waited -lt 50 ]; do sleep 0.1; waited=$((waited + 1)); done
+  mkdir -p /mnt/cd
+  if mount -t iso9660 -o ro /dev/sr0 /mnt/cd 2>/dev/null; then
+    if [ -f /mnt/cd/openstack/latest/network_data.json ]; then
+      /bin/network-data /mnt/cd/openstack/latest/network_data.json && STATIC=yes
+    fi
+    umount /mnt/cd
+  else
+    echo "E2E-WARN vmedia boot but no CD to read"
+  fi
+fi
+
+if [ -z "$STATIC" ]; then
+  for iface in $IFACES; do
+    udhcpc -i "$iface" -f -q -n -t 5 -T 1 -s /etc/udhcpc.script >"/tmp/udhcpc.$iface.log" 2>&1 &
+  done
+  wait
+fi
 
 # the address for the callback URL: the BOOTIF interface's, else the first leased one
 MY_IP=
@@ -85,8 +111,13 @@ for iface in $IFACES; do
     MY_IFACE=$iface
   fi
 done
-[ -n "$MY_IP" ] || finish "E2E-FAILED dhcp: no lease on$IFACES"
-echo "E2E-DHCP ok iface=$MY_IFACE ip=$MY_IP up=$(uptime_s)"
+if [ -n "$STATIC" ]; then
+  [ -n "$MY_IP" ] || finish "E2E-FAILED network_data configured no address on$IFACES"
+  echo "E2E-STATIC ok iface=$MY_IFACE ip=$MY_IP up=$(uptime_s)"
+else
+  [ -n "$MY_IP" ] || finish "E2E-FAILED dhcp: no lease on$IFACES"
+  echo "E2E-DHCP ok iface=$MY_IFACE ip=$MY_IP up=$(uptime_s)"
+fi
 
 # Inspection boot: post the inventory (ramdisk-inventory), then wait to be powered off.
 if [ -n "$INSPECTION_URL" ]; then
@@ -112,6 +143,8 @@ LOOKUP=$(tr -d '\r\n' </tmp/lookup.json)
 NODE_PART=${LOOKUP#*\"node\"}
 NODE_UUID=$(echo "$NODE_PART" | json_string uuid)
 AGENT_TOKEN=$(echo "$LOOKUP" | json_string agent_token)
+# A token given on the command line was issued for this boot before it started: lookups answer "******".
+[ -n "$PRESET_TOKEN" ] && AGENT_TOKEN=$PRESET_TOKEN
 HEARTBEAT_TIMEOUT=$(echo "$LOOKUP" | grep -o '"heartbeat_timeout"[[:space:]]*:[[:space:]]*[0-9]*' | head -n 1 | sed 's/.*[^0-9]//')
 [ -n "$NODE_UUID" ] && [ -n "$AGENT_TOKEN" ] || finish "E2E-LOOKUP failed unparsable answer: $LOOKUP"
 echo "E2E-LOOKUP ok node=$NODE_UUID heartbeat_timeout=$HEARTBEAT_TIMEOUT attempts=$attempt up=$(uptime_s)"

@@ -26,7 +26,7 @@ export interface MachineBmcOptions {
   name: string;
   mac: string;
   net: MachineNetwork;
-  /** The BMC's IPMI address and UDP port (inside the lab namespace for tap machines). */
+  /** The BMC's IPMI address and UDP port (inside the lab namespace for tap machines on a LabNetwork, else on the host). */
   address: string;
   port: number;
   workDir: string;

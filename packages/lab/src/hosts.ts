@@ -4,6 +4,8 @@
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { CertificateFiles } from '@bmaas/pki';
+import { conductorCertificate } from '@bmaas/stack';
 import { run, waitForOutputLine } from './child-process.js';
 import { LabNetwork, type NetworkHost } from './netns.js';
 
@@ -22,6 +24,22 @@ export interface HostsTopologyOptions {
    * subnets of their own, apart from the lab's 192.168.77.0/24.
    */
   subnet?: string;
+  /**
+   * JSON-RPC over TLS between the hosts: the install CA in this directory (made on first use)
+   * and a certificate signed by it for each conductor host: subject CN its name (`cond0`…), valid
+   * for its address, which it registers as and the APIs dial.
+   */
+  tlsDirectory?: string;
+}
+
+/** The topology's CA and its conductor hosts' certificates ([json_rpc]cafile, cert_file, key_file). */
+export interface HostsTls {
+  /** Where the CA and the certificates are: ServicesOptions.jsonRpcTlsDirectory. */
+  directory: string;
+  /** The CA certificate every JSON-RPC client trusts. */
+  caFile: string;
+  /** The certificate of a conductor host, for ConductorStart.certificate. */
+  certificateOf(host: NetworkHost): CertificateFiles;
 }
 
 export interface HostsTopology {
@@ -29,6 +47,8 @@ export interface HostsTopology {
   database: NetworkHost;
   apis: NetworkHost[];
   conductors: NetworkHost[];
+  /** With options.tlsDirectory: the CA and the conductor hosts' certificates. */
+  tls: HostsTls | undefined;
   /** The root namespace's own address on the bridge (where tests send requests from). */
   rootAddress: string;
   /** `.n` of the topology's subnet, for hosts a test adds itself. */
@@ -54,11 +74,30 @@ export async function startHostsTopology(options: HostsTopologyOptions = {}): Pr
     }
     const rootAddress = address(2);
     await network.linkToHost(`bh${process.pid % 100_000}`, rootAddress);
-    return { network, database, apis, conductors, rootAddress, address, close: () => network.destroy() };
+    const tls = options.tlsDirectory === undefined ? undefined : hostsTls(options.tlsDirectory, conductors);
+    return { network, database, apis, conductors, tls, rootAddress, address, close: () => network.destroy() };
   } catch (error) {
     await network.destroy();
     throw error;
   }
+}
+
+/** A certificate for each conductor host, made at once: CN its name (`cond0`…), subjectAltName its address. */
+function hostsTls(directory: string, conductors: readonly NetworkHost[]): HostsTls {
+  const certificates = new Map(
+    conductors.map((host) => [host, conductorCertificate(directory, host.name, host.address)] as const),
+  );
+  const first = certificates.values().next().value;
+  if (!first) throw new Error('a TLS topology needs at least one conductor host');
+  return {
+    directory,
+    caFile: first.caFile,
+    certificateOf(host) {
+      const files = certificates.get(host);
+      if (!files) throw new Error(`${host.name} is not a conductor host of this topology`);
+      return files;
+    },
+  };
 }
 
 export interface HostPostgres {

@@ -1,12 +1,14 @@
 // Builds the e2e instance image: a raw whole-disk image (MBR, one FAT partition
-// booted by SYSLINUX under SeaBIOS) holding the Debian cloud kernel and a busybox
-// initrd (instance-init.sh). Made from Debian packages without mounting anything
+// booted by SYSLINUX under SeaBIOS, and by OVMF from its \EFI\BOOT\BOOTX64.EFI, a Unified
+// Kernel Image of the same kernel, initrd and command line) holding the Debian cloud kernel
+// and a busybox initrd (instance-init.sh). Made from Debian packages without mounting anything
 // (sfdisk, mkfs.vfat, mtools, syslinux), as in deploy-and-uefi-lab.md recipe A1;
 // cached with the ramdisk builds.
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { buildUnifiedKernelImage, UKI_STUB } from '@bmaas/redfish-https-boot-interface';
 import { run } from './child-process.js';
 import { buildInitramfs, VIRTIO_BLOCK_MODULES, VIRTIO_NET_MODULES } from './ramdisk.js';
 
@@ -38,6 +40,7 @@ export async function buildInstanceImage(cacheDir: string): Promise<InstanceImag
     files: {
       init: { content: await read('instance-init.sh'), mode: 0o755 },
       'etc/udhcpc.script': { content: await read('ramdisk-udhcpc.sh'), mode: 0o755 },
+      'bin/network-data': { content: await read('network-data.sh'), mode: 0o755 },
     },
     // the config drive is an ISO 9660 filesystem (isofs needs cdrom)
     modules: [...VIRTIO_NET_MODULES, ...VIRTIO_BLOCK_MODULES, 'cdrom', 'isofs'],
@@ -48,13 +51,20 @@ export async function buildInstanceImage(cacheDir: string): Promise<InstanceImag
   return { path, size: (await stat(path)).size, sha256: await sha256Of(path) };
 }
 
-/** MBR with SYSLINUX's boot code, partition 1 (FAT16, bootable) at 1 MiB with kernel, initrd, syslinux.cfg. */
+/**
+ * MBR with SYSLINUX's boot code, partition 1 (FAT16, bootable) at 1 MiB with kernel, initrd,
+ * syslinux.cfg, and for UEFI the removable-media path \EFI\BOOT\BOOTX64.EFI: a UKI of the
+ * same kernel, initrd and command line (OVMF boots it from any FAT partition of the disk).
+ */
 async function writeDiskImage(entry: string): Promise<void> {
   const kernel = join(entry, 'vmlinuz');
   const initrd = join(entry, 'initrd.img');
   const config = join(entry, 'syslinux.cfg');
   await writeFile(config, SYSLINUX_CFG);
-  const fsMib = Math.ceil(((await stat(kernel)).size + (await stat(initrd)).size) / MIB) + 4;
+  const uki = join(entry, 'BOOTX64.EFI');
+  const cmdline = /APPEND (.*)/.exec(SYSLINUX_CFG)?.[1] ?? '';
+  await buildUnifiedKernelImage({ stub: UKI_STUB, kernel, initrd, cmdline }, uki, join(entry, 'uki.cmdline'));
+  const fsMib = Math.ceil(((await stat(kernel)).size + (await stat(initrd)).size + (await stat(uki)).size) / MIB) + 4;
   const image = join(entry, IMAGE_FILE);
   const partition = join(entry, 'partition.img');
   await writeFile(image, '');
@@ -65,10 +75,13 @@ async function writeDiskImage(entry: string): Promise<void> {
   // -h: hidden sectors = where the partition starts, which the boot sector needs
   await run('mkfs.vfat', ['-n', 'INSTANCE', '-h', '2048', partition]);
   await run('mcopy', ['-i', partition, kernel, initrd, config, '::']);
+  await run('mmd', ['-i', partition, '::/EFI', '::/EFI/BOOT']);
+  await run('mcopy', ['-i', partition, uki, '::/EFI/BOOT/BOOTX64.EFI']);
   await run('syslinux', ['--install', partition]);
   await run('dd', [`if=${partition}`, `of=${image}`, 'bs=1M', 'seek=1', 'conv=notrunc', 'status=none']);
   await run('dd', [`if=${MBR_CODE}`, `of=${image}`, 'bs=440', 'count=1', 'conv=notrunc', 'status=none']);
   await rm(partition);
+  await rm(uki);
 }
 
 function sha256Of(path: string): Promise<string> {

@@ -191,6 +191,27 @@ export class LabNetwork {
   }
 }
 
+/**
+ * A tap (`tap`) on a bridge of the host's own namespace that something else made and
+ * serves, e.g. a compose stack's provisioning bridge with its dnsmasq container, for a
+ * machine whose QEMU runs on the host (MachineNetwork `{ kind: 'tap', tap }`, no network).
+ * Returns what removes it.
+ */
+export async function addHostTap(bridge: string, tap: string): Promise<() => Promise<void>> {
+  await run('ip', ['tuntap', 'add', 'dev', tap, 'mode', 'tap']);
+  const remove = async () => {
+    await run('ip', ['link', 'del', tap]).catch(() => {});
+  };
+  try {
+    await run('ip', ['link', 'set', tap, 'master', bridge]);
+    await run('ip', ['link', 'set', tap, 'up']);
+  } catch (error) {
+    await remove();
+    throw error;
+  }
+  return remove;
+}
+
 /** A host of a LabNetwork (addHost): its own namespace and address, one cable to the bridge. */
 export class NetworkHost {
   constructor(

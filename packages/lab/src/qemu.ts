@@ -1,7 +1,7 @@
 // One emulated machine that network-boots through QEMU's iPXE ROM (Debian ipxe-qemu).
 // Always TCG: the /dev/kvm on these hosts cannot run guests.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, copyFileSync, openSync } from 'node:fs';
+import { closeSync, copyFileSync, openSync, rmSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,8 +22,11 @@ export interface GuestForward {
 }
 
 export type MachineNetwork =
-  /** A tap on the LabNetwork's bridge; DHCP comes from the lab's dnsmasq. */
-  | { kind: 'tap'; network: LabNetwork; tap: string }
+  /**
+   * A tap on the LabNetwork's bridge (DHCP from the lab's dnsmasq); without a network, a tap
+   * in the host's own namespace (addHostTap), QEMU running on the host.
+   */
+  | { kind: 'tap'; network?: LabNetwork; tap: string }
   /** QEMU user-mode networking, restricted: the guest reaches only the forwards. */
   | { kind: 'user'; bootUrl?: string; forwards: GuestForward[]; hostForwards?: GuestForward[] };
 
@@ -59,6 +62,12 @@ export interface QemuMachineOptions {
   qmpSocket?: string;
   /** A raw disk image, attached as the machine's virtio disk (/dev/vda, BIOS drive 0x80). */
   disk?: string;
+  /**
+   * An empty CD drive (`MACHINE_DEVICE_IDS.cdrom`), for a BMC to put a virtual CD's image in
+   * through QMP (`blockdev-change-medium`): QEMU changes the medium of a drive it has, not
+   * the drives it has.
+   */
+  cdDrive?: boolean;
   /** What inspection reads: CPUs, disks, more NICs, the system serial number. */
   hardware?: MachineHardware;
 }
@@ -112,18 +121,27 @@ export interface QemuMachine {
   readonly qmpSocket: string;
   /** The harness's own QMP socket of a powerControlled machine (else the same as qmpSocket). */
   readonly monitorSocket: string;
+  /** A UEFI machine's copy of OVMF's variable store (its NVRAM), read by QEMU when it starts. */
+  readonly ovmfVars: string | undefined;
+  /** The running QEMU's exit (a restart starts another). */
   readonly exited: Promise<ExitStatus>;
   readSerial(): Promise<string>;
   waitForSerial(pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray>;
   /** The harness's QMP connection (monitorSocket; opened on first use, closed by stop()). */
   qmp(): Promise<QmpClient>;
   isRunning(): boolean;
+  /**
+   * Stops QEMU, runs `whileStopped` (e.g. a change of the variable store, which QEMU reads only
+   * when it starts), starts it again with the same arguments: a powerControlled machine comes
+   * back powered off. The serial log goes on (appended).
+   */
+  restart(whileStopped?: () => Promise<void>): Promise<void>;
   /** Stops QEMU by PID (SIGTERM, then SIGKILL). */
   stop(): Promise<ExitStatus>;
 }
 
-/** QOM ids of a machine's boot NIC and its `disk` (`/machine/peripheral/<id>` in QMP). */
-export const MACHINE_DEVICE_IDS = { nic: 'nic0', disk: 'disk0' } as const;
+/** QOM ids of a machine's boot NIC, its `disk` and its CD drive (`/machine/peripheral/<id>` in QMP). */
+export const MACHINE_DEVICE_IDS = { nic: 'nic0', disk: 'disk0', cdrom: 'cdrom0' } as const;
 
 export function qemuArgs(
   options: QemuMachineOptions,
@@ -152,7 +170,8 @@ export function qemuArgs(
           'name=opt/org.tianocore/IPv6Support,string=no',
         ]
       : [],
-    ['-serial', `file:${files.serialLog}`],
+    // appended: a restarted QEMU (restart()) goes on with the same log
+    ['-chardev', `file,id=serial0,path=${files.serialLog},append=on`, '-serial', 'chardev:serial0'],
     ['-qmp', `unix:${files.qmpSocket},server=on,wait=off`],
     // QMP serves one client per socket: the harness must not block the power interface's
     files.monitorSocket !== files.qmpSocket ? ['-qmp', `unix:${files.monitorSocket},server=on,wait=off`] : [],
@@ -173,6 +192,12 @@ export function qemuArgs(
       ? [
           ...['-drive', `file=${options.disk},if=none,id=${MACHINE_DEVICE_IDS.disk}-drive,format=raw`],
           ...['-device', `virtio-blk-pci,drive=${MACHINE_DEVICE_IDS.disk}-drive,id=${MACHINE_DEVICE_IDS.disk}`],
+        ]
+      : [],
+    options.cdDrive
+      ? [
+          ...['-drive', `if=none,id=${MACHINE_DEVICE_IDS.cdrom}-drive,media=cdrom,readonly=on`],
+          ...['-device', `ide-cd,drive=${MACHINE_DEVICE_IDS.cdrom}-drive,id=${MACHINE_DEVICE_IDS.cdrom}`],
         ]
       : [],
     options.paused || options.powerControlled ? ['-S'] : [],
@@ -218,48 +243,62 @@ export async function startQemuMachine(options: QemuMachineOptions): Promise<Qem
   const args = qemuArgs(options, { serialLog, qmpSocket, monitorSocket, ovmfVars });
   await createDiskFiles(options.name, options.workDir, options.hardware);
 
-  const logFd = openSync(qemuLog, 'a');
   let child: ChildProcess;
-  try {
-    const stdio = ['ignore', logFd, logFd] as const;
-    child =
-      options.net.kind === 'tap'
-        ? options.net.network.spawn('qemu-system-x86_64', args, { stdio: [...stdio] })
-        : spawn('qemu-system-x86_64', args, { stdio: [...stdio] });
-  } finally {
-    closeSync(logFd);
-  }
-  const pid = await spawned(child);
-  const exited = exitOf(child);
-  const forgetExitCleanup = onAbnormalExit(() => killNow(pid));
-  void exited.then(forgetExitCleanup);
+  let pid: number;
+  let exited: Promise<ExitStatus>;
   let qmp: Promise<QmpClient> | undefined;
+  /** A restart is under way: the exit it makes is no failure of the machine. */
+  let restarting = false;
 
   const exitReason = (): string | null => {
-    if (isRunning(child)) return null;
+    if (restarting || isRunning(child)) return null;
     return `qemu exited (${child.exitCode ?? child.signalCode})`;
   };
-  // A powerControlled machine's QMP socket is the product's power interface's from the start:
-  // return only once QEMU listens there, or a node verified at once finds no socket (ENOENT)
-  // when QEMU starts slowly on a busy machine.
-  try {
-    for (const socket of new Set([qmpSocket, monitorSocket])) {
-      await waitForPath(socket, { timeoutMs: QMP_SOCKET_TIMEOUT_MS, abortReason: exitReason });
+  /** Starts QEMU; returns once it listens on its QMP sockets. */
+  const launch = async (): Promise<void> => {
+    const logFd = openSync(qemuLog, 'a');
+    try {
+      const stdio = ['ignore', logFd, logFd] as const;
+      child =
+        options.net.kind === 'tap' && options.net.network
+          ? options.net.network.spawn('qemu-system-x86_64', args, { stdio: [...stdio] })
+          : spawn('qemu-system-x86_64', args, { stdio: [...stdio] });
+    } finally {
+      closeSync(logFd);
     }
-  } catch (error) {
-    killNow(pid);
-    throw error;
-  }
+    const started = await spawned(child);
+    pid = started;
+    exited = exitOf(child);
+    const forgetExitCleanup = onAbnormalExit(() => killNow(started));
+    void exited.then(forgetExitCleanup);
+    // A powerControlled machine's QMP socket is the product's power interface's from the start:
+    // return only once QEMU listens there, or a node verified at once finds no socket (ENOENT)
+    // when QEMU starts slowly on a busy machine.
+    try {
+      for (const socket of new Set([qmpSocket, monitorSocket])) {
+        await waitForPath(socket, { timeoutMs: QMP_SOCKET_TIMEOUT_MS, abortReason: exitReason });
+      }
+    } catch (error) {
+      killNow(started);
+      throw error;
+    }
+  };
+  await launch();
 
   return {
     name: options.name,
     mac: options.mac,
-    pid,
+    get pid() {
+      return pid;
+    },
     serialLog,
     qemuLog,
     qmpSocket,
     monitorSocket,
-    exited,
+    ovmfVars,
+    get exited() {
+      return exited;
+    },
     readSerial: () => readIfExists(serialLog),
     async waitForSerial(pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> {
       try {
@@ -280,6 +319,20 @@ export async function startQemuMachine(options: QemuMachineOptions): Promise<Qem
       return qmp;
     },
     isRunning: () => isRunning(child),
+    async restart(whileStopped?: () => Promise<void>): Promise<void> {
+      restarting = true;
+      try {
+        const client = await qmp?.catch(() => undefined);
+        client?.close();
+        qmp = undefined;
+        await stopProcess(child);
+        for (const socket of new Set([qmpSocket, monitorSocket])) rmSync(socket, { force: true });
+        await whileStopped?.();
+      } finally {
+        restarting = false;
+      }
+      await launch();
+    },
     async stop(): Promise<ExitStatus> {
       const client = await qmp?.catch(() => undefined);
       client?.close();

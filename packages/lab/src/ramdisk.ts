@@ -47,6 +47,13 @@ export const VIRTIO_NET_MODULES = [
 /** virtio-blk: the disk the agent writes to (/dev/vda) and the disks inspection lists; loaded after the virtio bus. */
 export const VIRTIO_BLOCK_MODULES = ['virtio_blk'] as const;
 
+/**
+ * The CD drive (QEMU's ide-cd on the i440fx IDE controller) and ISO 9660, for the config drive
+ * on a virtual media ISO: SCSI core, libata, ata_piix, the SCSI CD driver. The cloud kernel
+ * has no AHCI driver, so a q35 machine's SATA CD stays unread (its ramdisk uses DHCP).
+ */
+export const CD_MODULES = ['scsi_common', 'scsi_mod', 'libata', 'ata_piix', 'cdrom', 'sr_mod', 'isofs'] as const;
+
 /** Kernel arguments the ramdisk wants besides ipa-api-url= and BOOTIF=. */
 export const RAMDISK_KERNEL_ARGS = 'console=ttyS0 quiet panic=1';
 /** Where the test ramdisk's agent listens (ipa-listen-port). */
@@ -84,8 +91,9 @@ export async function buildTestRamdisk(cacheDir: string): Promise<TestRamdisk> {
       'bin/agent-command': { content: await read('agent-command.sh'), mode: 0o755 },
       'bin/agent-heartbeat': { content: await read('agent-heartbeat.sh'), mode: 0o755 },
       'bin/ramdisk-inventory': { content: await read('ramdisk-inventory.sh'), mode: 0o755 },
+      'bin/network-data': { content: await read('network-data.sh'), mode: 0o755 },
     },
-    modules: [...VIRTIO_NET_MODULES, ...VIRTIO_BLOCK_MODULES],
+    modules: [...VIRTIO_NET_MODULES, ...VIRTIO_BLOCK_MODULES, ...CD_MODULES],
     programs: [QEMU_IMG],
   });
   return filesOf(entry);

@@ -1,10 +1,14 @@
 // A lab machine behind a Redfish BMC: a real QEMU machine (user-mode networking, no root)
 // powered and booted through Redfish. Skipped without QEMU, a failure under CI=true.
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { createReadStream, existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, rm, truncate, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   inventoryOf,
@@ -12,6 +16,8 @@ import {
   type RedfishMachineBmcOptions,
   startRedfishMachineBmc,
 } from './redfish-machine-bmc.js';
+
+const execFileAsync = promisify(execFile);
 
 describe('the inventory a lab Redfish BMC reports', () => {
   it('is the hardware QEMU gives the machine: disks in order, NICs, CPUs, memory, serial number', () => {
@@ -107,7 +113,7 @@ describe.skipIf(skip)('lab machine behind a Redfish BMC', () => {
   it('reports the machine: its MAC, its disk, its boot sources and mode', async () => {
     const system = (await call('GET', bmc.systemId)).body;
     expect(system.PowerState).toBe('Off');
-    expect(system.Boot['BootSourceOverrideTarget@Redfish.AllowableValues']).toEqual(['None', 'Pxe', 'Hdd']);
+    expect(system.Boot['BootSourceOverrideTarget@Redfish.AllowableValues']).toEqual(['None', 'Pxe', 'Hdd', 'Cd']);
     expect(system.Boot.BootSourceOverrideMode).toBe('Legacy');
     expect((await call('GET', `${bmc.systemId}/EthernetInterfaces/NIC0`)).body.MACAddress).toBe(mac);
     expect((await call('GET', `${bmc.systemId}/Storage/Controller0/Drives/vda`)).body.CapacityBytes).toBe(
@@ -133,4 +139,69 @@ describe.skipIf(skip)('lab machine behind a Redfish BMC', () => {
     expect(await bmc.poweredOn()).toBe(false);
     expect((await call('GET', bmc.systemId)).body.PowerState).toBe('Off');
   });
+
+  it('boots the CD inserted through virtual media, and ejects it', async () => {
+    const iso = await bootableIso(dir, 'CDBOOT-OK');
+    const images = createServer((_req, res) => {
+      createReadStream(iso).pipe(res);
+    });
+    await new Promise<void>((resolve) => images.listen(0, '127.0.0.1', resolve));
+    try {
+      const image = `http://127.0.0.1:${(images.address() as AddressInfo).port}/boot.iso`;
+      const cd = '/redfish/v1/Managers/rf-1/VirtualMedia/Cd';
+      expect((await call('POST', `${cd}/Actions/VirtualMedia.InsertMedia`, { Image: image })).status).toBe(204);
+      expect((await call('GET', cd)).body).toMatchObject({ Image: image, Inserted: true, ConnectedVia: 'URI' });
+      const qmp = await bmc.machine.qmp();
+      const inserted = (await qmp.execute<BlockInfo[]>('query-block')).find((b) => b.qdev?.endsWith('cdrom0'));
+      expect(inserted?.inserted?.file).toMatch(/rf-1\.media\/rf-1-\w+\.iso$/);
+
+      await call('PATCH', bmc.systemId, { Boot: { BootSourceOverrideTarget: 'Cd' } });
+      const from = await serialLength();
+      await call('POST', `${bmc.systemId}/Actions/ComputerSystem.Reset`, { ResetType: 'On' });
+      await bmc.machine.waitForSerial(/CDBOOT-OK/, 60_000);
+      expect((await bmc.machine.readSerial()).slice(from)).toMatch(/Booting from DVD\/CD[\s\S]*CDBOOT-OK/);
+      await call('POST', `${bmc.systemId}/Actions/ComputerSystem.Reset`, { ResetType: 'ForceOff' });
+
+      expect((await call('POST', `${cd}/Actions/VirtualMedia.EjectMedia`, {})).status).toBe(204);
+      const ejected = (await qmp.execute<BlockInfo[]>('query-block')).find((b) => b.qdev?.endsWith('cdrom0'));
+      expect(ejected?.inserted).toBeUndefined();
+      expect(await readdir(join(dir, 'rf-1.media'))).toEqual([]);
+    } finally {
+      images.closeAllConnections();
+      await new Promise((resolve) => images.close(resolve));
+    }
+  });
 });
+
+interface BlockInfo {
+  qdev?: string;
+  inserted?: { file: string };
+}
+
+/**
+ * A no-emulation El Torito ISO whose boot image writes `marker` to the first serial port
+ * (COM1, 0x3f8) and halts: position-independent real-mode code, one `mov al; out dx, al` per byte.
+ */
+async function bootableIso(dir: string, marker: string): Promise<string> {
+  const root = join(dir, 'iso-root');
+  await mkdir(root, { recursive: true });
+  const code = [0xba, 0xf8, 0x03]; // mov dx, 0x3f8
+  for (const byte of Buffer.from(`\r\n${marker}\r\n`)) code.push(0xb0, byte, 0xee); // mov al, byte; out dx, al
+  code.push(0xfa, 0xf4, 0xeb, 0xfd); // cli; hlt; jmp back to hlt
+  const boot = Buffer.alloc(2048);
+  Buffer.from(code).copy(boot);
+  await writeFile(join(root, 'boot.bin'), boot);
+  const iso = join(dir, 'boot.iso');
+  await execFileAsync('genisoimage', [
+    '-quiet',
+    '-o',
+    iso,
+    '-b',
+    'boot.bin',
+    '-no-emul-boot',
+    '-boot-load-size',
+    '4',
+    root,
+  ]);
+  return iso;
+}

@@ -3,7 +3,7 @@
 // that machine: power and resets through QMP, the boot override through the machine's boot
 // order, its NIC and disk in the inventory. The service runs in this process.
 import { randomBytes } from 'node:crypto';
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, rm, stat } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { ensureCertificate } from '@bmaas/pki';
@@ -44,6 +44,11 @@ export interface RedfishMachineBmcOptions {
    * certificate. Without it: plain HTTP.
    */
   pkiDirectory?: string;
+  /**
+   * Addresses besides loopback the virtual CD may download images from (the lab's: e.g. the
+   * address the conductors' HTTP root is reached at from the host).
+   */
+  mediaHosts?: string[];
 }
 
 export interface RedfishMachineBmc {
@@ -85,6 +90,7 @@ export async function startRedfishMachineBmc(options: RedfishMachineBmcOptions):
     firmware,
     memoryMb: options.memoryMb,
     disk: options.disk,
+    cdDrive: true,
     hardware: options.hardware,
     powerControlled: true,
     qmpSocket: join(options.workDir, `${options.name}.qmp`),
@@ -104,6 +110,10 @@ export async function startRedfishMachineBmc(options: RedfishMachineBmcOptions):
       host: address,
       port: options.port ?? 0,
       password: `lab-${randomBytes(6).toString('hex')}`,
+      virtualMedia: {
+        stateDir: join(options.workDir, `${options.name}.media`),
+        allowedHosts: options.mediaHosts ?? [],
+      },
       tls: certificate && {
         key: await readFile(certificate.keyFile),
         cert: await readFile(certificate.certFile),
@@ -115,7 +125,14 @@ export async function startRedfishMachineBmc(options: RedfishMachineBmcOptions):
           power: new QemuMachineBackend({
             qmpSocket: machine.qmpSocket,
             firmware,
-            devices: { nic: MACHINE_DEVICE_IDS.nic, disk: options.disk ? MACHINE_DEVICE_IDS.disk : undefined },
+            devices: {
+              nic: MACHINE_DEVICE_IDS.nic,
+              disk: options.disk ? MACHINE_DEVICE_IDS.disk : undefined,
+              cdrom: MACHINE_DEVICE_IDS.cdrom,
+            },
+            uefiHttpBoot: machine.ovmfVars
+              ? { varsFile: machine.ovmfVars, restart: (whileStopped) => machine.restart(whileStopped) }
+              : undefined,
           }),
           hardware: inventoryOf(options, diskBytes),
         },
@@ -163,6 +180,7 @@ export async function startRedfishMachineBmc(options: RedfishMachineBmcOptions):
     async stop() {
       await redfish.close();
       await machine.stop();
+      await rm(join(options.workDir, `${options.name}.media`), { recursive: true, force: true });
     },
   };
 }

@@ -38,9 +38,12 @@ import {
   softwareInventory,
   systemCollection,
   updateService,
+  virtualMedia,
+  virtualMediaCollection,
 } from './service-resources.js';
 import type { SessionStore } from './sessions.js';
 import * as sys from './system-resources.js';
+import { VIRTUAL_CD_ID } from './virtual-media.js';
 
 export interface RedfishAppDeps {
   systems: readonly ManagedSystem[];
@@ -214,6 +217,24 @@ export function createRedfishApp(deps: RedfishAppDeps): Express {
   };
   get(`${ROOT}/Managers`, () => managerCollection(systems));
   get(`${ROOT}/Managers/:id`, (req) => manager(byId(systems, req)));
+  get(`${ROOT}/Managers/:id/VirtualMedia`, (req) => virtualMediaCollection(byId(systems, req)));
+  const virtualCd = (req: Request) => {
+    const owner = byId(systems, req);
+    if (req.params.mediaId !== VIRTUAL_CD_ID || !owner.virtualCd) throw notFound(req.path);
+    return { owner, cd: owner.virtualCd };
+  };
+  get(`${ROOT}/Managers/:id/VirtualMedia/:mediaId`, (req) => {
+    const { owner, cd } = virtualCd(req);
+    return virtualMedia(owner, cd);
+  });
+  app.post(`${ROOT}/Managers/:id/VirtualMedia/:mediaId/Actions/VirtualMedia.InsertMedia`, async (req, res) => {
+    await virtualCd(req).cd.insert(req.body);
+    res.status(204).end();
+  });
+  app.post(`${ROOT}/Managers/:id/VirtualMedia/:mediaId/Actions/VirtualMedia.EjectMedia`, async (req, res) => {
+    await virtualCd(req).cd.eject();
+    res.status(204).end();
+  });
   get(`${ROOT}/Chassis`, () => chassisCollection(systems));
   get(`${ROOT}/Chassis/:id`, (req) => chassis(byId(systems, req)));
 

@@ -33,11 +33,12 @@ export {
   type Health,
   ManagedSystem,
   type ProcessorSpec,
+  type ServiceSettings,
   type SystemHardware,
   type SystemOptions,
 } from './managed-system.js';
 export { SCHEMA_VERSIONS } from './odata.js';
-export { type QemuBackendOptions, QemuMachineBackend } from './qemu-backend.js';
+export { type QemuBackendOptions, QemuCdDrive, QemuMachineBackend } from './qemu-backend.js';
 export {
   type RedfishBmc,
   type RedfishBmcControl,
@@ -46,3 +47,12 @@ export {
   startRedfishBmc,
 } from './redfish-bmc.js';
 export { SimulatedMachinePower, type SimulatedPowerOptions } from './simulated-power.js';
+export { HTTP_BOOT_OPTION, readGlobalVariables, setHttpBootNext, uriOfLoadOption } from './uefi-vars.js';
+export {
+  type MachineCdDrive,
+  SimulatedCdDrive,
+  VIRTUAL_CD_ID,
+  VirtualCd,
+  type VirtualMediaSettings,
+  type VirtualMediaState,
+} from './virtual-media.js';

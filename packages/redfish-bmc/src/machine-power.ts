@@ -1,6 +1,7 @@
 // What stands behind one ComputerSystem of the service: the machine's power, as a backend.
 // The service keeps everything else a BMC keeps (boot override, BIOS, firmware, health,
 // inventory); a backend only reads and changes power, booting from the device it is handed.
+import type { MachineCdDrive } from './virtual-media.js';
 
 /** ComputerSystem.Reset's ResetType values (Resource.ResetType in the DMTF schema). */
 export const RESET_TYPES = [
@@ -28,6 +29,8 @@ export interface BootRequest {
   /** `None`: the machine's own boot order. */
   target: BootSource;
   mode: BootMode;
+  /** A `UefiHttp` boot's URI (Boot.HttpBootUri); absent: the one DHCP names. */
+  httpBootUri?: string;
 }
 
 /**
@@ -41,6 +44,8 @@ export interface MachinePower {
   readonly bootSources: readonly BootSource[];
   /** Boot modes the machine's firmware has (a QEMU machine has the one it was started with). */
   readonly bootModes: readonly BootMode[];
+  /** The machine's CD drive, where the virtual CD's image goes; absent: no virtual media. */
+  readonly cdDrive?: MachineCdDrive;
   /** Whether the machine is on now, read from the machine. */
   powerState(): Promise<RedfishPowerState>;
   /**

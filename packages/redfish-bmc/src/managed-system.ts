@@ -12,6 +12,7 @@ import {
   resetBoots,
 } from './machine-power.js';
 import { propertyUnknown, RedfishError, valueNotInList, valueTypeError } from './redfish-error.js';
+import { VirtualCd, type VirtualMediaSettings } from './virtual-media.js';
 
 export type BiosValue = string | number | boolean;
 export type Health = 'OK' | 'Warning' | 'Critical';
@@ -76,6 +77,12 @@ export interface SystemOptions {
   bootMode?: BootMode;
 }
 
+/** What the service gives each of its systems besides its own options. */
+export interface ServiceSettings {
+  /** Where a system's virtual CD keeps its image, which hosts it may come from. */
+  virtualMedia: VirtualMediaSettings;
+}
+
 export const DEFAULT_BIOS_ATTRIBUTES: Readonly<Record<string, BiosValue>> = {
   BootMode: 'Uefi',
   ProcTurboMode: 'Enabled',
@@ -91,6 +98,8 @@ export interface BootOverride {
   target: BootSource;
   enabled: BootOverrideEnabled;
   mode: BootMode;
+  /** Boot.HttpBootUri: what a `UefiHttp` boot loads (null: the URI DHCP names). */
+  httpBootUri: string | null;
 }
 
 export class ManagedSystem {
@@ -112,8 +121,10 @@ export class ManagedSystem {
   indicatorLed: IndicatorLed = 'Off';
   /** When the pending BIOS settings were last applied (ISO time), for @Redfish.Settings. */
   biosAppliedAt: string | undefined;
+  /** The manager's virtual CD; undefined when the machine has no CD drive. */
+  readonly virtualCd: VirtualCd | undefined;
 
-  constructor(options: SystemOptions) {
+  constructor(options: SystemOptions, service?: ServiceSettings) {
     this.id = options.id;
     this.name = options.name ?? options.id;
     this.uuid = options.uuid ?? randomUUID();
@@ -138,7 +149,9 @@ export class ManagedSystem {
       ]
     ).map((component) => ({ ...component, writeProtected: false }));
     const mode = options.bootMode ?? options.power.bootModes[0] ?? 'UEFI';
-    this.bootOverride = { target: 'None', enabled: 'Disabled', mode };
+    this.bootOverride = { target: 'None', enabled: 'Disabled', mode, httpBootUri: null };
+    const drive = options.power.cdDrive;
+    this.virtualCd = drive && service ? new VirtualCd(this.id, drive, service.virtualMedia) : undefined;
   }
 
   get bootSources(): readonly BootSource[] {
@@ -167,7 +180,8 @@ export class ManagedSystem {
     const override = this.bootOverride;
     const target = override.enabled === 'Disabled' ? 'None' : override.target;
     if (boots) this.applyPendingBios();
-    await this.power.reset(resetType, { target, mode: override.mode });
+    const httpBootUri = target === 'UefiHttp' ? (override.httpBootUri ?? undefined) : undefined;
+    await this.power.reset(resetType, { target, mode: override.mode, ...(httpBootUri ? { httpBootUri } : {}) });
     if (boots && override.enabled === 'Once') this.bootOverride = { ...override, enabled: 'Disabled', target: 'None' };
   }
 
@@ -193,6 +207,12 @@ export class ManagedSystem {
             throw valueNotInList(`Boot.${key}`, value, this.power.bootModes);
           }
           next.mode = value as BootMode;
+          break;
+        case 'HttpBootUri':
+          if (value !== null && (typeof value !== 'string' || !/^https?:\/\/\S+$/.test(value))) {
+            throw valueTypeError(`Boot.${key}`, value);
+          }
+          next.httpBootUri = value as string | null;
           break;
         default:
           throw propertyUnknown(`Boot.${key}`);

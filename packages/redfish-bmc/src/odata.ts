@@ -6,7 +6,7 @@ export const ROOT = '/redfish/v1';
 /** Namespace -> the version of its DMTF schema the service's resources follow. */
 export const SCHEMA_VERSIONS = {
   ServiceRoot: 'v1_5_0',
-  ComputerSystem: 'v1_10_0',
+  ComputerSystem: 'v1_13_0',
   Processor: 'v1_7_0',
   Memory: 'v1_9_0',
   EthernetInterface: 'v1_5_1',
@@ -21,6 +21,7 @@ export const SCHEMA_VERSIONS = {
   UpdateService: 'v1_8_0',
   SoftwareInventory: 'v1_3_0',
   MessageRegistryFile: 'v1_1_0',
+  VirtualMedia: 'v1_3_0',
 } as const;
 export type Namespace = keyof typeof SCHEMA_VERSIONS;
 
@@ -37,6 +38,7 @@ export const COLLECTIONS = [
   'SessionCollection',
   'SoftwareInventoryCollection',
   'MessageRegistryFileCollection',
+  'VirtualMediaCollection',
 ] as const;
 export type CollectionNamespace = (typeof COLLECTIONS)[number];
 

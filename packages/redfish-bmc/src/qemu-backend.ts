@@ -2,20 +2,41 @@
 // QemuMachinePower), and the boot device chosen at each power on by the machine's boot order:
 // the `bootindex` of its devices (QOM ids given here), which QEMU hands the firmware (SeaBIOS
 // or OVMF, through fw_cfg `bootorder`) again at every reset.
-import { QemuMachinePower, type QmpClient } from '@bmaas/qemu-power-interface';
-import type { BootMode, BootRequest, BootSource, MachinePower, RedfishPowerState, ResetType } from './machine-power.js';
+import { QemuMachinePower, type QmpClient, withQmp } from '@bmaas/qemu-power-interface';
+import {
+  type BootMode,
+  type BootRequest,
+  type BootSource,
+  type MachinePower,
+  type RedfishPowerState,
+  type ResetType,
+  resetBoots,
+} from './machine-power.js';
+import { setHttpBootNext } from './uefi-vars.js';
+import type { MachineCdDrive } from './virtual-media.js';
 
 export interface QemuBackendOptions {
   /** The machine's QMP socket; the machine runs with `-S -no-shutdown` (see QemuMachinePower). */
   qmpSocket: string;
   /** `bios`: SeaBIOS (Legacy boot mode); `uefi`: OVMF (UEFI). */
   firmware: 'bios' | 'uefi';
-  /** QOM ids (`-device …,id=`) of the devices each boot source boots from. */
+  /**
+   * QOM ids (`-device …,id=`) of the devices each boot source boots from. `cdrom` is also
+   * where the virtual CD's image goes: the machine is started with that CD drive empty
+   * (`-drive if=none,media=cdrom,id=… -device ide-cd,drive=…,id=<cdrom>`).
+   */
   devices: { nic?: string; disk?: string; cdrom?: string };
   /** The machine's own boot order, used when no override is set; default disk, then network. */
   defaultOrder?: readonly BootSource[];
   /** Bound on one QMP exchange; default 5 s. */
   qmpTimeoutMs?: number;
+  /**
+   * A UEFI machine's HTTP boot from Boot.HttpBootUri: its OVMF variable store, and how to
+   * restart its QEMU with a change made while it is stopped (QEMU reads the store only when it
+   * starts; the machine comes back powered off). Without it a `UefiHttp` boot loads the boot
+   * file DHCP names.
+   */
+  uefiHttpBoot?: { varsFile: string; restart(whileStopped: () => Promise<void>): Promise<void> };
 }
 
 const RESET_TYPES: readonly ResetType[] = [
@@ -33,6 +54,7 @@ export class QemuMachineBackend implements MachinePower {
   readonly resetTypes = RESET_TYPES;
   readonly bootModes: readonly BootMode[];
   readonly bootSources: readonly BootSource[];
+  readonly cdDrive: MachineCdDrive | undefined;
   private readonly machine: QemuMachinePower;
   private readonly defaultOrder: readonly BootSource[];
 
@@ -45,6 +67,8 @@ export class QemuMachineBackend implements MachinePower {
     if (options.devices.cdrom) sources.push('Cd');
     this.bootSources = sources;
     this.defaultOrder = (options.defaultOrder ?? ['Hdd', 'Pxe']).filter((s) => sources.includes(s));
+    const cdrom = options.devices.cdrom;
+    this.cdDrive = cdrom ? new QemuCdDrive(options.qmpSocket, cdrom, options.qmpTimeoutMs ?? 5000) : undefined;
   }
 
   async powerState(): Promise<RedfishPowerState> {
@@ -58,6 +82,13 @@ export class QemuMachineBackend implements MachinePower {
    */
   async reset(type: ResetType, boot: BootRequest): Promise<void> {
     const chooseBoot = (qmp: QmpClient) => this.setBootOrder(qmp, boot.target);
+    const http = this.options.uefiHttpBoot;
+    if (boot.target === 'UefiHttp' && boot.httpBootUri && http && resetBoots(type, await this.powerState())) {
+      // BootNext to a boot option of that URI, written while QEMU is stopped: OVMF boots it at
+      // its next start, then deletes BootNext (later boots follow the machine's order again).
+      const uri = boot.httpBootUri;
+      await http.restart(() => setHttpBootNext(http.varsFile, uri));
+    }
     switch (type) {
       case 'On':
       case 'ForceOn':
@@ -108,4 +139,31 @@ export class QemuMachineBackend implements MachinePower {
 
 function setBootindex(qmp: QmpClient, id: string, bootindex: number): Promise<unknown> {
   return qmp.execute('qom-set', { path: `/machine/peripheral/${id}`, property: 'bootindex', value: bootindex });
+}
+
+/** A QEMU machine's CD drive, its medium changed through QMP as a virtual CD is inserted and ejected. */
+export class QemuCdDrive implements MachineCdDrive {
+  constructor(
+    private readonly qmpSocket: string,
+    /** The CD device's QOM id. */
+    private readonly device: string,
+    private readonly qmpTimeoutMs: number,
+  ) {}
+
+  insert(file: string): Promise<void> {
+    return withQmp(this.qmpSocket, this.qmpTimeoutMs, async (qmp) => {
+      await qmp.execute('blockdev-change-medium', {
+        id: this.device,
+        filename: file,
+        format: 'raw',
+        'read-only-mode': 'read-only',
+      });
+    });
+  }
+
+  eject(): Promise<void> {
+    return withQmp(this.qmpSocket, this.qmpTimeoutMs, async (qmp) => {
+      await qmp.execute('eject', { id: this.device, force: true });
+    });
+  }
 }

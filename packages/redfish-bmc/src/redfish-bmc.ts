@@ -1,14 +1,18 @@
 // A Redfish BMC listening on a port: one service with one or several systems, each with its
 // power backend, and the control a test uses to look inside and switch faults on.
 import { randomBytes, randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Logger } from '@bmaas/common';
 import { createRedfishApp } from './app.js';
 import { FaultSwitches } from './faults.js';
 import { type Health, ManagedSystem, type SystemOptions } from './managed-system.js';
 import { SessionStore } from './sessions.js';
+import type { VirtualMediaSettings } from './virtual-media.js';
 
 export interface RedfishBmcOptions {
   /** The systems of the service (at least one); their Ids must differ. */
@@ -21,6 +25,12 @@ export interface RedfishBmcOptions {
   port?: number;
   /** Idle timeout of a session, seconds; default 1800. */
   sessionTimeoutSeconds?: number;
+  /**
+   * Virtual media of the systems whose machine has a CD drive: where images are downloaded
+   * and the hosts besides loopback they may come from; default a directory of its own under
+   * the system's temporary directory, removed at close.
+   */
+  virtualMedia?: Partial<VirtualMediaSettings>;
   /** Serve HTTPS with this key and certificate (PEM); default plain HTTP. */
   tls?: { key: string | Buffer; cert: string | Buffer };
   logger?: Logger;
@@ -72,7 +82,12 @@ export async function startRedfishBmc(options: RedfishBmcOptions): Promise<Redfi
 
   const username = options.username ?? 'admin';
   const password = options.password ?? randomBytes(9).toString('base64url');
-  const systems = options.systems.map((s) => new ManagedSystem(s));
+  const ownStateDir = options.virtualMedia?.stateDir === undefined;
+  const virtualMedia: VirtualMediaSettings = {
+    ...options.virtualMedia,
+    stateDir: options.virtualMedia?.stateDir ?? join(tmpdir(), `bmaas-redfish-bmc-${randomUUID()}`),
+  };
+  const systems = options.systems.map((s) => new ManagedSystem(s, { virtualMedia }));
   // one BIOS attribute registry per system, named after it when the service has several
   if (systems.length > 1) {
     for (const system of systems) {
@@ -140,10 +155,12 @@ export async function startRedfishBmc(options: RedfishBmcOptions): Promise<Redfi
     username,
     password,
     control,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
+    close: async () => {
+      await new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));
         server.closeAllConnections();
-      }),
+      });
+      if (ownStateDir) await rm(virtualMedia.stateDir, { recursive: true, force: true });
+    },
   };
 }

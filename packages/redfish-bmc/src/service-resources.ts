@@ -4,7 +4,8 @@
 import type { FirmwareComponent, ManagedSystem } from './managed-system.js';
 import { collection, link, ROOT, resource } from './odata.js';
 import type { Session, SessionStore } from './sessions.js';
-import { chassisPath, managerPath, systemPath } from './system-resources.js';
+import { chassisPath, managerPath, systemPath, virtualMediaPath } from './system-resources.js';
+import { VIRTUAL_CD_ID, type VirtualCd } from './virtual-media.js';
 
 export const SESSIONS_PATH = `${ROOT}/SessionService/Sessions`;
 
@@ -78,9 +79,37 @@ export async function manager(system: ManagedSystem) {
     Model: 'bmaas lab BMC',
     PowerState: 'On',
     Status: { State: 'Enabled', Health: 'OK' },
+    ...(system.virtualCd ? { VirtualMedia: link(virtualMediaPath(system)) } : {}),
     Links: {
       ManagerForServers: [link(systemPath(system))],
       ManagerForChassis: [link(chassisPath(system))],
+    },
+  };
+}
+
+export function virtualMediaCollection(system: ManagedSystem) {
+  const members = system.virtualCd ? [`${virtualMediaPath(system)}/${VIRTUAL_CD_ID}`] : [];
+  return collection('VirtualMediaCollection', virtualMediaPath(system), 'Virtual Media Collection', members);
+}
+
+/** The virtual CD as VirtualMedia v1_3_0 describes it. */
+export function virtualMedia(system: ManagedSystem, cd: VirtualCd) {
+  const path = `${virtualMediaPath(system)}/${VIRTUAL_CD_ID}`;
+  const { state } = cd;
+  return {
+    ...resource('VirtualMedia', path, VIRTUAL_CD_ID, 'Virtual CD'),
+    MediaTypes: ['CD', 'DVD'],
+    Image: state.image,
+    ImageName: state.imageName,
+    Inserted: state.inserted,
+    WriteProtected: state.writeProtected,
+    ConnectedVia: state.image === null ? 'NotConnected' : 'URI',
+    TransferMethod: 'Upload',
+    TransferProtocolType: state.image?.startsWith('https:') ? 'HTTPS' : 'HTTP',
+    Status: { State: 'Enabled', Health: 'OK' },
+    Actions: {
+      '#VirtualMedia.InsertMedia': { target: `${path}/Actions/VirtualMedia.InsertMedia` },
+      '#VirtualMedia.EjectMedia': { target: `${path}/Actions/VirtualMedia.EjectMedia` },
     },
   };
 }

@@ -10,6 +10,7 @@ import {
   type RedfishPowerState,
   type ResetType,
 } from './machine-power.js';
+import { SimulatedCdDrive } from './virtual-media.js';
 
 export interface SimulatedPowerOptions {
   /** Initial power state; default Off. */
@@ -26,8 +27,10 @@ export class SimulatedMachinePower implements MachinePower {
   readonly resetTypes: readonly ResetType[];
   readonly bootModes: readonly BootMode[];
   readonly bootSources: readonly BootSource[];
-  /** Every boot (device and mode), oldest first. */
-  readonly boots: BootRequest[] = [];
+  /** Every boot (device, mode, HTTP boot URI), oldest first; a CD boot with the image file in the drive. */
+  readonly boots: Array<BootRequest & { cdImage?: string | undefined }> = [];
+  /** Its CD drive: the image file the virtual CD put in, if any. */
+  readonly cdDrive = new SimulatedCdDrive();
   /** How many NMIs the machine got. */
   nmis = 0;
   private state: RedfishPowerState;
@@ -72,6 +75,6 @@ export class SimulatedMachinePower implements MachinePower {
 
   private boot(boot: BootRequest): void {
     this.state = 'On';
-    this.boots.push({ ...boot });
+    this.boots.push({ ...boot, ...(boot.target === 'Cd' ? { cdImage: this.cdDrive.medium } : {}) });
   }
 }

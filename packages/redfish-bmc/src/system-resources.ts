@@ -7,6 +7,7 @@ const GIB = 1024;
 
 export const systemPath = (system: ManagedSystem) => `${ROOT}/Systems/${system.id}`;
 export const managerPath = (system: ManagedSystem) => `${ROOT}/Managers/${system.id}`;
+export const virtualMediaPath = (system: ManagedSystem) => `${managerPath(system)}/VirtualMedia`;
 export const chassisPath = (system: ManagedSystem) => `${ROOT}/Chassis/${system.id}`;
 
 const status = (health: string = 'OK') => ({ State: 'Enabled', Health: health });
@@ -36,6 +37,7 @@ export async function computerSystem(system: ManagedSystem): Promise<Record<stri
       'BootSourceOverrideEnabled@Redfish.AllowableValues': ['Disabled', 'Once', 'Continuous'],
       BootSourceOverrideMode: override.mode,
       'BootSourceOverrideMode@Redfish.AllowableValues': [...system.power.bootModes],
+      ...(system.bootSources.includes('UefiHttp') ? { HttpBootUri: override.httpBootUri } : {}),
     },
     ProcessorSummary: {
       Count: hw.processors.length,
@@ -49,6 +51,8 @@ export async function computerSystem(system: ManagedSystem): Promise<Record<stri
     SimpleStorage: link(`${path}/SimpleStorage`),
     Storage: link(`${path}/Storage`),
     Bios: link(`${path}/Bios`),
+    // where newer Redfish looks for virtual media (the manager's, which sushy reads, is the same)
+    ...(system.virtualCd ? { VirtualMedia: link(virtualMediaPath(system)) } : {}),
     Links: {
       Chassis: [link(chassisPath(system))],
       ManagedBy: [link(managerPath(system))],

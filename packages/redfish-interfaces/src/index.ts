@@ -28,8 +28,8 @@ export { odataId, RedfishClient, type RedfishClientOptions, type RedfishResource
 export { REDFISH_OPTIONS, REDFISH_SECTION, type RedfishSettings } from './redfish-config.js';
 export { RedfishFirmwareInterface } from './redfish-firmware.js';
 export { RedfishInspectInterface } from './redfish-inspect.js';
-export { RedfishManagementInterface } from './redfish-management.js';
-export type { RedfishDeps } from './redfish-node.js';
+export { etagOf, RedfishManagementInterface } from './redfish-management.js';
+export { objectAt, type RedfishDeps, RedfishNode, stringsAt } from './redfish-node.js';
 export { RedfishPowerInterface } from './redfish-power.js';
 
 /**
@@ -39,7 +39,8 @@ export { RedfishPowerInterface } from './redfish-power.js';
  */
 const clients = new WeakMap<RedfishSettings, RedfishClient>();
 
-function depsFor(deps: InterfaceDeps<RedfishSettings>): RedfishDeps {
+/** What a redfish interface is made with, the conductor's one client among it: for the interfaces of other packages too (redfish-https). */
+export function redfishDepsOf(deps: InterfaceDeps<RedfishSettings>): RedfishDeps {
   let client = clients.get(deps.settings);
   if (!client) {
     client = new RedfishClient({ settings: deps.settings, logger: deps.logger.child({ component: 'redfish' }) });
@@ -51,31 +52,31 @@ function depsFor(deps: InterfaceDeps<RedfishSettings>): RedfishDeps {
 export const redfishPowerInterface: InterfaceDescriptor<PowerInterface, typeof REDFISH_SECTION.options> = {
   name: 'redfish',
   config: REDFISH_SECTION,
-  create: (deps) => new RedfishPowerInterface(depsFor(deps)),
+  create: (deps) => new RedfishPowerInterface(redfishDepsOf(deps)),
 };
 
 export const redfishManagementInterface: InterfaceDescriptor<ManagementInterface, typeof REDFISH_SECTION.options> = {
   name: 'redfish',
   config: REDFISH_SECTION,
-  create: (deps) => new RedfishManagementInterface(depsFor(deps)),
+  create: (deps) => new RedfishManagementInterface(redfishDepsOf(deps)),
 };
 
 export const redfishInspectInterface: InterfaceDescriptor<InspectInterface, typeof REDFISH_SECTION.options> = {
   name: 'redfish',
   config: REDFISH_SECTION,
-  create: (deps) => new RedfishInspectInterface(depsFor(deps)),
+  create: (deps) => new RedfishInspectInterface(redfishDepsOf(deps)),
 };
 
 export const redfishBiosInterface: InterfaceDescriptor<BiosInterface, typeof REDFISH_SECTION.options> = {
   name: 'redfish',
   config: REDFISH_SECTION,
-  create: (deps) => new RedfishBiosInterface(depsFor(deps)),
+  create: (deps) => new RedfishBiosInterface(redfishDepsOf(deps)),
 };
 
 export const redfishFirmwareInterface: InterfaceDescriptor<FirmwareInterface, typeof REDFISH_SECTION.options> = {
   name: 'redfish',
   config: REDFISH_SECTION,
-  create: (deps) => new RedfishFirmwareInterface(depsFor(deps)),
+  create: (deps) => new RedfishFirmwareInterface(redfishDepsOf(deps)),
 };
 
 /**

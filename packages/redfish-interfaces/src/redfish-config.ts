@@ -38,9 +38,19 @@ export const REDFISH_OPTIONS = {
     default: 300,
     env: 'BMAAS_REDFISH__BIOS_APPLY_TIMEOUT',
   },
+  kernel_append_params: {
+    doc: "Kernel command-line parameters of the ramdisks the redfish boot interfaces boot (the ISOs of redfish-virtual-media, the images of redfish-https), when driver_info.kernel_append_params is unset; unset = [pxe]kernel_append_params, as Ironic's per-interface options fall back to [pxe].",
+    format: 'optional-string',
+    default: null as string | null,
+    env: 'BMAAS_REDFISH__KERNEL_APPEND_PARAMS',
+  },
 } satisfies Record<string, { doc: string; format: unknown; default: unknown; env: string }>;
 
 export type RedfishSettings = SectionValues<typeof REDFISH_OPTIONS>;
 
 /** The section every redfish descriptor declares (one schema object: the registry accepts it more than once). */
-export const REDFISH_SECTION = { section: 'redfish', options: REDFISH_OPTIONS } as const;
+export const REDFISH_SECTION = {
+  section: 'redfish',
+  options: REDFISH_OPTIONS,
+  fallbacks: { kernel_append_params: 'pxe' },
+} as const;

@@ -32,6 +32,7 @@ const SETTINGS: RedfishSettings = {
   request_timeout: 5,
   max_concurrent_requests: 2,
   bios_apply_timeout: 5,
+  kernel_append_params: null,
 };
 
 const running: RedfishBmc[] = [];
@@ -301,11 +302,11 @@ describe('redfish management', () => {
     node.bootMode = 'bios';
     await management.setBootDevice(task(), 'pxe', false);
     expect(await management.getBootDevice(task())).toEqual({ bootDevice: 'pxe', persistent: false });
-    expect(bmc.control.system().bootOverride).toEqual({ target: 'Pxe', enabled: 'Once', mode: 'Legacy' });
+    expect(bmc.control.system().bootOverride).toMatchObject({ target: 'Pxe', enabled: 'Once', mode: 'Legacy' });
     await management.setBootDevice(task(), 'disk', true);
     expect(await management.getBootDevice(task())).toEqual({ bootDevice: 'disk', persistent: true });
     await management.setBootMode(task(), 'uefi');
-    expect(bmc.control.system().bootOverride).toEqual({ target: 'Hdd', enabled: 'Continuous', mode: 'UEFI' });
+    expect(bmc.control.system().bootOverride).toMatchObject({ target: 'Hdd', enabled: 'Continuous', mode: 'UEFI' });
     expect(await management.getBootMode(task())).toBe('uefi');
   });
 

@@ -5,6 +5,8 @@ import {
   InvalidParameterValue,
   RedfishError,
   UnsupportedDriverExtension,
+  VMEDIA_DEVICES,
+  type VmediaDevice,
 } from '@bmaas/common';
 import type { BootDevice, BootDeviceState, ManagementInterface, SupportedIndicators, Task } from '@bmaas/driver-api';
 import { bmcName } from './driver-info.js';
@@ -12,6 +14,7 @@ import { odataId, type RedfishResource } from './redfish-client.js';
 import { RedfishInterfaceBase } from './redfish-interface-base.js';
 import { objectAt, RedfishNode, stringsAt } from './redfish-node.js';
 import { resetActionOf } from './redfish-power.js';
+import { ejectSlot, insertMedia, isInserted, slotsFor, virtualMediaSlots } from './redfish-virtual-media.js';
 
 /** Ironic's boot device → BootSourceOverrideTarget. */
 const TARGETS: Readonly<Record<BootDevice, string>> = {
@@ -127,6 +130,44 @@ export class RedfishManagementInterface extends RedfishInterfaceBase implements 
     }
     await node.client.post(node.target, action.target, { ResetType: 'Nmi' });
     task.logger.info('NMI injected', { bmc: bmcName(node.target) });
+  }
+
+  /**
+   * VirtualMedia.InsertMedia of the first slot that takes `device` (a CD or
+   * DVD drive for `cdrom`), after EjectMedia of whatever such slots held;
+   * nothing when the slot already holds this image.
+   */
+  async attachVirtualMedia(task: Task, device: VmediaDevice, imageUrl: string): Promise<void> {
+    const node = new RedfishNode(this.deps, task.node);
+    const outcome = await insertMedia(node, device, imageUrl);
+    task.logger.info('virtual media inserted', { device, outcome, bmc: bmcName(node.target) });
+  }
+
+  /** VirtualMedia.EjectMedia of every slot of the devices (all when none given) that holds a medium. */
+  async detachVirtualMedia(task: Task, devices: readonly VmediaDevice[] = VMEDIA_DEVICES): Promise<void> {
+    const node = new RedfishNode(this.deps, task.node);
+    const slots = await virtualMediaSlots(node);
+    const ejected: string[] = [];
+    for (const device of devices) {
+      for (const slot of slotsFor(slots, device)) if (await ejectSlot(node, slot)) ejected.push(slot.path);
+    }
+    if (ejected.length > 0) task.logger.info('virtual media ejected', { slots: ejected, bmc: bmcName(node.target) });
+  }
+
+  /** Per device the BMC has a slot for: whether its first such slot holds a medium, and which image (as the fake). */
+  async getVirtualMedia(task: Task): Promise<Record<string, unknown>> {
+    const slots = await virtualMediaSlots(new RedfishNode(this.deps, task.node));
+    const media: Record<string, unknown> = {};
+    for (const device of VMEDIA_DEVICES) {
+      const [slot] = slotsFor(slots, device);
+      if (!slot) continue;
+      const image = slot.body.Image;
+      media[device] = {
+        inserted: isInserted(slot),
+        image_url: typeof image === 'string' && image !== '' ? image : null,
+      };
+    }
+    return media;
   }
 
   async getHealth(task: Task): Promise<HealthState | null> {

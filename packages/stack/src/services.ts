@@ -59,6 +59,11 @@ export interface ConductorStart {
   rpcPort?: number;
   /** Serve [deploy]http_root (this directory) on its own file server at httpPort, published as httpUrl. */
   files?: { httpRoot: string; httpPort: number; httpUrl: string };
+  /**
+   * Its JSON-RPC certificate and key when jsonRpcTlsDirectory is set, e.g. one its host was
+   * given; default: one made for conductor-<n> at listenHost.
+   */
+  certificate?: { certFile: string; keyFile: string };
 }
 
 /**
@@ -101,7 +106,8 @@ export class Services {
     const name = `conductor-${index}`;
     const placement: ConductorPlacement = { host: this.listenHost, rpcPort: port };
     const tls = this.options.jsonRpcTlsDirectory;
-    if (tls !== undefined) placement.certificate = conductorCertificate(tls, name, this.listenHost);
+    if (tls !== undefined)
+      placement.certificate = start.certificate ?? conductorCertificate(tls, name, this.listenHost);
     if (start.files) {
       mkdirSync(start.files.httpRoot, { recursive: true });
       Object.assign(placement, { httpRoot: start.files.httpRoot, httpUrl: start.files.httpUrl });

@@ -36,6 +36,18 @@ export async function missingUefiLabTools(): Promise<string[]> {
   return missing;
 }
 
+/** What virtual media machines need on top of the UEFI ones: the conductor's ISO tools (xorriso, isolinux, mtools, dosfstools). */
+const VMEDIA_COMMANDS = ['xorriso', 'mkfs.vfat', 'mmd', 'mcopy'];
+const VMEDIA_FILES = ['/usr/lib/ISOLINUX/isolinux.bin', '/usr/lib/syslinux/modules/bios/ldlinux.c32'];
+
+/** Names what machines booted from virtual media need on top of missingUefiLabTools; empty when they can run. */
+export async function missingVirtualMediaLabTools(): Promise<string[]> {
+  const missing = await missingUefiLabTools();
+  for (const command of VMEDIA_COMMANDS) if (!(await onPath(command))) missing.push(command);
+  for (const file of VMEDIA_FILES) if (!(await exists(file, constants.R_OK))) missing.push(file);
+  return missing;
+}
+
 /** Throws with install instructions when something is missing. */
 export async function assertLabTools(): Promise<void> {
   const missing = await missingLabTools();

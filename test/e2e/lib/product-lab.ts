@@ -38,7 +38,7 @@ export interface ProductLab {
   readonly stack: ProductStack;
   readonly api: ApiClient;
   readonly workDir: string;
-  /** dnsmasq, in the namespace variant. */
+  /** dnsmasq, in the namespace variant (unless started without DHCP). */
   readonly dnsmasq: Dnsmasq | undefined;
   /**
    * A machine with one NIC (and `disk` as its virtio disk, else diskless; `hardware`: what inspection reads), powered off until the
@@ -63,7 +63,7 @@ export interface ProductLab {
   addRedfishMachine(
     name: string,
     mac: string,
-    options?: { disk?: string },
+    options?: { disk?: string; firmware?: 'bios' | 'uefi' },
   ): Promise<{ bmc: RedfishMachineBmc; driverInfo: Record<string, unknown> }>;
   /**
    * Makes an HTTP service of the test (listening on the Unix socket
@@ -89,6 +89,17 @@ export interface ProductLabOptions {
    * which dnsmasq hands to UEFI HTTP Boot clients.
    */
   uefiGrub?: boolean;
+  /**
+   * Namespace variant: `false` = no DHCP server on the bridge at all (machines configure their
+   * network from what they are given, e.g. network_data on a virtual media ISO). Default true.
+   */
+  dhcp?: boolean;
+  /**
+   * Namespace variant, one conductor: its http_root reachable from the test host, where the lab's
+   * Redfish BMCs run and fetch virtual media, at http://127.0.0.1:<port>, given to the conductor
+   * as [deploy]external_http_url (a BMC network apart from the provisioning network).
+   */
+  bmcReachesHttpRoot?: boolean;
   /**
    * User-mode variant: the host port forwarded to the machine's agent (port
    * 9999); the agent is told to advertise 127.0.0.1:<port> (ipa-advertise-host/-port).
@@ -150,6 +161,9 @@ export async function startNetnsProductLab(options: ProductLabOptions): Promise<
     await writeFallbackScript(options.workDir);
     if (options.uefiGrub) await buildGrubHttpImage(join(options.workDir, 'http-0', GRUB_EFI_FILE));
     const bridge = network.ipv4;
+    if (options.bmcReachesHttpRoot && options.conductors !== 1) throw new Error('bmcReachesHttpRoot: one conductor');
+    const bmcHttpPort = options.bmcReachesHttpRoot ? await freePort() : undefined;
+    const env = labEnvironment(options);
     const stack = await startProductStack({
       databaseUrl: options.databaseUrl,
       conductors: options.conductors,
@@ -157,18 +171,31 @@ export async function startNetnsProductLab(options: ProductLabOptions): Promise<
       publicHost: bridge,
       spawn: (command, args, spawnOptions) => network.spawn(command, args, spawnOptions),
       workDir: options.workDir,
-      env: labEnvironment(options),
+      env: (layout) => ({
+        ...(bmcHttpPort ? { BMAAS_DEPLOY__EXTERNAL_HTTP_URL: `http://127.0.0.1:${bmcHttpPort}` } : {}),
+        ...env(layout),
+      }),
     });
     teardown.add(() => stack.stop());
     const apiSocket = join(options.workDir, 'api.sock');
     await network.hostSocketToPort(apiSocket, bridge, stack.apiPort);
-    const dnsmasq = await startDnsmasq({
-      network,
-      bootUrl: `${stack.conductors[0]?.httpUrl}/boot.ipxe`,
-      workDir: options.workDir,
-      ...(options.uefiGrub ? { uefiHttpBootUrl: `${stack.conductors[0]?.httpUrl}/${GRUB_EFI_FILE}` } : {}),
-    });
-    teardown.add(() => dnsmasq.stop());
+    if (bmcHttpPort) {
+      // host 127.0.0.1:<port> -> a Unix socket -> the conductor's file server on the bridge
+      const httpSocket = join(options.workDir, 'http-0-host.sock');
+      await network.hostSocketToPort(httpSocket, bridge, stack.conductors[0]?.httpPort as number);
+      const relay = await startHostRelay(`tcp:127.0.0.1:${bmcHttpPort}`, `unix:${httpSocket}`);
+      teardown.add(() => relay.stop());
+    }
+    const dnsmasq =
+      options.dhcp === false
+        ? undefined
+        : await startDnsmasq({
+            network,
+            bootUrl: `${stack.conductors[0]?.httpUrl}/boot.ipxe`,
+            workDir: options.workDir,
+            ...(options.uefiGrub ? { uefiHttpBootUrl: `${stack.conductors[0]?.httpUrl}/${GRUB_EFI_FILE}` } : {}),
+          });
+    if (dnsmasq) teardown.add(() => dnsmasq.stop());
 
     const machines: QemuMachine[] = [];
     teardown.add(() => Promise.all(machines.map((machine) => machine.stop())));

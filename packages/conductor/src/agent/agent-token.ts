@@ -1,10 +1,16 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { AGENT_TOKEN_KEY, AGENT_URL_KEY, AGENT_VERIFY_CA_KEY } from '@bmaas/agent-client';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import {
+  AGENT_TOKEN_KEY,
+  AGENT_TOKEN_PREGENERATED_KEY,
+  AGENT_URL_KEY,
+  AGENT_VERIFY_CA_KEY,
+  newAgentToken,
+} from '@bmaas/agent-client';
 import type { JsonObject, NodeRecord } from '@bmaas/common';
 import type { AgentLookupNode } from '@bmaas/rpc-client';
 import type { TaskManager } from '../task-manager.js';
 
-export { AGENT_TOKEN_KEY };
+export { AGENT_TOKEN_KEY, newAgentToken };
 /** What every lookup after the first one gets instead of the token. */
 export const MASKED_AGENT_TOKEN = '******';
 /**
@@ -13,15 +19,11 @@ export const MASKED_AGENT_TOKEN = '******';
  */
 const AGENT_SESSION_KEYS: readonly string[] = [
   AGENT_TOKEN_KEY,
+  AGENT_TOKEN_PREGENERATED_KEY,
   AGENT_URL_KEY,
   AGENT_VERIFY_CA_KEY,
   'agent_cached_deploy_steps',
 ];
-
-/** 256 random bits, URL-safe (the agent sends it back in JSON). */
-export function newAgentToken(): string {
-  return randomBytes(32).toString('base64url');
-}
 
 /**
  * Whether `given` is the token that was issued, in constant time: both sides

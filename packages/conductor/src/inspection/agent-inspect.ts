@@ -21,7 +21,7 @@ export class AgentInspectInterface implements InspectInterface {
   async inspectHardware(task: Task): Promise<StepOutcome> {
     await task.driver.power.setPowerState(task, PowerState.OFF);
     await task.driver.boot.prepareRamdisk(task, 'deploy');
-    await task.driver.management.setBootDevice(task, 'pxe', false);
+    if (!task.driver.boot.setsBootDevice) await task.driver.management.setBootDevice(task, 'pxe', false);
     await task.driver.power.setPowerState(task, PowerState.ON);
     return 'wait';
   }

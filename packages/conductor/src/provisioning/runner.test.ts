@@ -5,6 +5,7 @@ import { createStores, type NodeChanges, type Stores } from '@bmaas/db';
 import { createNode, createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { directDeployInterface } from '@bmaas/direct-deploy-interface';
 import {
+  FakeBootInterface,
   FakeDeployInterface,
   FakePowerInterface,
   fakeBootInterface,
@@ -14,6 +15,7 @@ import {
   fakePowerInterface,
   noInspectInterface,
   type ProvisionStep,
+  type RamdiskMode,
   type Task,
 } from '@bmaas/driver-api';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -41,9 +43,18 @@ class StepLessDeploy extends FakeDeployInterface {
   }
 }
 
+/** Boots through the BMC (as a virtual CD would): it sets the boot device itself (the fake management has disk and pxe). */
+class BmcBoot extends FakeBootInterface {
+  readonly setsBootDevice = true;
+  override async prepareRamdisk(task: Task, mode: RamdiskMode): Promise<void> {
+    await super.prepareRamdisk(task, mode);
+    await task.driver.management.setBootDevice(task, 'disk', false);
+  }
+}
+
 const CATALOG: DriverCatalog = {
   interfaces: {
-    boot: [fakeBootInterface],
+    boot: [fakeBootInterface, { ...fakeBootInterface, name: 'bmc-boot', create: () => new BmcBoot() }],
     deploy: [
       fakeDeployInterface,
       directDeployInterface,
@@ -58,7 +69,7 @@ const CATALOG: DriverCatalog = {
     {
       name: 'fake-hardware',
       supported: {
-        boot: ['fake'],
+        boot: ['fake', 'bmc-boot'],
         deploy: ['fake', 'direct', 'exploding', 'stepless'],
         power: ['fake', 'unreachable'],
         management: ['fake'],
@@ -75,6 +86,7 @@ let stores: Stores;
 function setUp(automatedClean: boolean): { runner: ProvisioningRunner; tasks: TaskManager } {
   const config = testConfig({
     DEFAULT: {
+      enabled_boot_interfaces: ['fake', 'bmc-boot'],
       enabled_deploy_interfaces: ['fake', 'direct', 'exploding', 'stepless'],
       enabled_power_interfaces: ['fake', 'unreachable'],
     },
@@ -316,6 +328,21 @@ describe('ProvisioningRunner with the fake interfaces', () => {
 });
 
 describe('ProvisioningRunner with the direct deploy interface and an agent', () => {
+  it('leaves the boot device to a boot interface that sets it itself', async () => {
+    agentLikeIpa();
+    const node = await createNode(
+      stores,
+      { deployInterface: 'direct', bootInterface: 'bmc-boot', instanceInfo: IMAGE },
+      { provisionState: 'available' },
+    );
+    expect(await act(plain, node, 'deploy')).toMatchObject({
+      lastError: null,
+      provisionState: 'wait call-back',
+      powerState: 'power on',
+      driverInternalInfo: { fake_boot: 'ramdisk:deploy', fake_boot_device: { device: 'disk', persistent: false } },
+    });
+  });
+
   it('deploys through deploy steps: deploying <-> wait call-back, write_image by the agent, then active', async () => {
     agentLikeIpa();
     const node = await createNode(

@@ -36,7 +36,8 @@ export interface HardwareTypeDescriptor {
    * hardware type's default. An optional kind left out supports only its
    * generic implementation (OPTIONAL_INTERFACE_GENERIC: no-bios, noop, …);
    * `boot` left out supports every boot interface of the catalog whose
-   * descriptor declares `networkBoot`, in catalog order.
+   * descriptor declares `networkBoot` or names this hardware type in its
+   * `hardwareTypes`, in catalog order.
    */
   readonly supported: Readonly<Record<Exclude<CoreInterfaceType, 'boot'>, readonly string[]>> & {
     readonly boot?: readonly string[];

@@ -252,8 +252,22 @@ describe('DriverRegistry', () => {
     );
   });
 
-  it('refuses two descriptors claiming one section', () => {
-    const claiming = { ...fakeBootInterface, name: 'other', config: ipxeBootInterface.config };
+  it('refuses two descriptors claiming one section with schemas of their own (one schema object may be shared)', () => {
+    const ipxeConfig = ipxeBootInterface.config as NonNullable<typeof ipxeBootInterface.config>;
+    const claiming = {
+      ...fakeBootInterface,
+      name: 'other',
+      config: { ...ipxeConfig, options: { ...ipxeConfig.options } },
+    };
+    expect(
+      pluginConfigSections({
+        ...DRIVER_CATALOG,
+        interfaces: {
+          ...DRIVER_CATALOG.interfaces,
+          boot: [...DRIVER_CATALOG.interfaces.boot, { ...claiming, config: ipxeConfig }],
+        },
+      }),
+    ).toHaveProperty('pxe');
     const catalog: DriverCatalog = {
       ...DRIVER_CATALOG,
       interfaces: { ...DRIVER_CATALOG.interfaces, boot: [...DRIVER_CATALOG.interfaces.boot, claiming] },
@@ -410,6 +424,68 @@ describe('boot interfaces of the hardware types that drive real machines', () =>
     expect(boot('ipmi')).toEqual(['ipxe', 'grub', 'http-boot']);
     expect(boot('manual-management')).toEqual(['ipxe', 'grub', 'http-boot']);
     expect(boot('fake-hardware')).toEqual(['fake', 'ipxe', 'grub']);
+  });
+
+  it('and the boot interfaces that name the hardware type: those that boot through its BMC', () => {
+    const bmcBoot: BootInterfaceDescriptor = {
+      ...fakeBootInterface,
+      name: 'bmc-boot',
+      networkBoot: false,
+      hardwareTypes: ['redfish'],
+      create: () => new FakeBootInterface(),
+    };
+    const catalog: DriverCatalog = {
+      ...DRIVER_CATALOG,
+      interfaces: { ...DRIVER_CATALOG.interfaces, boot: [...DRIVER_CATALOG.interfaces.boot, bmcBoot] },
+    };
+    const registry = create(
+      loadConductorConfig({
+        env: {},
+        overrides: {
+          DEFAULT: {
+            enabled_hardware_types: ['ipmi', 'redfish'],
+            enabled_boot_interfaces: ['ipxe', 'bmc-boot'],
+            enabled_power_interfaces: ['ipmitool', 'redfish'],
+            enabled_management_interfaces: ['ipmitool', 'redfish'],
+          },
+        },
+      }),
+      catalog,
+    );
+    const boot = (type: string) =>
+      registry
+        .registrationInterfaces()
+        .filter((i) => i.hardwareType === type && i.interfaceType === 'boot')
+        .map((i) => i.interfaceName);
+    expect(boot('ipmi')).toEqual(['ipxe']);
+    expect(boot('redfish')).toEqual(['ipxe', 'bmc-boot']);
+  });
+});
+
+describe('the redfish-virtual-media boot interface of the registry', () => {
+  it('is taken by redfish (through its BMC) and fake-hardware, not by ipmi', () => {
+    const registry = create(
+      loadConductorConfig({
+        env: {},
+        overrides: {
+          DEFAULT: {
+            enabled_hardware_types: ['ipmi', 'redfish', 'fake-hardware'],
+            enabled_boot_interfaces: ['fake', 'ipxe', 'redfish-virtual-media'],
+            enabled_power_interfaces: ['fake', 'ipmitool', 'redfish'],
+            enabled_management_interfaces: ['fake', 'ipmitool', 'redfish', 'noop'],
+          },
+        },
+      }),
+      DRIVER_CATALOG,
+    );
+    const boot = (type: string) =>
+      registry
+        .registrationInterfaces()
+        .filter((i) => i.hardwareType === type && i.interfaceType === 'boot')
+        .map((i) => i.interfaceName);
+    expect(boot('redfish')).toEqual(['ipxe', 'redfish-virtual-media']);
+    expect(boot('ipmi')).toEqual(['ipxe']);
+    expect(boot('fake-hardware')).toEqual(['fake', 'ipxe', 'redfish-virtual-media']);
   });
 });
 

@@ -57,7 +57,8 @@ const NODE_FIELD = Object.fromEntries(INTERFACE_TYPES.map((kind) => [kind, `${ki
 
 /**
  * What a hardware type supports of a kind. Boot left out: every boot
- * interface that declares itself a network boot; an optional kind left out:
+ * interface that declares itself a network boot or names the hardware type
+ * in its `hardwareTypes`; an optional kind left out:
  * only the generic implementation.
  */
 function supportedOf(
@@ -67,7 +68,10 @@ function supportedOf(
 ): readonly string[] {
   const named = (descriptor.supported as Partial<Record<InterfaceType, readonly string[]>>)[kind];
   if (named) return named;
-  if (kind === 'boot') return catalog.interfaces.boot.filter((d) => d.networkBoot).map((d) => d.name);
+  if (kind === 'boot') {
+    const takes = (d: BootInterfaceDescriptor) => d.networkBoot || d.hardwareTypes?.includes(descriptor.name);
+    return catalog.interfaces.boot.filter(takes).map((d) => d.name);
+  }
   return [OPTIONAL_INTERFACE_GENERIC[kind as OptionalInterfaceType]];
 }
 

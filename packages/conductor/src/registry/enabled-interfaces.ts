@@ -12,6 +12,7 @@ import { grubBootInterface } from '@bmaas/grub-boot-interface';
 import { ipmitoolManagementInterface, ipmitoolPowerInterface } from '@bmaas/ipmitool-interfaces';
 import { ipxeBootInterface } from '@bmaas/ipxe-boot-interface';
 import { qemuPowerInterface } from '@bmaas/qemu-power-interface';
+import { redfishHttpsBootInterface } from '@bmaas/redfish-https-boot-interface';
 import {
   REDFISH_HARDWARE_TYPE,
   redfishBiosInterface,
@@ -20,6 +21,7 @@ import {
   redfishManagementInterface,
   redfishPowerInterface,
 } from '@bmaas/redfish-interfaces';
+import { redfishVirtualMediaBootInterface } from '@bmaas/redfish-virtual-media-boot-interface';
 import { agentInspectInterface } from '../inspection/agent-inspect.js';
 import type { DriverCatalog, InterfaceCatalog } from './catalog.js';
 
@@ -29,7 +31,13 @@ import type { DriverCatalog, InterfaceCatalog } from './catalog.js';
  * implementation is one line here.
  */
 export const INTERFACES: InterfaceCatalog = {
-  boot: [fakeBootInterface, ipxeBootInterface, grubBootInterface],
+  boot: [
+    fakeBootInterface,
+    ipxeBootInterface,
+    grubBootInterface,
+    redfishVirtualMediaBootInterface,
+    redfishHttpsBootInterface,
+  ],
   deploy: [fakeDeployInterface, directDeployInterface],
   power: [fakePowerInterface, qemuPowerInterface, ipmitoolPowerInterface, redfishPowerInterface],
   management: [

@@ -17,16 +17,16 @@ import { DRIVER_CATALOG } from './enabled-interfaces.js';
  * The configuration the catalog's descriptors declare, by section: their own
  * sections, and the options they add to core sections. Two descriptors
  * claiming one section, or one option of a core section, is a ConfigError,
- * unless they are of different kinds and declare the very same schema (one
- * package's interfaces sharing options, as a package's power and management
- * interfaces may share one).
+ * unless they declare the very same schema object: interfaces sharing one
+ * package's options, of one kind or several (a package's power and
+ * management interfaces, or two boot interfaces of one vendor's BMC).
  */
 export function pluginConfigSections(catalog: DriverCatalog = DRIVER_CATALOG): Record<string, SectionSchema> {
   const sections: Record<string, Record<string, OptionSchema>> = {};
-  const owners = new Map<string, { owner: string; kind: string; options: SectionSchema }>();
-  const claim = (key: string, owner: { owner: string; kind: string; options: SectionSchema }): boolean => {
+  const owners = new Map<string, { owner: string; options: SectionSchema }>();
+  const claim = (key: string, owner: { owner: string; options: SectionSchema }): boolean => {
     const other = owners.get(key);
-    if (other && other.kind !== owner.kind && other.options === owner.options) return false;
+    if (other && other.options === owner.options) return false;
     if (other) throw new ConfigError(`${key} is claimed by ${other.owner} and by ${owner.owner}`);
     owners.set(key, owner);
     return true;
@@ -38,7 +38,7 @@ export function pluginConfigSections(catalog: DriverCatalog = DRIVER_CATALOG): R
         ...Object.entries(descriptor.coreOptions ?? {}),
       ];
       for (const [section, options] of declared) {
-        const owner = { owner: `${kind} interface "${descriptor.name}"`, kind, options };
+        const owner = { owner: `${kind} interface "${descriptor.name}"`, options };
         if (!Object.hasOwn(configSchema, section)) {
           if (claim(`[${section}]`, owner)) sections[section] = { ...options };
           continue;

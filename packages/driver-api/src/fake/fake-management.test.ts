@@ -14,7 +14,7 @@ describe('fake management boot device', () => {
       { driverInternalInfo: { kept: 1, fake_boot_device: { device: 'pxe', persistent: false } } },
     ]);
     expect(await management.getBootDevice(task)).toEqual({ bootDevice: 'pxe', persistent: false });
-    await expect(management.setBootDevice(task, 'cdrom' as never, true)).rejects.toThrow(InvalidParameterValue);
+    await expect(management.setBootDevice(task, 'bios', true)).rejects.toThrow(InvalidParameterValue);
   });
 });
 

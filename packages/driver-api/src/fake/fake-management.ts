@@ -16,7 +16,8 @@ import type {
 import type { Task } from '../task.js';
 import { fakeIndicatorState, fakeSupportedIndicators, setFakeIndicatorState } from './fake-indicators.js';
 
-const FAKE_BOOT_DEVICES: readonly BootDevice[] = ['pxe', 'disk'];
+/** pxe and disk, and cdrom: the fake has virtual media, which a boot interface may boot (redfish-virtual-media). */
+const FAKE_BOOT_DEVICES: readonly BootDevice[] = ['pxe', 'disk', 'cdrom'];
 /** driver_info key of the health the fake BMC reports (OK when absent). */
 export const FAKE_HEALTH_KEY = 'fake_health';
 const HEALTH_STATES: readonly HealthState[] = ['OK', 'Warning', 'Critical'];
