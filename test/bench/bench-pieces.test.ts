@@ -95,8 +95,13 @@ describe('bench pieces', () => {
   });
 
   it('parses the fleet bench options: a tenth then all, one conductor, 60 s intervals by default', () => {
-    expect(parseBenchOptions([], '/r').fleet).toBeNull();
-    expect(parseBenchOptions(['--fleet', '10000'], '/r').fleet).toEqual({
+    const fleetOf = (argv: string[]) => {
+      const options = parseBenchOptions(argv, '/r');
+      if (options === 'help') throw new Error('help');
+      return options.fleet;
+    };
+    expect(fleetOf([])).toBeNull();
+    expect(fleetOf(['--fleet', '10000'])).toEqual({
       nodes: 10_000,
       steps: [1000, 10_000],
       conductors: 1,
@@ -107,10 +112,16 @@ describe('bench pieces', () => {
       timeoutRate: 0.001,
     });
     expect(
-      parseBenchOptions(
-        ['--fleet', '30000', '--conductors', '3', '--fleet-steps', '3000,30000', '--fleet-latency', '20,100,300'],
-        '/r',
-      ).fleet,
+      fleetOf([
+        '--fleet',
+        '30000',
+        '--conductors',
+        '3',
+        '--fleet-steps',
+        '3000,30000',
+        '--fleet-latency',
+        '20,100,300',
+      ]),
     ).toMatchObject({ steps: [3000, 30_000], conductors: 3, latency: { medianMs: 20, p99Ms: 100, maxMs: 300 } });
     expect(() => parseBenchOptions(['--fleet-interval', '5'], '/r')).toThrow(/needs --fleet/);
     expect(() => parseBenchOptions(['--fleet', '100', '--fleet-steps', '50,40'], '/r')).toThrow(/must rise and end/);
