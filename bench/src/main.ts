@@ -5,18 +5,21 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ApiClient } from '@bmaas/api-client';
-import { createRootLogger, freePort, pluginSection, UsageError } from '@bmaas/common';
+import { freePort, pluginSection, UsageError } from '@bmaas/common';
 import { openDatabase } from '@bmaas/db';
 import { loadSendfile } from '@bmaas/sendfile';
-import {
-  environmentWithoutSettings,
-  loadConductorConfig,
-  loopbackStackOptions,
-  Stack,
-  writeJsonRpcTlsConfig,
-} from '@bmaas/stack';
+import type { Stack } from '@bmaas/stack';
+import { startStack } from './bench-stack.js';
 import { checkBootBodies } from './body-check.js';
 import { enrolNodes } from './enrolment.js';
+import {
+  type FleetBenchOptions,
+  type FleetReport,
+  fleetGoalsMet,
+  measureFleet,
+  renderFleetReport,
+  startFleetProcesses,
+} from './fleet.js';
 import { imageFanoutFailed, renderImageFanout, runImageFanout } from './image-fanout.js';
 import {
   type ImageStormContext,
@@ -39,7 +42,6 @@ import { startStaticFileServer } from './static-file-server.js';
 import { renderWrkScript } from './wrk-script.js';
 
 const DEFAULT_RESULTS_DIR = fileURLToPath(new URL('../results', import.meta.url));
-const PROFILE_PRELOAD = fileURLToPath(new URL('./cpu-profile-preload.js', import.meta.url));
 
 function log(line: string): void {
   process.stderr.write(`[bench] ${line}\n`);
@@ -99,66 +101,6 @@ async function runBench(options: BenchOptions, cleanup: Cleanup): Promise<BenchR
     log(`failed; the last lines of the stack's output:\n${stack.recentOutput(10)}`);
     throw error;
   }
-}
-
-/**
- * The product as `npm start` runs it (the one launcher, `Stack` of @bmaas/stack: embedded
- * PostgreSQL, migrations, the API, N conductors with their file servers), but in the bench's
- * directory, on free loopback ports, with the bench's settings: no automated cleaning (nodes go
- * straight to available) and no deploy call-back timeout. The children get none of the shell's
- * BMAAS_* settings: they must not change the product measured.
- */
-async function startStack(options: BenchOptions, workDir: string): Promise<Stack> {
-  const configFile = join(workDir, 'bench.conf');
-  writeFileSync(
-    configFile,
-    [
-      '[DEFAULT]',
-      `state_path = ${join(workDir, 'state')}`,
-      'log_format = json',
-      '[conductor]',
-      'automated_clean = false',
-      `file_url_allowed_paths = ${join(workDir, 'images')}`,
-      // The periodic wait-timeout pass runs as with the defaults, but no node times out, even on a stack held for hours.
-      'deploy_callback_timeout = 86400',
-      '[deploy]',
-      `http_server_sendfile = ${!options.noSendfile}`,
-      '[database]',
-      `embedded_port = ${await freePort()}`,
-      '',
-    ].join('\n'),
-  );
-  const environment = environmentWithoutSettings();
-  if (options.cpuProfileDir) {
-    // NODE_OPTIONS refuses --cpu-prof, so a preload profiles through the inspector.
-    environment.BENCH_CPU_PROFILE_DIR = options.cpuProfileDir;
-    environment.NODE_OPTIONS =
-      `${environment.NODE_OPTIONS ?? ''} --import ${pathToFileURL(PROFILE_PRELOAD).href}`.trim();
-  }
-  // As npm start: the CA and json-rpc-tls.conf beside the credentials, each conductor a certificate of its own.
-  const credentialsDir = join(workDir, 'credentials');
-  const configFiles = options.jsonRpcTls ? [writeJsonRpcTlsConfig(credentialsDir), configFile] : [configFile];
-  const stack = new Stack({
-    config: loadConductorConfig({ configFiles, env: {} }),
-    // What the stack itself says is kept out of the figures' way: only its warnings and errors show.
-    logger: createRootLogger({ level: 'warn', format: 'text', stream: process.stderr }).child({ component: 'stack' }),
-    environment,
-    ...(options.jsonRpcTls ? { jsonRpcTlsDirectory: join(credentialsDir, 'tls') } : {}),
-    readyTimeoutMs: 120_000,
-    options: await loopbackStackOptions(options.conductors, configFiles),
-  });
-  try {
-    await stack.start();
-  } catch (error) {
-    const output = stack.recentOutput(10);
-    await stack.stop();
-    throw new Error(`${(error as Error).message}\n${output}`);
-  }
-  if (options.cpuProfileDir) {
-    const processes = stack.processes.map((p) => ({ name: p.name, pid: p.pid }));
-    writeFileSync(join(options.cpuProfileDir, 'processes.json'), JSON.stringify(processes, null, 2));
-  }
-  return stack;
 }
 
 interface Started {
@@ -481,6 +423,76 @@ async function holdUntilInterrupted(
   return new Promise<never>(() => {});
 }
 
+/** --fleet: one stack, the BMC fleet process, the steps of fleet.ts. */
+async function runFleetBench(
+  options: FleetBenchOptions,
+  cpuProfileDir: string | undefined,
+  cleanup: Cleanup,
+): Promise<FleetReport> {
+  const startedAt = new Date();
+  const loadAverageBefore = os.loadavg();
+  const workDir = mkdtempSync(join(os.tmpdir(), 'bmaas-bench-fleet-'));
+  chmodSync(workDir, 0o755);
+  cleanup.add(async () => rmSync(workDir, { recursive: true, force: true }));
+  if (cpuProfileDir) mkdirSync(cpuProfileDir, { recursive: true });
+  log(`starting the BMC fleet (${options.nodes} BMCs)…`);
+  const fleet = await startFleetProcesses(options, '127.1.0.1');
+  cleanup.add(() => fleet.stop());
+  log(`starting PostgreSQL, the API and ${options.conductors} conductor(s) in ${workDir}…`);
+  const stack = await startStack(
+    { conductors: options.conductors, noSendfile: false, cpuProfileDir, jsonRpcTls: false },
+    workDir,
+    [
+      '[DEFAULT]',
+      'enabled_hardware_types = fake-hardware,redfish',
+      'enabled_power_interfaces = fake,redfish',
+      'enabled_management_interfaces = fake,redfish',
+      'enabled_inspect_interfaces = no-inspect,fake,redfish',
+      'enabled_bios_interfaces = no-bios,fake,redfish',
+      'enabled_firmware_interfaces = no-firmware,fake,redfish',
+      '[conductor]',
+      `sync_power_state_interval = ${options.intervalSeconds}`,
+      '[redfish]',
+      // A request the BMC never answers is tried again within the interval (the default, 60 s, is the interval).
+      'request_timeout = 10',
+    ],
+  );
+  cleanup.add(() => stack.stop());
+  const api = new ApiClient(stack.apiUrl, { version: 'latest' });
+  cleanup.add(async () => api.close());
+  if (options.conductors > 1) {
+    // A conductor's hash ring sees the others within [DEFAULT]hash_ring_reset_interval: until
+    // then two conductors may both take a node for theirs (and both read its BMC).
+    const seconds = stack.config.DEFAULT.hash_ring_reset_interval;
+    log(`waiting ${seconds} s for the conductors' hash rings to see each other…`);
+    await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  }
+  const processes = new ProcessTable();
+  const steps = await measureFleet(options, {
+    api,
+    stack,
+    fleet,
+    postgresPids: () => processes.withChildren(stack.postmasterPid),
+    progress: log,
+    // With --cpu-prof, the conductors profile the last interval of each step (conductor-<pid>-<n>.cpuprofile).
+    onLastInterval: cpuProfileDir
+      ? () => {
+          for (const c of stack.conductors) {
+            const pid = stack.pidOf(c.name);
+            if (pid) process.kill(pid, 'SIGUSR2');
+          }
+        }
+      : undefined,
+  });
+  return {
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    machine: { cpus: os.cpus().length, loadAverageBefore, loadAverageAfter: os.loadavg(), node: process.version },
+    options,
+    steps,
+  };
+}
+
 async function main(argv: string[]): Promise<number> {
   const options = parseBenchOptions(argv, DEFAULT_RESULTS_DIR);
   if (options === 'help') {
@@ -493,6 +505,22 @@ async function main(argv: string[]): Promise<number> {
       log(`${signal}: stopping everything the bench started…`);
       void cleanup.run().then(() => process.exit(130));
     });
+  }
+  if (options.fleet) {
+    try {
+      const report = await runFleetBench(options.fleet, options.cpuProfileDir, cleanup);
+      process.stdout.write(`\n${renderFleetReport(report)}`);
+      mkdirSync(options.resultsDir, { recursive: true });
+      const file = join(
+        options.resultsDir,
+        `fleet-${report.startedAt.replaceAll(':', '-').replace(/\.\d+Z$/, 'Z')}.json`,
+      );
+      writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+      log(`written ${file}`);
+      return report.steps.every((step) => fleetGoalsMet(step).met) ? 0 : 1;
+    } finally {
+      await cleanup.run();
+    }
   }
   try {
     const report = await runBench(options, cleanup);

@@ -1,4 +1,5 @@
-import { parseCommandLine, UsageError, wholeNumber, wholeNumbers } from '@bmaas/common';
+import { parseCommandLine, shareOption, UsageError, wholeNumber, wholeNumbers } from '@bmaas/common';
+import type { FleetBenchOptions } from './fleet.js';
 
 /** What `npm run bench` can be told on its command line. */
 export interface BenchOptions {
@@ -55,6 +56,8 @@ export interface BenchOptions {
   jsonRpcTls: boolean;
   /** Where the JSON result goes. */
   resultsDir: string;
+  /** `--fleet N`: the fleet bench instead of the request bench (fleet.ts); null: not asked. */
+  fleet: FleetBenchOptions | null;
 }
 
 export const BENCH_USAGE = `usage: npm run bench -- [--quick] [--nodes N] [--duration S] [--warmup S] [--rounds N]
@@ -66,6 +69,9 @@ export const BENCH_USAGE = `usage: npm run bench -- [--quick] [--nodes N] [--dur
                        [--fanout-agents 64|0] [--fanout-image-mib N]
                        [--per-request-nodes N] [--bulk-batch N] [--bulk-concurrency N]
                        [--enrolment-only]
+       npm run bench -- --fleet [N] [--conductors N] [--fleet-steps 1000,10000]
+                       [--fleet-interval S] [--fleet-intervals N] [--fleet-latency 150,1000,2000]
+                       [--fleet-error-rate 0.002] [--fleet-timeout-rate 0.001]
 
 Starts PostgreSQL, the API and the conductors on free loopback ports in a throwaway
 directory, enrols and deploys the nodes through the REST API, then loads
@@ -94,6 +100,11 @@ and prints one table (also written as JSON under bench/results/).
   --bulk-batch         nodes per POST /v1/nodes/bulk (default 500)
   --bulk-concurrency   POST /v1/nodes/bulk requests at a time (default 2)
   --enrolment-only     stop once both enrolment rates are measured
+  --fleet   the fleet bench instead: N nodes (default 10,000) of the redfish hardware type,
+            each behind a simulated BMC, on --conductors (default 1); power sync with health
+            every --fleet-interval s (default 60), measured over --fleet-intervals (default 3)
+            at each of --fleet-steps node counts (default a tenth of N, then N); the BMCs
+            answer after a log-normal latency (--fleet-latency median,p99,max ms)
   --hold    set up, print the servers' URLs and PIDs, then wait for Ctrl-C (for profiling by hand)`;
 
 /** The bench's flags, as util.parseArgs reads them; numbers are checked by parseBenchOptions. */
@@ -127,6 +138,13 @@ const BENCH_FLAGS = {
   keep: { type: 'boolean' },
   hold: { type: 'boolean' },
   results: { type: 'string' },
+  fleet: { type: 'string' },
+  'fleet-steps': { type: 'string' },
+  'fleet-interval': { type: 'string' },
+  'fleet-intervals': { type: 'string' },
+  'fleet-latency': { type: 'string' },
+  'fleet-error-rate': { type: 'string' },
+  'fleet-timeout-rate': { type: 'string' },
 } as const;
 
 type StringFlag = {
@@ -153,6 +171,7 @@ export function parseBenchOptions(argv: readonly string[], defaultResultsDir: st
   const fanoutAgents = values['fanout-agents'];
   const nodes = number('nodes', quick ? 1000 : 10_000, 10, 1_000_000);
   return {
+    fleet: parseFleetBenchOptions(values, number),
     nodes,
     durationSeconds: number('duration', quick ? 5 : 10, 1, 600),
     warmupSeconds: number('warmup', quick ? 1 : 3, 0, 60),
@@ -192,5 +211,45 @@ export function parseBenchOptions(argv: readonly string[], defaultResultsDir: st
     noSendfile: values['no-sendfile'] ?? false,
     jsonRpcTls: values['json-rpc-tls'] ?? false,
     resultsDir: values.results ?? defaultResultsDir,
+  };
+}
+
+/** The fleet bench's options: null unless `--fleet` was given (`--fleet` alone: 10,000). */
+function parseFleetBenchOptions(
+  values: ReturnType<typeof parseCommandLine<typeof BENCH_FLAGS>>,
+  number: (flag: StringFlag, fallback: number, min: number, max: number) => number,
+): FleetBenchOptions | null {
+  const fleetFlags = Object.keys(values).filter((key) => key.startsWith('fleet-'));
+  if (values.fleet === undefined) {
+    if (fleetFlags.length > 0) throw new UsageError(`--${fleetFlags[0]} needs --fleet`);
+    return null;
+  }
+  const nodes = number('fleet', 10_000, 1, 60_000);
+  const steps =
+    values['fleet-steps'] === undefined
+      ? [...new Set([Math.max(1, Math.round(nodes / 10)), nodes])]
+      : wholeNumbers('fleet-steps', values['fleet-steps'], 1, nodes);
+  if (steps.some((step, i) => i > 0 && step <= (steps[i - 1] as number)) || steps.at(-1) !== nodes) {
+    throw new UsageError(`--fleet-steps must rise and end at the fleet's ${nodes} nodes`);
+  }
+  const latency =
+    values['fleet-latency'] === undefined
+      ? [150, 1000, 2000]
+      : wholeNumbers('fleet-latency', values['fleet-latency'], 1, 600_000);
+  if (latency.length !== 3) throw new UsageError('--fleet-latency expects median,p99,max in ms');
+  const [medianMs, p99Ms, maxMs] = latency as [number, number, number];
+  return {
+    nodes,
+    steps,
+    conductors: number('conductors', 1, 1, 20),
+    intervalSeconds: number('fleet-interval', 60, 1, 3600),
+    intervals: number('fleet-intervals', 3, 1, 100),
+    latency: { medianMs, p99Ms, maxMs },
+    errorRate:
+      values['fleet-error-rate'] === undefined ? 0.002 : shareOption('fleet-error-rate', values['fleet-error-rate']),
+    timeoutRate:
+      values['fleet-timeout-rate'] === undefined
+        ? 0.001
+        : shareOption('fleet-timeout-rate', values['fleet-timeout-rate']),
   };
 }

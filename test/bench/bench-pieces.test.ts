@@ -94,6 +94,40 @@ describe('bench pieces', () => {
     expect(() => parseBenchOptions(['--frobnicate'], '/r')).toThrow(/unknown option/);
   });
 
+  it('parses the fleet bench options: a tenth then all, one conductor, 60 s intervals by default', () => {
+    const fleetOf = (argv: string[]) => {
+      const options = parseBenchOptions(argv, '/r');
+      if (options === 'help') throw new Error('help');
+      return options.fleet;
+    };
+    expect(fleetOf([])).toBeNull();
+    expect(fleetOf(['--fleet', '10000'])).toEqual({
+      nodes: 10_000,
+      steps: [1000, 10_000],
+      conductors: 1,
+      intervalSeconds: 60,
+      intervals: 3,
+      latency: { medianMs: 150, p99Ms: 1000, maxMs: 2000 },
+      errorRate: 0.002,
+      timeoutRate: 0.001,
+    });
+    expect(
+      fleetOf([
+        '--fleet',
+        '30000',
+        '--conductors',
+        '3',
+        '--fleet-steps',
+        '3000,30000',
+        '--fleet-latency',
+        '20,100,300',
+      ]),
+    ).toMatchObject({ steps: [3000, 30_000], conductors: 3, latency: { medianMs: 20, p99Ms: 100, maxMs: 300 } });
+    expect(() => parseBenchOptions(['--fleet-interval', '5'], '/r')).toThrow(/needs --fleet/);
+    expect(() => parseBenchOptions(['--fleet', '100', '--fleet-steps', '50,40'], '/r')).toThrow(/must rise and end/);
+    expect(() => parseBenchOptions(['--fleet', '100', '--fleet-error-rate', '5'], '/r')).toThrow(/share from 0 to 1/);
+  });
+
   it('serves the pxelinux.cfg link of a MAC from whichever root has it (node:http file server)', async () => {
     const server = createStaticBootFileServer({ roots, pxeConfigSubdir: 'pxelinux.cfg' });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

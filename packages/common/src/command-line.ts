@@ -40,3 +40,12 @@ export function wholeNumber(flag: string, text: string | undefined, min: number,
 export function wholeNumbers(flag: string, text: string, min: number, max: number): number[] {
   return text.split(',').map((item) => wholeNumber(flag, item, min, max));
 }
+
+/** The value of `--<flag>` as a number from 0 to 1 (a share: `--error-rate 0.002`). */
+export function shareOption(flag: string, text: string | undefined): number {
+  const value = Number(text);
+  if (!text || !Number.isFinite(value) || value < 0 || value > 1) {
+    throw new UsageError(`--${flag} expects a share from 0 to 1, got ${JSON.stringify(text)}`);
+  }
+  return value;
+}

@@ -276,6 +276,8 @@ export function createConductor(deps: ConductorDeps): Conductor {
     }
     logger.info('conductor going offline', { running: tasks.heldCount });
     await Promise.all(timers.map(({ timer }) => timer.stop()));
+    // Readings under way hold no lock; a few seconds for them to end, then the client closes.
+    await periodicDeps.powerSync.close(Math.min(5000, (config.conductor.heartbeat_timeout * 1000) / 4));
     lease.close();
     await bootPath?.feed.stop();
     // Finish within half the heartbeat timeout: past a full one, others treat our locks as a dead conductor's.

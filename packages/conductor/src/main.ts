@@ -37,6 +37,7 @@ async function main(argv: string[]): Promise<void> {
     connection: database.url,
     ...serviceDatabaseOptions(config.database),
     applicationName: 'bmaas-conductor',
+    onQuery: () => metrics.databaseQuery(),
   });
   const conductor = createConductor({ config, stores: createStores(db), logger, setup, metrics });
 

@@ -20,6 +20,8 @@ export interface DatabaseOptions {
   statementTimeoutMs?: number;
   /** Longest a query waits for a pooled connection, or for a new one to open ([database]pool_timeout). */
   poolTimeoutMs?: number;
+  /** Called for every statement sent (knex's and prepared ones alike): what a process's metrics count. */
+  onQuery?: () => void;
 }
 
 /** What pg says when the client-side bound (query_timeout) of a statement passes. */
@@ -94,9 +96,14 @@ async function chooseServer(urls: readonly string[], readWrite: boolean, timeout
  * statement on the wire: it is marked for knex to destroy and closed, so the
  * pool opens a fresh one instead of queueing behind a server that may never answer.
  */
-function dropConnectionsOnClientTimeout(connection: PooledClient, onLost?: (error: Error) => void): void {
+function dropConnectionsOnClientTimeout(
+  connection: PooledClient,
+  onLost?: (error: Error) => void,
+  onQuery?: () => void,
+): void {
   const query = connection.query.bind(connection) as (...args: unknown[]) => unknown;
   (connection as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+    onQuery?.();
     const callback = args.at(-1);
     if (typeof callback === 'function') {
       args[args.length - 1] = (error: Error | null, result?: unknown) => {
@@ -144,9 +151,13 @@ export function openDatabase(options: DatabaseOptions): Database {
       min: 0,
       max: options.maxPoolSize ?? 10,
       afterCreate: (connection: PooledClient, done: (error: Error | null, connection: PooledClient) => void) => {
-        dropConnectionsOnClientTimeout(connection, () => {
-          choice.stale = true;
-        });
+        dropConnectionsOnClientTimeout(
+          connection,
+          () => {
+            choice.stale = true;
+          },
+          options.onQuery,
+        );
         done(null, connection);
       },
     },

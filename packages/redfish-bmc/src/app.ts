@@ -14,7 +14,14 @@ import {
 import type { FaultSwitches } from './faults.js';
 import { isObject, type ManagedSystem } from './managed-system.js';
 import { metadataDocument, ROOT } from './odata.js';
-import { errorBody, notFound, propertyNotWritable, propertyUnknown, RedfishError } from './redfish-error.js';
+import {
+  errorBody,
+  notFound,
+  propertyNotWritable,
+  propertyUnknown,
+  RedfishError,
+  unauthorized,
+} from './redfish-error.js';
 import {
   chassis,
   chassisCollection,
@@ -287,28 +294,9 @@ export function createRedfishApp(deps: RedfishAppDeps): Express {
   return app;
 }
 
-function unauthorized(): RedfishError {
-  return new RedfishError(
-    401,
-    'InsufficientPrivilege',
-    'There are insufficient privileges for the account or credentials associated with the current session to perform the requested operation.',
-  );
-}
-
 /** A live session's X-Auth-Token, or the account's name and password (HTTP basic); else 401. */
 function authenticate(req: Request, sessions: SessionStore): void {
-  const token = req.get('X-Auth-Token');
-  if (token !== undefined) {
-    if (sessions.byToken(token)) return;
-    throw unauthorized();
-  }
-  const basic = /^Basic\s+(\S+)$/i.exec(req.get('Authorization') ?? '');
-  if (basic?.[1]) {
-    const decoded = Buffer.from(basic[1], 'base64').toString('utf8');
-    const colon = decoded.indexOf(':');
-    if (colon >= 0 && sessions.checkCredentials(decoded.slice(0, colon), decoded.slice(colon + 1))) return;
-  }
-  throw unauthorized();
+  if (!sessions.authorises(req.get('X-Auth-Token'), req.get('Authorization'))) throw unauthorized();
 }
 
 function toRedfishError(error: unknown): RedfishError {

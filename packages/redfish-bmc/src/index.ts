@@ -2,6 +2,18 @@ export { createRedfishApp, type RedfishAppDeps } from './app.js';
 export { type BiosAttributeRule, DEFAULT_BIOS_RULES } from './bios-registry.js';
 export { FaultSwitches } from './faults.js';
 export {
+  DEFAULT_FLEET_LATENCY,
+  type FleetBmc,
+  type FleetStats,
+  fleetAddress,
+  type LatencyDistribution,
+  latencyDraw,
+  type RedfishFleet,
+  type RedfishFleetOptions,
+  startRedfishFleet,
+} from './fleet.js';
+export { FLEET_USAGE, parseFleetOptions } from './fleet-options.js';
+export {
   BOOT_SOURCES,
   type BootMode,
   type BootRequest,

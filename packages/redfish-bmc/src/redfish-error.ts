@@ -78,3 +78,12 @@ export function errorBody(error: RedfishError): Record<string, unknown> {
     },
   };
 }
+
+/** 401: no live session's token and no good basic credentials. */
+export function unauthorized(): RedfishError {
+  return new RedfishError(
+    401,
+    'InsufficientPrivilege',
+    'There are insufficient privileges for the account or credentials associated with the current session to perform the requested operation.',
+  );
+}

@@ -68,6 +68,19 @@ export class SessionStore {
     return [...this.sessions.values()];
   }
 
+  /**
+   * Whether a request's credentials are good: a live session's X-Auth-Token, else the
+   * account's name and password in an `Authorization: Basic` header.
+   */
+  authorises(token: string | undefined, authorization: string | undefined): boolean {
+    if (token !== undefined) return this.byToken(token) !== undefined;
+    const basic = /^Basic\s+(\S+)$/i.exec(authorization ?? '');
+    if (!basic?.[1]) return false;
+    const decoded = Buffer.from(basic[1], 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    return colon >= 0 && this.checkCredentials(decoded.slice(0, colon), decoded.slice(colon + 1));
+  }
+
   /** Every session ends now: the next request with any of their tokens gets a 401. */
   expireAll(): void {
     this.sessions.clear();

@@ -45,7 +45,8 @@ const RETRYABLE_STATUS = (status: number) => status >= 500;
  * 5xx up to connection_attempts times; one session per address, user name,
  * verify_ca and password (X-Auth-Token, opened on first use, opened again once on a
  * 401, closed by close()) or HTTP basic credentials, as redfish_auth_type
- * says. Wrong credentials and an untrusted certificate fail at once, with
+ * says. GETs given the same `scope` (a task) share one request per
+ * resource, until another request goes to that BMC. Wrong credentials and an untrusted certificate fail at once, with
  * one line saying so. The password is sent, never logged.
  */
 export class RedfishClient {
@@ -57,16 +58,40 @@ export class RedfishClient {
   /** The only system of services whose nodes name none, by service root. */
   private readonly onlySystem = new Map<string, string>();
   private readonly sleep: (ms: number) => Promise<void>;
+  /** GETs shared within a scope, by BMC, credentials and path, with the BMC's write count they were sent at. */
+  private readonly scopedGets = new WeakMap<object, Map<string, { writes: number; body: Promise<RedfishResource> }>>();
+  /** Requests other than GETs sent to each BMC: a shared GET from before one is read again. */
+  private readonly writes = new Map<string, number>();
 
   constructor(private readonly options: RedfishClientOptions) {
     this.limiter = new KeyedLimiter(options.settings.max_concurrent_requests);
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
   }
 
-  /** GET a resource; RedfishError for an answer other than 2xx. */
-  async get(target: RedfishTarget, path: string): Promise<RedfishResource> {
-    const response = await this.request(target, 'GET', path);
-    return this.jsonOf(target, 'GET', path, response);
+  /**
+   * GET a resource; RedfishError for an answer other than 2xx. With a `scope` (the task
+   * reading), a second GET of the same resource in that scope gets the first one's answer,
+   * unless another request went to the BMC meanwhile: the power state sync reads the power
+   * state and the health of one ComputerSystem with one request.
+   */
+  get(target: RedfishTarget, path: string, scope?: object): Promise<RedfishResource> {
+    const read = () => this.request(target, 'GET', path).then((response) => this.jsonOf(target, 'GET', path, response));
+    if (scope === undefined) return read();
+    let gets = this.scopedGets.get(scope);
+    if (!gets) {
+      gets = new Map();
+      this.scopedGets.set(scope, gets);
+    }
+    const key = `${sessionKey(target)}\n${path}`;
+    const writes = this.writes.get(target.origin) ?? 0;
+    const shared = gets.get(key);
+    if (shared && shared.writes === writes) return shared.body;
+    const entry = { writes, body: read() };
+    gets.set(key, entry);
+    entry.body.catch(() => {
+      if (gets.get(key) === entry) gets.delete(key);
+    });
+    return entry.body;
   }
 
   /** GET a resource, or undefined when the service answers 404 (an optional resource). */
@@ -147,6 +172,7 @@ export class RedfishClient {
   ): Promise<HttpExchangeResponse> {
     const { connection_attempts: attempts, connection_retry_interval: interval } = this.options.settings;
     const bmc = bmcName(target);
+    if (method !== 'GET') this.writes.set(target.origin, (this.writes.get(target.origin) ?? 0) + 1);
     let last = '';
     for (let attempt = 1; ; attempt++) {
       try {

@@ -29,7 +29,7 @@ export const REDFISH_OPTIONS = {
   max_concurrent_requests: {
     doc: 'Requests in flight to one BMC at a time; the others wait their turn (BMCs are fragile under parallel load).',
     format: 'positive-int',
-    default: 2,
+    default: 1,
     env: 'BMAAS_REDFISH__MAX_CONCURRENT_REQUESTS',
   },
   bios_apply_timeout: {

@@ -14,6 +14,7 @@ import {
 import { createTestNode, createTestTask } from '@bmaas/driver-api/testing';
 import { type RedfishBmc, SimulatedMachinePower, type SystemOptions, startRedfishBmc } from '@bmaas/redfish-bmc';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { parseRedfishDriverInfo } from './driver-info.js';
 import { RedfishBiosInterface } from './redfish-bios.js';
 import { RedfishClient } from './redfish-client.js';
 import type { RedfishSettings } from './redfish-config.js';
@@ -264,13 +265,33 @@ describe('redfish client', () => {
   });
 
   it('keeps at most max_concurrent_requests requests in flight to one BMC', async () => {
-    const { bmc, task, management } = await setUp({ settings: { max_concurrent_requests: 1 } });
+    const { bmc, client, node, management, task } = await setUp({ settings: { max_concurrent_requests: 1 } });
     await management.getHealth(task());
     bmc.control.slowAnswers(100);
+    const target = parseRedfishDriverInfo(node, 'auto');
     const started = Date.now();
-    await Promise.all(Array.from({ length: 4 }, () => management.getHealth(task())));
-    // Four GETs of the system (the only system is known), one at a time: at least 4 × 100 ms.
+    const paths = ['Processors', 'Memory', 'EthernetInterfaces', 'SimpleStorage'];
+    await Promise.all(paths.map((path) => client.get(target, `/redfish/v1/Systems/node-1/${path}`)));
+    // Four GETs, one at a time: at least 4 × 100 ms.
     expect(Date.now() - started).toBeGreaterThanOrEqual(400);
+  });
+
+  it('reads the power state and the health of one task with one GET, and reads again after a reset', async () => {
+    const { bmc, task, management, powerInterface } = await setUp();
+    const systemGets = () => requestsOf(bmc, 'GET', /^\/redfish\/v1\/Systems\/node-1$/).length;
+    await powerInterface.getPowerState(task());
+    const syncTask = task();
+    const before = systemGets();
+    expect(await powerInterface.getPowerState(syncTask)).toBe(PowerState.OFF);
+    expect(await management.getHealth(syncTask)).toBe('OK');
+    expect(systemGets()).toBe(before + 1);
+    await powerInterface.setPowerState(syncTask, PowerState.ON);
+    const afterReset = systemGets();
+    expect(await powerInterface.getPowerState(syncTask)).toBe(PowerState.ON);
+    expect(systemGets()).toBe(afterReset + 1);
+    // Another task reads for itself.
+    bmc.control.setHealth('Critical');
+    expect(await management.getHealth(task())).toBe('Critical');
   });
 });
 

@@ -171,7 +171,7 @@ export class RedfishManagementInterface extends RedfishInterfaceBase implements 
   }
 
   async getHealth(task: Task): Promise<HealthState | null> {
-    const { body } = await new RedfishNode(this.deps, task.node).system();
+    const { body } = await new RedfishNode(this.deps, task.node, task).system();
     const health = objectAt(body, 'Status').Health;
     return typeof health === 'string' && HEALTH.has(health) ? (health as HealthState) : null;
   }

@@ -13,13 +13,15 @@ export interface RedfishDeps {
   pollIntervalMs?: number;
 }
 
-/** A node's service and system, read once per call. */
+/** A node's service and system, read once per call (once per scope when given one). */
 export class RedfishNode {
   readonly target: RedfishTarget;
 
   constructor(
     private readonly deps: RedfishDeps,
     node: NodeRecord,
+    /** Reads of the system share one GET within this scope (a task; see RedfishClient.get). */
+    private readonly scope?: object,
   ) {
     this.target = parseRedfishDriverInfo(node, deps.settings.auth_type);
   }
@@ -34,7 +36,7 @@ export class RedfishNode {
 
   async system(): Promise<{ path: string; body: RedfishResource }> {
     const path = await this.systemPath();
-    return { path, body: await this.deps.client.get(this.target, path) };
+    return { path, body: await this.deps.client.get(this.target, path, this.scope) };
   }
 }
 

@@ -54,7 +54,8 @@ export function resetActionOf(system: RedfishResource, systemPath: string): { ta
  */
 export class RedfishPowerInterface extends RedfishInterfaceBase implements PowerInterface {
   async getPowerState(task: Task): Promise<PowerState | null> {
-    const { body } = await new RedfishNode(this.deps, task.node).system();
+    // One reading of the system per task: the power state sync's getHealth gets the same one.
+    const { body } = await new RedfishNode(this.deps, task.node, task).system();
     return POWER_STATES[String(body.PowerState)] ?? null;
   }
 

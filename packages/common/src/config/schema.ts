@@ -416,15 +416,15 @@ export const configSchema = {
       env: 'BMAAS_CONDUCTOR__POWER_STATE_CHANGE_TIMEOUT',
     },
     sync_power_state_interval: {
-      doc: "Seconds between runs of the power state sync: every owned node's power state is read from its hardware and changes made outside the service are recorded.",
+      doc: "How old an owned node's power state reading may get: the power state sync reads every owned node from its hardware at least this often (half an interval after its last reading, on a tick every sixth of it, so that a lost request is tried again in time) and records changes made outside the service.",
       format: 'positive-number',
       default: 60,
       env: 'BMAAS_CONDUCTOR__SYNC_POWER_STATE_INTERVAL',
     },
     sync_power_state_workers: {
-      doc: 'Nodes whose power state the sync reads at the same time.',
+      doc: "Nodes whose power state the sync reads at the same time, over the whole conductor (each BMC's requests still go one at a time by its interface's limit).",
       format: 'positive-number',
-      default: 8,
+      default: 64,
       env: 'BMAAS_CONDUCTOR__SYNC_POWER_STATE_WORKERS',
     },
     power_state_sync_max_retries: {

@@ -39,6 +39,7 @@ interface TimedOperation {
  */
 export class ConductorMetrics implements AgentCommandObserver, PowerActionObserver {
   private readonly heartbeats: Counter;
+  private readonly databaseQueries: Counter;
   private readonly heartbeatFailures: Counter;
   private readonly takeovers: Counter;
   private readonly agentFailures: Counter<'command' | 'reason'>;
@@ -56,6 +57,10 @@ export class ConductorMetrics implements AgentCommandObserver, PowerActionObserv
     this.heartbeats = counter(
       'bmaas_conductor_heartbeats_total',
       'Heartbeats this conductor wrote to the database (its row touched, or registered again).',
+    );
+    this.databaseQueries = counter(
+      'bmaas_conductor_database_queries_total',
+      'Statements this conductor sent to PostgreSQL (what the power state sync costs the database per node, among others).',
     );
     this.heartbeatFailures = counter(
       'bmaas_conductor_heartbeat_failures_total',
@@ -105,6 +110,11 @@ export class ConductorMetrics implements AgentCommandObserver, PowerActionObserv
     for (const command of [...AGENT_COMMANDS, 'other']) {
       for (const reason of ['failed', 'unreachable', 'refused']) this.agentFailures.inc({ command, reason }, 0);
     }
+  }
+
+  /** One statement sent to PostgreSQL (DatabaseOptions.onQuery). */
+  databaseQuery(): void {
+    this.databaseQueries.inc();
   }
 
   heartbeatSent(): void {

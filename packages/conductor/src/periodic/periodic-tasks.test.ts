@@ -13,7 +13,7 @@ describe('PERIODIC_TASKS', () => {
         conductor: {
           heartbeat_interval: 2,
           check_provision_state_interval: 3,
-          sync_power_state_interval: 4,
+          sync_power_state_interval: 12,
           power_failure_recovery_interval: 5,
           node_history_cleanup_interval: 6,
           check_allocations_interval: 8,
@@ -24,7 +24,8 @@ describe('PERIODIC_TASKS', () => {
       heartbeat: 2,
       'check provision states': 3,
       takeover: 7,
-      'sync power states': 4,
+      // a tick: a sixth of the interval (PowerStateSync)
+      'sync power states': 2,
       'power failure recovery': 5,
       'node history cleanup': 6,
       'check allocations': 8,

@@ -1,4 +1,4 @@
-import { NodeLocked, ProvisionState as S } from '@bmaas/common';
+import { KeyedLimiter, NodeLocked, ProvisionState as S } from '@bmaas/common';
 import type { PeriodicNodeFilter, PeriodicNodeRow } from '@bmaas/db';
 import type { ConductorTask } from '../task-manager.js';
 import { errorText, type NodeCheckDeps, ownedByMe } from './node-checks.js';
@@ -14,10 +14,23 @@ export interface PowerSyncDeps extends NodeCheckDeps {
   events: NodeEventRecorder;
 }
 
+/** Ticks of the sync per [conductor]sync_power_state_interval: how often it looks for nodes due a reading. */
+export const SYNC_TICKS_PER_INTERVAL = 6;
+
 /**
- * The power state sync (Ironic's _sync_power_states): reads the power state
- * of every node this conductor owns, a few at a time, and records what
- * changed outside the service. Nodes that are locked, changing power, in
+ * The power state sync (Ironic's _sync_power_states), built to keep every
+ * node's reading at most [conductor]sync_power_state_interval old on a
+ * conductor of thousands of nodes. One timer ticks SYNC_TICKS_PER_INTERVAL
+ * times an interval (never a timer per node); each tick starts a reading of
+ * every owned node last read half an interval ago or more (oldest first), so
+ * that a reading whose request got no answer is tried again and still lands
+ * within the interval. The owned nodes are listed in SQL once an interval,
+ * and each is read only while the hash ring still maps it here (two
+ * conductors reading one BMC would double its requests).
+ * Readings run at most [conductor]sync_power_state_workers at a time over
+ * the conductor (the budget), each BMC's requests one at a time by its
+ * interface's client; a tick does not wait for them, and a node still being
+ * read is not started again. Nodes that are locked, changing power, in
  * maintenance or in an excluded state are skipped. After
  * [conductor]power_state_sync_max_retries consecutive failed reads a node
  * goes to maintenance with fault "power failure"; recoverPowerFailures()
@@ -26,17 +39,72 @@ export interface PowerSyncDeps extends NodeCheckDeps {
 export class PowerStateSync {
   /** Consecutive failed reads per node uuid (in memory, as upstream). */
   private readonly failures = new Map<string, number>();
+  /** When each owned node was last read or skipped (ms since the epoch). */
+  private readonly lastRead = new Map<string, number>();
+  /** Nodes whose reading started and has not ended, and those readings. */
+  private readonly reading = new Set<string>();
+  private readonly readings = new Set<Promise<void>>();
+  private readonly budget: KeyedLimiter;
+  private listed: { at: number; nodes: PeriodicNodeRow[] } | undefined;
+  private closed = false;
 
-  constructor(private readonly deps: PowerSyncDeps) {}
+  constructor(private readonly deps: PowerSyncDeps) {
+    this.budget = new KeyedLimiter(Math.max(1, Math.floor(deps.config.sync_power_state_workers)));
+  }
 
+  /** One tick: starts the readings that are due, without waiting for them. */
   async syncPowerStates(): Promise<void> {
-    const nodes = await this.ownedNodes({
-      maintenance: false,
-      unreserved: true,
-      noTargetPowerState: true,
-      provisionStateNotIn: SYNC_EXCLUDED_STATES,
-    });
-    await inParallel(nodes, this.deps.config.sync_power_state_workers, (node) => this.syncOne(node));
+    if (this.closed) return;
+    const intervalMs = this.deps.config.sync_power_state_interval * 1000;
+    const now = this.deps.now().getTime();
+    if (!this.listed || now - this.listed.at >= intervalMs) {
+      const nodes = await this.ownedNodes({
+        maintenance: false,
+        unreserved: true,
+        noTargetPowerState: true,
+        provisionStateNotIn: SYNC_EXCLUDED_STATES,
+      });
+      this.listed = { at: now, nodes };
+      const listed = new Set(nodes.map((n) => n.uuid));
+      for (const uuid of this.lastRead.keys()) if (!listed.has(uuid)) this.lastRead.delete(uuid);
+    }
+    const dueBefore = now - intervalMs / 2;
+    const due = this.listed.nodes
+      .filter((node) => !this.reading.has(node.uuid) && (this.lastRead.get(node.uuid) ?? 0) <= dueBefore)
+      .sort((a, b) => (this.lastRead.get(a.uuid) ?? 0) - (this.lastRead.get(b.uuid) ?? 0));
+    for (const node of due) {
+      this.reading.add(node.uuid);
+      const reading = this.budget
+        .run('sync', async () => {
+          // Listed up to an interval ago: the ring may have moved the node to another conductor since.
+          if (!this.closed && (await ownedByMe(this.deps, node))) await this.syncOne(node);
+        })
+        .catch((error: unknown) => {
+          this.deps.logger.warn('power state sync failed', { nodeUuid: node.uuid, error: errorText(error) });
+        })
+        .finally(() => {
+          this.reading.delete(node.uuid);
+          this.readings.delete(reading);
+          this.lastRead.set(node.uuid, this.deps.now().getTime());
+        });
+      this.readings.add(reading);
+    }
+  }
+
+  /**
+   * No reading starts from now on (the conductor stops); waits up to `waitMs` for the ones
+   * under way (reads only: one cut short changes nothing).
+   */
+  async close(waitMs: number): Promise<void> {
+    this.closed = true;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([...this.readings]),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, waitMs);
+      }),
+    ]);
+    clearTimeout(timer);
   }
 
   async recoverPowerFailures(): Promise<void> {
@@ -54,6 +122,9 @@ export class PowerStateSync {
 
   private async syncOne(node: PeriodicNodeRow): Promise<void> {
     await this.withNode(node, 'power state sync', async (task) => {
+      // Listed up to an interval ago: what the listing filtered out may have happened since.
+      const { maintenance, targetPowerState, provisionState } = task.node;
+      if (maintenance || targetPowerState !== null || SYNC_EXCLUDED_STATES.includes(provisionState)) return;
       let actual: string | null;
       try {
         actual = await task.driver.power.getPowerState(task);
