@@ -2,6 +2,7 @@ export * from './boot.js';
 export * from './fake/index.js';
 export * from './instance-images.js';
 export * from './interfaces.js';
+export * from './kernel-params.js';
 export * from './noop-management.js';
 export * from './optional/index.js';
 export * from './optional-interfaces.js';

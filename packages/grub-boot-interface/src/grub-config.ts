@@ -1,6 +1,6 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${name} is GRUB's own variable expansion, written into the configs as is.
 import { InvalidParameterValue, MissingParameterValue } from '@bmaas/common';
-import type { RamdiskMode } from '@bmaas/driver-api';
+import { checkKernelAppendParams, type RamdiskMode } from '@bmaas/driver-api';
 
 /** What a node's grub.cfg boots: a ramdisk (deploy, rescue) or the deployed instance. */
 export type GrubConfigEntry = RamdiskMode | 'boot_instance';
@@ -17,7 +17,6 @@ export const ROOT_CONFIG_ATTEMPTS = 3;
 export const ROOT_CONFIG_RETRY_DELAY_SECONDS = 2;
 
 /** Kernel parameters GRUB passes on as they are: no quoting, variables or command separators. */
-const KERNEL_PARAMS = /^[A-Za-z0-9_.,:=/+@%-]+( [A-Za-z0-9_.,:=/+@%-]+)*$/;
 
 /**
  * An http:// URL as GRUB names it: `(http,host:port)/path`. GRUB speaks
@@ -95,13 +94,7 @@ export interface NodeConfigOptions {
 
 /** Checks kernel parameters taken from driver_info: one line of plain words. */
 export function checkKernelParams(value: unknown, fallback: string = DEFAULT_KERNEL_APPEND_PARAMS): string {
-  if (value === undefined || value === null || value === '') return fallback;
-  if (typeof value !== 'string' || !KERNEL_PARAMS.test(value)) {
-    throw new InvalidParameterValue(
-      'driver_info.kernel_append_params must be plain words (letters, digits and _.,:=/+@%-) separated by single spaces.',
-    );
-  }
-  return value;
+  return checkKernelAppendParams(value, fallback);
 }
 
 /**

@@ -4,6 +4,7 @@ import {
   BaseBootInterface,
   type BootFileSettings,
   type BootInterfaceDescriptor,
+  checkKernelAppendParams,
   type InterfaceDeps,
   type RamdiskMode,
   type Task,
@@ -38,7 +39,6 @@ export const DEFAULT_KERNEL_APPEND_PARAMS = 'nofb vga=normal';
 /** Longest an image download may take. */
 const IMAGE_DOWNLOAD_TIMEOUT_MS = 30 * 60 * 1000;
 /** Kernel parameters as one line of plain words: nothing that could end the command line or add to it. */
-const KERNEL_PARAMS = /^[A-Za-z0-9_.,:=/+@%-]+( [A-Za-z0-9_.,:=/+@%-]+)*$/;
 
 export interface RedfishHttpsBootOptions {
   /** The EFI stub the node's UKI is built on; default Debian's (UKI_STUB). */
@@ -76,7 +76,7 @@ export class RedfishHttpsBootInterface extends BaseBootInterface {
     this.apiUrl = deps.apiPublicEndpoint;
     this.allowedPaths = deps.fileUrlAllowedPaths;
     this.logger = deps.logger;
-    this.kernelAppendParams = checkKernelParams(deps.settings.kernel_append_params, DEFAULT_KERNEL_APPEND_PARAMS);
+    this.kernelAppendParams = checkKernelAppendParams(deps.settings.kernel_append_params, DEFAULT_KERNEL_APPEND_PARAMS);
     this.ukiStub = options.ukiStub ?? UKI_STUB;
   }
 
@@ -171,7 +171,7 @@ export class RedfishHttpsBootInterface extends BaseBootInterface {
     if (!/^https?:\/\/[A-Za-z0-9._~:/[\]-]+$/.test(api)) {
       throw new InvalidParameterValue('[api]public_endpoint cannot be written into a kernel command line.');
     }
-    const params = checkKernelParams(task.node.driverInfo.kernel_append_params, this.kernelAppendParams);
+    const params = checkKernelAppendParams(task.node.driverInfo.kernel_append_params, this.kernelAppendParams);
     const port = task.ports.find((p) => p.pxeEnabled) ?? task.ports[0];
     const bootif = port ? ` BOOTIF=${port.address.toLowerCase()}` : '';
     return `${params}${bootif} ipa-api-url=${api}`;
@@ -208,17 +208,6 @@ export class RedfishHttpsBootInterface extends BaseBootInterface {
   private nodeLogger(task: Task): Logger {
     return this.logger.child({ nodeUuid: task.node.uuid, requestId: task.requestId });
   }
-}
-
-/** Kernel parameters from driver_info or the configuration: one line of plain words. */
-export function checkKernelParams(value: unknown, fallback: string): string {
-  if (value === undefined || value === null || value === '') return fallback;
-  if (typeof value !== 'string' || !KERNEL_PARAMS.test(value)) {
-    throw new InvalidParameterValue(
-      'kernel_append_params must be plain words (letters, digits and _.,:=/+@%-) separated by single spaces.',
-    );
-  }
-  return value;
 }
 
 async function sameContent(a: string, b: string): Promise<boolean> {

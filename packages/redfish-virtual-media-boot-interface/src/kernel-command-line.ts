@@ -1,21 +1,12 @@
 import { InvalidParameterValue, MissingParameterValue } from '@bmaas/common';
+import { checkKernelAppendParams } from '@bmaas/driver-api';
 
 /** Ironic's default of [redfish]kernel_append_params, used when neither the node nor [redfish] or [pxe] set one. */
 export const DEFAULT_KERNEL_APPEND_PARAMS = 'nofb nomodeset vga=normal';
-/** Plain words: the command line goes into isolinux's APPEND and GRUB's linux lines, which must not gain lines or commands. */
-const PLAIN_WORDS = /^[A-Za-z0-9_.,:=/+@%-]+( [A-Za-z0-9_.,:=/+@%-]+)*$/;
 const URL_WORD = /^https?:\/\/[A-Za-z0-9_.,:=/+@%~[\]-]+$/;
 
 /** driver_info.kernel_append_params, else the configured default; InvalidParameterValue unless plain words. */
-export function kernelAppendParams(value: unknown, fallback: string): string {
-  if (value === undefined || value === null || value === '') return fallback;
-  if (typeof value !== 'string' || !PLAIN_WORDS.test(value)) {
-    throw new InvalidParameterValue(
-      'driver_info.kernel_append_params must be plain words (letters, digits and _.,:=/+@%-) separated by single spaces.',
-    );
-  }
-  return value;
-}
+export const kernelAppendParams = checkKernelAppendParams;
 
 /** What the ramdisk is told on its command line. */
 export interface RamdiskParams {
