@@ -20,7 +20,8 @@ param() { echo "&$QUERY_STRING" | sed -n "s/.*&$1=\([^&]*\).*/\1/p"; }
 
 if [ "$REQUEST_METHOD" = GET ]; then
   list=
-  for file in $(ls "$COMMANDS" | sort); do list="$list${list:+, }$(cat "$COMMANDS/$file")"; done
+  # Only the results (*.json): a result being rewritten is a .new file until its mv.
+  for file in $(ls "$COMMANDS" | grep '\.json$' | sort); do list="$list${list:+, }$(cat "$COMMANDS/$file")"; done
   reply '200 OK' "{\"commands\": [$list]}"
 fi
 [ "$REQUEST_METHOD" = POST ] || fault '405 Method Not Allowed' Client 'GET or POST only'
@@ -32,7 +33,7 @@ NAME=$(sed -n 's/^{"name":"\([^"]*\)".*/\1/p' "$BODY")
 [ -n "$NAME" ] || { rm -f "$BODY"; fault '400 Bad Request' Client 'Missing name or params'; }
 SHORT=${NAME#*.}
 
-LAST=$(ls "$COMMANDS" | sort | tail -n 1)
+LAST=$(ls "$COMMANDS" | grep '\.json$' | sort | tail -n 1)
 if [ -n "$LAST" ] && grep -q '"command_status": "RUNNING"' "$COMMANDS/$LAST"; then
   rm -f "$BODY"
   fault '409 Conflict' Client "Agent is busy: executing command $(sed -n 's/.*"command_name": "\([^"]*\)".*/\1/p' "$COMMANDS/$LAST")"
@@ -45,9 +46,11 @@ case "$NAME" in
 esac
 
 ID=$(cat /proc/sys/kernel/random/uuid)
-SEQ=$(printf '%04d' $(($(ls "$COMMANDS" | wc -l) + 1)))
+SEQ=$(printf '%04d' $(($(ls "$COMMANDS" | grep -c '\.json$') + 1)))
 FILE=$COMMANDS/$SEQ.json
-echo "{\"id\": \"$ID\", \"command_name\": \"$SHORT\", \"command_status\": \"RUNNING\", \"command_error\": null, \"command_result\": null}" >"$FILE"
+# Written beside and moved into place: a list running at the same time never reads it half written.
+echo "{\"id\": \"$ID\", \"command_name\": \"$SHORT\", \"command_status\": \"RUNNING\", \"command_error\": null, \"command_result\": null}" >"$FILE.new"
+mv "$FILE.new" "$FILE"
 echo "E2E-AGENT command=$NAME seq=$SEQ" >/dev/console
 
 # Sync commands run inside the request; async ones in the background, their result file rewritten when done.
