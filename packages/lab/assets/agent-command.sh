@@ -20,7 +20,8 @@ uptime_s() { cut -d' ' -f1 /proc/uptime; }
 log() { echo "E2E-AGENT $* up=$(uptime_s)"; }
 # first string value of "key" in the request (the step comes before the node in params)
 field() { grep -o "\"$1\":\"[^\"]*\"" "$BODY" | head -n 1 | sed 's/.*:"\(.*\)"$/\1/'; }
-json_escape() { sed 's/\\/\\\\/g; s/"/\\"/g' | tr '\n' ' '; }
+# Control characters (a tool's \r progress lines, tabs) are not allowed raw in a JSON string.
+json_escape() { sed 's/\\/\\\\/g; s/"/\\"/g' | tr '\n\r\t' '   ' | tr -d '\000-\037'; }
 
 result() { # $1 = status, $2 = result JSON, $3 = error message (FAILED)
   error=null
