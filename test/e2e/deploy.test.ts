@@ -121,7 +121,9 @@ describe.skipIf(missingPrerequisite(LABEL, problem))(
       const disk = join(lab.workDir, `${name}.disk`);
       await writeFile(disk, '');
       await truncate(disk, DISK_BYTES);
-      const machine = await lab.addMachine(name, mac, { disk });
+      // 256 MiB: the agent downloads a qcow2 image into RAM (qcow2 cannot be streamed) beside its
+      // own unpacked ramdisk, and the instance image (with its UEFI kernel image) no longer fits in 128.
+      const machine = await lab.addMachine(name, mac, { disk, hardware: { memoryMb: 256 } });
       const uuid = options.uuid ?? randomUUID();
       await lab.api.expect(201, 'POST', '/v1/nodes', {
         ...nodeBodyFor(machine, suite.ramdisk, { uuid, name, automatedClean: false }),
