@@ -13,7 +13,7 @@ import {
   HTTP_URL,
   type RedfishHttpsFixture,
 } from './testing/redfish-https-fixture.js';
-import { cmdlineOf, UKI_STUB } from './unified-kernel-image.js';
+import { buildUnifiedKernelImage, cmdlineOf, peChecksumOf, UKI_STUB } from './unified-kernel-image.js';
 
 const execFileAsync = promisify(execFile);
 let fixture: RedfishHttpsFixture | undefined;
@@ -130,5 +130,30 @@ describe.skipIf(!existsSync(UKI_STUB) && process.env.CI !== 'true')('redfish-htt
       driverInfo: { ...f.driverInfoOf('node-1'), kernel_append_params: 'quiet\ninit=/bin/sh' },
     });
     await expect(f.iface.validate(task())).rejects.toBeInstanceOf(InvalidParameterValue);
+  });
+
+  it("builds the same bytes from the same parts in a later second: the stub's stamp and a valid checksum", async () => {
+    fixture = await createRedfishHttpsFixture();
+    const f = fixture;
+    const parts = {
+      stub: UKI_STUB,
+      kernel: f.driverInfo.deploy_kernel ?? '',
+      initrd: f.driverInfo.deploy_ramdisk ?? '',
+      cmdline: 'console=ttyS0',
+    };
+    const first = join(f.imagesDir, 'first.efi');
+    const second = join(f.imagesDir, 'second.efi');
+    await buildUnifiedKernelImage(parts, first, join(f.imagesDir, 'scratch'));
+    await new Promise((resolve) => setTimeout(resolve, 1100)); // objcopy stamps whole seconds
+    await buildUnifiedKernelImage(parts, second, join(f.imagesDir, 'scratch'));
+    expect((await readFile(second)).equals(await readFile(first))).toBe(true);
+    const stampOf = async (path: string) => {
+      const bytes = await readFile(path);
+      return bytes.readUInt32LE(bytes.readUInt32LE(0x3c) + 8);
+    };
+    expect(await stampOf(first)).toBe(await stampOf(UKI_STUB));
+    const { stored, computed } = await peChecksumOf(first);
+    expect(stored).toBe(computed);
+    expect(stored).not.toBe(0);
   });
 });
