@@ -1,4 +1,10 @@
 import type { LoadGenerator, LoadResult } from './load-generator.js';
+import {
+  describeMachineCounters,
+  type MachineCounters,
+  machineCountersBetween,
+  readMachineCounters,
+} from './machine-counters.js';
 import { ResourceMonitor, type ResourceUse } from './process-stats.js';
 
 export interface ServerUnderTest {
@@ -15,6 +21,8 @@ export interface LoadRunRecord {
   result: LoadResult;
   /** Per process group (api, conductor-1, postgres, nginx, loadgen, …): CPU seconds and peak RSS during the run. */
   resources: Record<string, ResourceUse>;
+  /** The machine's TCP retransmissions and CPU steal during the run (null where /proc cannot be read). */
+  machine: MachineCounters | null;
 }
 
 export interface LoadMatrixOptions {
@@ -57,22 +65,34 @@ export async function runLoadMatrix(options: LoadMatrixOptions): Promise<LoadRun
     groups.set('loadgen', () => (generatorPid ? [generatorPid] : []));
     const monitor = new ResourceMonitor(groups);
     monitor.start();
+    const machineBefore = await readMachineCounters();
     options.onMeasuredRun?.(server.name, concurrency, 'start');
     let result: LoadResult;
     let resources: Map<string, ResourceUse>;
+    let machineAfter: MachineCounters | undefined;
     try {
       result = await options.generator.run({ ...target, durationSeconds: options.durationSeconds }, (pid) => {
         generatorPid = pid;
       });
     } finally {
       resources = monitor.stop();
+      machineAfter = await readMachineCounters();
       options.onMeasuredRun?.(server.name, concurrency, 'end');
     }
-    records.push({ server: server.name, concurrency, round, result, resources: Object.fromEntries(resources) });
+    const machine = machineBefore && machineAfter ? machineCountersBetween(machineBefore, machineAfter) : null;
+    records.push({
+      server: server.name,
+      concurrency,
+      round,
+      result,
+      resources: Object.fromEntries(resources),
+      machine,
+    });
     const of = options.rounds > 1 ? ` (round ${round}/${options.rounds})` : '';
     options.progress(
       `${server.name} c=${concurrency}${of}: ${Math.round(result.requestsPerSecond)} req/s, ` +
-        `p50 ${result.latencyMs.p50.toFixed(2)} ms, p99 ${result.latencyMs.p99.toFixed(2)} ms, ${result.errors.total} errors`,
+        `p50 ${result.latencyMs.p50.toFixed(2)} ms, p99 ${result.latencyMs.p99.toFixed(2)} ms, ${result.errors.total} errors` +
+        (machine ? `; ${describeMachineCounters(machine)}` : ''),
     );
   }
   return records;

@@ -7,6 +7,12 @@ import { join } from 'node:path';
 import { UsageError } from '@bmaas/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WrkLoadGenerator } from '../../bench/src/load-generator.js';
+import {
+  machineCountersBetween,
+  parseProcNetCounters,
+  parseStealTicks,
+  readMachineCounters,
+} from '../../bench/src/machine-counters.js';
 import { BOOT_PATH_PATTERN, bootPath, macForIndex, sample, toHyphens } from '../../bench/src/macs.js';
 import { findNginx, renderNginxConfig, startNginx, unprivilegedUser } from '../../bench/src/nginx.js';
 import { parseBenchOptions } from '../../bench/src/options.js';
@@ -234,12 +240,47 @@ describe('bench pieces', () => {
     expect(use?.peakRssMb).toBeGreaterThan(1);
   });
 
+  it("reads the kernel's TCP loss counters (name line, then value line, per protocol) and CPU steal", async () => {
+    const text = [
+      'Ip: Forwarding DefaultTTL',
+      'Ip: 1 64',
+      'Tcp: RtoAlgorithm RtoMin RetransSegs InErrs',
+      'Tcp: 1 200 4737 2',
+      'TcpExt: SyncookiesSent TCPTimeouts TCPLossProbes',
+      'TcpExt: 0 39 4806',
+      'MPTcpExt: MPCapableSYNRX',
+      '',
+    ].join('\n');
+    const counters = parseProcNetCounters(text);
+    expect(counters.get('Tcp.RetransSegs')).toBe(4737);
+    expect(counters.get('TcpExt.TCPTimeouts')).toBe(39);
+    expect(counters.get('Ip.DefaultTTL')).toBe(64);
+    expect(counters.has('MPTcpExt.MPCapableSYNRX')).toBe(false);
+    expect(parseStealTicks('cpu  2326218 270 500746 6115023 26649 0 40295 16461 0 0\ncpu0 1 2 3 4 5 6 7 8 9 10')).toBe(
+      16461,
+    );
+    expect(parseStealTicks('intr 1 2 3')).toBeNull();
+    expect(
+      machineCountersBetween(
+        { tcp: { retransmittedSegments: 10, timeouts: 1, lossProbes: 5 }, stealSeconds: 1.5 },
+        { tcp: { retransmittedSegments: 13, timeouts: 3, lossProbes: 5 }, stealSeconds: 2 },
+      ),
+    ).toEqual({ tcp: { retransmittedSegments: 3, timeouts: 2, lossProbes: 0 }, stealSeconds: 0.5 });
+    const now = await readMachineCounters();
+    if (process.platform === 'linux') {
+      expect(now?.tcp.retransmittedSegments).toBeGreaterThanOrEqual(0);
+      expect(Number.isInteger(now?.tcp.timeouts)).toBe(true);
+      expect(now?.stealSeconds).toBeGreaterThanOrEqual(0);
+    }
+  });
+
   it('computes the ratios of the boot API to the static servers per concurrency, round by round', () => {
     const run = (server: string, concurrency: number, requestsPerSecond: number, round = 1, p99 = 10) => ({
       server,
       concurrency,
       round,
       resources: {},
+      machine: null,
       result: {
         requests: 0,
         durationSeconds: 1,
