@@ -1,4 +1,5 @@
-import { createSilentLogger } from '@bmaas/common';
+import { randomUUID } from 'node:crypto';
+import { createSilentLogger, ProvisionState as S } from '@bmaas/common';
 import { createStores, type Stores } from '@bmaas/db';
 import { createNode, createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { ConductorRing } from '@bmaas/rpc-client';
@@ -78,11 +79,25 @@ describe('power state sync: scheduling', () => {
     for (let i = 0; i < 24; i++) {
       uuids.push((await createNode(stores, {}, { provisionState: 'available', powerState: 'power off' })).uuid);
     }
-    // Nodes the sync leaves alone: in maintenance, being driven, or changing power.
-    await createNode(stores, {}, { provisionState: 'available', maintenance: true });
-    await createNode(stores, {}, { provisionState: 'deploy wait' });
-    await createNode(stores, {}, { provisionState: 'available', targetPowerState: 'power on' });
     const ring = ringOf(() => [SELF, OTHER]);
+    // Nodes the sync leaves alone, all on this conductor (so leaving them is what keeps them
+    // unread): in maintenance, waiting for an agent or in a state no BMC is known in yet, or
+    // changing power.
+    const ownedUuid = async (): Promise<string> => {
+      for (;;) {
+        const uuid = randomUUID();
+        if ((await ring.hostFor({ uuid, driver: 'fake-hardware', conductorGroup: '' })) === SELF) return uuid;
+      }
+    };
+    await createNode(stores, { uuid: await ownedUuid() }, { provisionState: S.AVAILABLE, maintenance: true });
+    for (const provisionState of [S.DEPLOY_WAIT, S.CLEAN_WAIT, S.ENROLL]) {
+      await createNode(stores, { uuid: await ownedUuid() }, { provisionState });
+    }
+    await createNode(
+      stores,
+      { uuid: await ownedUuid() },
+      { provisionState: S.AVAILABLE, targetPowerState: 'power on' },
+    );
     mine = [];
     theirs = [];
     for (const uuid of uuids) {
