@@ -2,7 +2,6 @@ import {
   InvalidApiVersion,
   InvalidParameterValue,
   NodeLocked,
-  type NodeRecord,
   PortgroupNotFound,
   type PortgroupRecord,
   PortNotFound,
@@ -352,13 +351,14 @@ export class PortService {
    * The node a port names (node_uuid, or node_ident by UUID or name from
    * 1.94); a missing node is a bad request here, not a missing resource.
    */
-  private async nodeForPort(ident: string): Promise<NodeRecord> {
-    let node: NodeRecord | undefined;
-    if (isUuid(ident)) node = await this.stores.nodes.getByUuid(ident.toLowerCase());
-    else if (isResourceName(ident)) node = await this.stores.nodes.getByName(ident);
+  /** The id of a port's node, by UUID or name. */
+  private async nodeForPort(ident: string): Promise<{ id: number }> {
+    let id: number | undefined;
+    if (isUuid(ident)) id = await this.stores.nodes.idOf('uuid', ident.toLowerCase());
+    else if (isResourceName(ident)) id = await this.stores.nodes.idOf('name', ident);
     else throw new InvalidParameterValue(`Expected a logical name or UUID but received ${ident}.`);
-    if (!node) throw new InvalidParameterValue(`Node ${ident} could not be found.`);
-    return node;
+    if (id === undefined) throw new InvalidParameterValue(`Node ${ident} could not be found.`);
+    return { id };
   }
 
   /** Ironic changes ports under their node's exclusive lock: refuse while a conductor holds it. */

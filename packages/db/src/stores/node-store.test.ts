@@ -29,6 +29,10 @@ describe('NodeStore', () => {
     expect(await nodes.getByUuid(node.uuid)).toEqual(node);
     expect(await nodes.getByName('n-create')).toEqual(node);
     expect(await nodes.getById(node.id)).toEqual(node);
+    expect(await nodes.idOf('uuid', node.uuid)).toBe(node.id);
+    expect(await nodes.idOf('name', 'n-create')).toBe(node.id);
+    expect(await nodes.idOf('uuid', randomUUID())).toBeUndefined();
+    expect(await nodes.idOf('name', 'n-nobody')).toBeUndefined();
   });
 
   it('refuses duplicate names and uuids with domain errors', async () => {
