@@ -2,7 +2,7 @@ import type { RequestListener } from 'node:http';
 import { type BmaasConfig, HtpasswdUsers, type Logger } from '@bmaas/common';
 import { createStores } from '@bmaas/db';
 import type { ConductorClient } from '@bmaas/rpc-client';
-import express, { type Express } from 'express';
+import express, { type Express, type Router } from 'express';
 import type { Knex } from 'knex';
 import { agentRouter } from './agent/agent-router.js';
 import { BootConfigController } from './boot/boot-config-controller.js';
@@ -15,6 +15,7 @@ import { registerNodeCountGauge } from './metrics/node-count-gauge.js';
 import { httpBasicAuth, requireBasicAuth } from './middleware/auth.js';
 import { errorHandler, notFound } from './middleware/errors.js';
 import { jsonBody } from './middleware/json-body.js';
+import { enteredByPrefix } from './middleware/route-prefixes.js';
 import { requestContext } from './middleware/request-id.js';
 import { recordRequestDurations } from './middleware/request-metrics.js';
 import { refuseNulInUrl } from './middleware/url-guard.js';
@@ -121,31 +122,33 @@ export function createApp(deps: ApiDeps, recentBoots: RecentBootRequests): Expre
       : undefined;
   if (users) app.use(httpBasicAuth(users));
   app.use(jsonBody({ largeBodyPaths: [BULK_ENROLMENT_PATH] }));
-  app.use(
+  // Every router is mounted at / and entered only by requests under its routes' prefixes.
+  const routers: Router[] = [
     dashboardRouter({
       recentBoots,
       authenticate: users ? requireBasicAuth(users) : undefined,
       startedAt: Date.now(),
     }),
-  );
-  app.use(metricsRouter(deps.metrics.registry));
-  app.use(rootRouter(routeDeps));
-  app.use(nodesBulkRouter(routeDeps));
-  app.use(nodesRouter(routeDeps));
-  app.use(nodeStatesRouter(routeDeps));
-  app.use(nodeManagementRouter(routeDeps));
-  app.use(nodeVmediaRouter(routeDeps));
-  app.use(nodeTraitsRouter(routeDeps));
-  app.use(nodeHistoryRouter(routeDeps));
-  app.use(nodeHardwareRouter(routeDeps));
-  app.use(shardsRouter(routeDeps));
-  app.use(eventsRouter(routeDeps));
-  app.use(nodeInventoryRouter(routeDeps));
-  app.use(portsRouter(routeDeps));
-  app.use(conductorsRouter(routeDeps));
-  app.use(driversRouter(routeDeps));
-  app.use(agentRouter(routeDeps));
-  for (const router of resourceRouters(routeDeps)) app.use(router);
+    metricsRouter(deps.metrics.registry),
+    rootRouter(routeDeps),
+    nodesBulkRouter(routeDeps),
+    nodesRouter(routeDeps),
+    nodeStatesRouter(routeDeps),
+    nodeManagementRouter(routeDeps),
+    nodeVmediaRouter(routeDeps),
+    nodeTraitsRouter(routeDeps),
+    nodeHistoryRouter(routeDeps),
+    nodeHardwareRouter(routeDeps),
+    shardsRouter(routeDeps),
+    eventsRouter(routeDeps),
+    nodeInventoryRouter(routeDeps),
+    portsRouter(routeDeps),
+    conductorsRouter(routeDeps),
+    driversRouter(routeDeps),
+    agentRouter(routeDeps),
+    ...resourceRouters(routeDeps),
+  ];
+  for (const router of routers) app.use(enteredByPrefix(router));
   app.use(notFound);
   app.use(errorHandler(logger));
   return app;
