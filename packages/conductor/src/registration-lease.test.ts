@@ -1,4 +1,4 @@
-import { ConductorFenced, createSilentLogger } from '@bmaas/common';
+import { ConductorFenced, createSilentLogger, waitFor } from '@bmaas/common';
 import { createStores, type Stores } from '@bmaas/db';
 import { createNode, createTestDatabase, type TestDatabase } from '@bmaas/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -72,6 +72,33 @@ describe('RegistrationLease', () => {
     clock.now = 10_000;
     await lease.renew(async () => {});
     expect(() => lease.guard(epoch)).toThrow(ConductorFenced);
+  });
+  it('notices the lapse by itself, also when its timer fires before the clock says the lease ran out', async () => {
+    const fenceLines: string[] = [];
+    const logger = createSilentLogger();
+    logger.error = ((message: string) => {
+      fenceLines.push(message);
+      return logger;
+    }) as typeof logger.error;
+    // The lease's clock runs 30 ms behind the timers once renewed: the first timer fires early.
+    let behind = 0;
+    const lease = new RegistrationLease({
+      hostname: 'c1',
+      timeoutMs: 50,
+      logger,
+      clock: () => performance.now() - behind,
+    });
+    await lease.renew(async () => {});
+    behind = 30;
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(fenceLines).toEqual([]);
+    // Nothing asks the lease meanwhile: only its own timer can notice.
+    await waitFor('the fence line', async () => (fenceLines.length > 0 ? true : undefined), {
+      timeoutMs: 2000,
+      intervalMs: 5,
+    });
+    expect(fenceLines).toEqual(['registration not renewed within heartbeat_timeout: fenced, acting on no node']);
+    lease.close();
   });
 });
 

@@ -77,9 +77,23 @@ export class RegistrationLease {
     }
     if (this.renewedFrom === undefined || sentAt > this.renewedFrom) this.renewedFrom = sentAt;
     this.lapsed = false;
+    this.watchExpiry();
+  }
+
+  /**
+   * Notices the lapse when the lease runs out. A timer may fire before the lease's clock
+   * says so: Node counts timers from the loop's cached time, behind the clock by as long as
+   * the loop's turn had run when the timer was set, which on a loaded machine is more than
+   * any margin. One that fires early is set again for what is left.
+   */
+  private watchExpiry(): void {
     clearTimeout(this.expiry);
+    if (this.renewedFrom === undefined) return;
     const left = this.renewedFrom + this.options.timeoutMs - this.clock();
-    this.expiry = setTimeout(() => this.notice(), Math.max(0, left) + 1);
+    this.expiry = setTimeout(() => {
+      this.notice();
+      if (!this.lapsed) this.watchExpiry();
+    }, Math.max(0, left) + 1);
     this.expiry.unref();
   }
 
