@@ -206,8 +206,8 @@ export class PortService {
 
   async create(body: unknown, minor: number): Promise<PortRecord> {
     const port = checkedCreateBody(body, minor);
-    const node = await this.nodeForPort(port.node_ident ?? (port.node_uuid as string));
-    return this.stores.ports.create({ ...(await this.newPort(port, node.id)), nodeId: node.id });
+    const nodeId = await this.nodeIdOf(port.node_ident ?? (port.node_uuid as string));
+    return this.stores.ports.create({ ...(await this.newPort(port, nodeId)), nodeId });
   }
 
   /**
@@ -269,8 +269,8 @@ export class PortService {
     const changes: PortChanges = {};
     const address = parseMac(next.address);
     if (address !== port.address) changes.address = address;
-    const node = await this.nodeForPort(next.node_uuid);
-    if (node.id !== port.nodeId) changes.nodeId = node.id;
+    const nodeId = await this.nodeIdOf(next.node_uuid);
+    if (nodeId !== port.nodeId) changes.nodeId = nodeId;
     const pxeEnabled = next.pxe_enabled == null ? true : toBoolean(next.pxe_enabled);
     if (pxeEnabled !== port.pxeEnabled) changes.pxeEnabled = pxeEnabled;
     if ((next.physical_network ?? null) !== port.physicalNetwork)
@@ -285,7 +285,7 @@ export class PortService {
     for (const [key, value] of Object.entries(describingFields(next)) as [keyof PortChanges, unknown][]) {
       if (value !== port[key as keyof PortRecord]) Object.assign(changes, { [key]: value });
     }
-    const membership = await this.membership(next, node.id);
+    const membership = await this.membership(next, nodeId);
     for (const key of ['portgroupUuid', 'isSmartnic', 'name'] as const) {
       if (membership[key] !== (port[key] ?? null)) Object.assign(changes, { [key]: membership[key] });
     }
@@ -348,17 +348,16 @@ export class PortService {
   }
 
   /**
-   * The node a port names (node_uuid, or node_ident by UUID or name from
-   * 1.94); a missing node is a bad request here, not a missing resource.
+   * The id of the node a port names (node_uuid, or node_ident by UUID or name
+   * from 1.94); a missing node is a bad request here, not a missing resource.
    */
-  /** The id of a port's node, by UUID or name. */
-  private async nodeForPort(ident: string): Promise<{ id: number }> {
+  private async nodeIdOf(ident: string): Promise<number> {
     let id: number | undefined;
     if (isUuid(ident)) id = await this.stores.nodes.idOf('uuid', ident.toLowerCase());
     else if (isResourceName(ident)) id = await this.stores.nodes.idOf('name', ident);
     else throw new InvalidParameterValue(`Expected a logical name or UUID but received ${ident}.`);
     if (id === undefined) throw new InvalidParameterValue(`Node ${ident} could not be found.`);
-    return { id };
+    return id;
   }
 
   /** Ironic changes ports under their node's exclusive lock: refuse while a conductor holds it. */

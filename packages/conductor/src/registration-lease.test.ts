@@ -73,6 +73,7 @@ describe('RegistrationLease', () => {
     await lease.renew(async () => {});
     expect(() => lease.guard(epoch)).toThrow(ConductorFenced);
   });
+
   it('notices the lapse by itself, also when its timer fires before the clock says the lease ran out', async () => {
     const fenceLines: string[] = [];
     const logger = createSilentLogger();

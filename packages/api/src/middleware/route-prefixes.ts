@@ -36,8 +36,8 @@ export function routePrefixes(router: Router): Set<string> | undefined {
 /**
  * `router`, entered only by requests under one of its routes' prefixes.
  * express offers a request to every router mounted at `/` in turn, and each
- * tries its every route on it: POST /v1/ports went past some hundred routes of
- * the routers before the ports one, a measurable part of the API's CPU per
+ * tries its every route on it: POST /v1/ports went past every route of the
+ * node routers before the ports one, a measurable part of the API's CPU per
  * request (docs/performance.md). Here a router the request cannot match
  * costs one set lookup. A router whose prefixes are not all known is always
  * entered.

@@ -20,8 +20,10 @@ import { type NewPort, PortStore } from './port-store.js';
 import { insertPrepared, queryPrepared } from './prepared-query.js';
 
 const NODE_BY_UUID_SQL = 'select * from nodes where uuid = $1 limit 1';
-const NODE_ID_BY_UUID_SQL = 'select id from nodes where uuid = $1';
-const NODE_ID_BY_NAME_SQL = 'select id from nodes where name = $1';
+const NODE_ID_BY_SQL = {
+  uuid: 'select id from nodes where uuid = $1',
+  name: 'select id from nodes where name = $1',
+} as const;
 const PREPARED_BY_WITH_PORTS_SQL = NODE_WITH_PORTS_SQL.replace(
   'where n.uuid = $1',
   'where n.id = any($1::int[]) and n.conductor_affinity = $2 and n.provision_state = any($3::text[])',
@@ -305,10 +307,7 @@ export class NodeStore {
    * pg would describe and parse, once per port of an enrolment.
    */
   async idOf(by: 'uuid' | 'name', value: string): Promise<number | undefined> {
-    const [row] =
-      by === 'uuid'
-        ? await queryPrepared<{ id: number }>(this.db, 'bmaas_node_id_by_uuid', NODE_ID_BY_UUID_SQL, [value])
-        : await queryPrepared<{ id: number }>(this.db, 'bmaas_node_id_by_name', NODE_ID_BY_NAME_SQL, [value]);
+    const [row] = await queryPrepared<{ id: number }>(this.db, `bmaas_node_id_by_${by}`, NODE_ID_BY_SQL[by], [value]);
     return row?.id;
   }
 
