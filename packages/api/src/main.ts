@@ -45,7 +45,12 @@ async function main(argv: readonly string[]): Promise<void> {
       { component: 'api' },
     );
   }
-  const db = openDatabase({ connection, ...serviceDatabaseOptions(config.database), applicationName: 'bmaas-api' });
+  const db = openDatabase({
+    connection,
+    ...serviceDatabaseOptions(config.database),
+    applicationName: 'bmaas-api',
+    logger: logger.child({ component: 'database' }),
+  });
   const stores = createStores(db);
   const bootPath = followBootPath(
     stores.bootPathChanges,

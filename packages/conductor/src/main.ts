@@ -38,6 +38,7 @@ async function main(argv: string[]): Promise<void> {
     ...serviceDatabaseOptions(config.database),
     applicationName: 'bmaas-conductor',
     onQuery: () => metrics.databaseQuery(),
+    logger: logger.child({ component: 'database' }),
   });
   const conductor = createConductor({ config, stores: createStores(db), logger, setup, metrics });
 

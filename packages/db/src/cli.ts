@@ -20,7 +20,7 @@ async function main(argv: string[]): Promise<number> {
     component: 'dbsync',
   });
   const database = await resolveDatabaseUrl(config, logger);
-  const db = openDatabase({ connection: database.url, applicationName: 'bmaas-dbsync' });
+  const db = openDatabase({ connection: database.url, applicationName: 'bmaas-dbsync', logger });
   try {
     if (command === 'upgrade') {
       const applied = await upgradeSchema(db);

@@ -1,5 +1,6 @@
-import { freePort } from '@bmaas/common';
-import { describe, expect, it } from 'vitest';
+import { PassThrough } from 'node:stream';
+import { createRootLogger, freePort } from '@bmaas/common';
+import { describe, expect, it, vi } from 'vitest';
 import { isDatabaseUnavailable, openDatabase, parseMultiHost } from './connection.js';
 import { createTestDatabase } from './testing/index.js';
 
@@ -75,6 +76,31 @@ describe('multi-host connection strings (target_session_attrs)', () => {
       }
     } finally {
       await database.drop();
+    }
+  });
+});
+
+describe('knex warnings', () => {
+  it("go to the process's logger as its lines, none to standard output", async () => {
+    const stream = new PassThrough();
+    const lines: Array<{ level: string; message: string }> = [];
+    stream.on('data', (chunk: Buffer) => {
+      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+    });
+    const logger = createRootLogger({ level: 'info', format: 'json', stream });
+    const stdout = vi.spyOn(process.stdout, 'write');
+    const db = openDatabase({
+      connection: `postgresql://nobody:secret@127.0.0.1:${await freePort()}/nothing`,
+      poolTimeoutMs: 1000,
+      logger,
+    });
+    try {
+      await expect(db.raw('select 1')).rejects.toThrow();
+      expect(lines.some((l) => l.level === 'warn' && l.message.startsWith('Acquire connection error'))).toBe(true);
+      expect(stdout.mock.calls.filter(([text]) => String(text).includes('Acquire connection error'))).toEqual([]);
+    } finally {
+      stdout.mockRestore();
+      await db.destroy();
     }
   });
 });

@@ -1,3 +1,4 @@
+import type { Logger } from '@bmaas/common';
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
 
@@ -22,6 +23,11 @@ export interface DatabaseOptions {
   poolTimeoutMs?: number;
   /** Called for every statement sent (knex's and prepared ones alike): what a process's metrics count. */
   onQuery?: () => void;
+  /**
+   * Where knex's own warnings go (a failed acquire, a deprecation): the process's log lines,
+   * not knex's default of plain text on standard output. Unset: knex's default.
+   */
+  logger?: Logger;
 }
 
 /** What pg says when the client-side bound (query_timeout) of a statement passes. */
@@ -162,6 +168,7 @@ export function openDatabase(options: DatabaseOptions): Database {
       },
     },
     acquireConnectionTimeout: poolTimeout,
+    ...(options.logger ? { log: knexLog(options.logger) } : {}),
   });
   if (multiHost) {
     (db.client as { pool?: { on(event: string, listener: () => void): void } }).pool?.on('createFail', () => {
@@ -169,6 +176,17 @@ export function openDatabase(options: DatabaseOptions): Database {
     });
   }
   return db;
+}
+
+/** knex's log sink as lines of `logger` (knex hands each function one message, a string or an object). */
+function knexLog(logger: Logger) {
+  const text = (message: unknown) => (typeof message === 'string' ? message : JSON.stringify(message));
+  return {
+    warn: (message: unknown) => logger.warn(text(message)),
+    error: (message: unknown) => logger.error(text(message)),
+    deprecate: (message: unknown) => logger.warn(text(message)),
+    debug: (message: unknown) => logger.debug(text(message)),
+  };
 }
 
 /** The pool bounds of a service process, from [database]. */

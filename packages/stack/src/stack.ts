@@ -236,7 +236,7 @@ export class Stack {
   }
 
   private async migrate(): Promise<void> {
-    const db = openDatabase({ connection: this.databaseUrl, applicationName: 'bmaas-stack' });
+    const db = openDatabase({ connection: this.databaseUrl, applicationName: 'bmaas-stack', logger: this.deps.logger });
     try {
       const applied = await upgradeSchema(db);
       this.deps.logger.info(
@@ -356,7 +356,12 @@ export class Stack {
    */
   private async waitUntilReady(deadline: number): Promise<void> {
     const expected = new Set(this.conductors.map((c) => c.hostname));
-    const db = openDatabase({ connection: this.databaseUrl, maxPoolSize: 1, applicationName: 'bmaas-stack' });
+    const db = openDatabase({
+      connection: this.databaseUrl,
+      maxPoolSize: 1,
+      applicationName: 'bmaas-stack',
+      logger: this.deps.logger,
+    });
     let missing = 'the API';
     try {
       await waitFor(
